@@ -1,0 +1,1 @@
+"""Benchmarks comparing workbench against raw deltalake and DuckLake."""

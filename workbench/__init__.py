@@ -1,0 +1,84 @@
+"""workbench: a Jupyter-first lakehouse on open Delta Lake tables, with a DeltaCAT-style API.
+
+``import workbench as dc`` gives catalogs, namespaces and tables that ``dc.write`` and ``dc.read``
+manage. Heavy libraries (pyarrow, deltalake, pandas, daft, ...) load only when first needed.
+"""
+
+from workbench.core.catalog import (
+    Catalog,
+    CatalogProperties,
+    get_catalog,
+    init,
+    init_local,
+    list_catalogs,
+)
+from workbench.core.datasets import (
+    dataset_length,
+    dataset_schema,
+    from_pyarrow,
+    to_pandas,
+    to_pyarrow,
+)
+from workbench.core.manifest import from_manifest_table
+from workbench.core.models import Namespace, TableInfo, TableRef, WriteResult
+from workbench.core.namespaces import (
+    create_namespace,
+    drop_namespace,
+    get_namespace,
+    list_namespaces,
+    namespace_exists,
+)
+from workbench.core.reader import read
+from workbench.core.schema import Field, Schema
+from workbench.core.tables import create_table, drop_table, get_table, list_tables, table_exists
+from workbench.core.types import (
+    ContentType,
+    DatasetType,
+    SchemaEvolutionMode,
+    TableProperty,
+    TableWriteMode,
+)
+from workbench.core.writer import write
+from workbench.exceptions import *  # noqa: F403
+from workbench.exceptions import __all__ as _errors
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Catalog",
+    "CatalogProperties",
+    "ContentType",
+    "DatasetType",
+    "Field",
+    "Namespace",
+    "Schema",
+    "SchemaEvolutionMode",
+    "TableInfo",
+    "TableProperty",
+    "TableRef",
+    "TableWriteMode",
+    "WriteResult",
+    "create_namespace",
+    "create_table",
+    "dataset_length",
+    "dataset_schema",
+    "drop_namespace",
+    "drop_table",
+    "from_manifest_table",
+    "from_pyarrow",
+    "get_catalog",
+    "get_namespace",
+    "get_table",
+    "init",
+    "init_local",
+    "list_catalogs",
+    "list_namespaces",
+    "list_tables",
+    "namespace_exists",
+    "read",
+    "table_exists",
+    "to_pandas",
+    "to_pyarrow",
+    "write",
+    *_errors,
+]

@@ -1,0 +1,146 @@
+"""Catalogs: named roots on a filesystem that hold namespaces of Delta tables, and their registry."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from workbench.core.errors import CatalogNotFoundError, InvalidArgumentError
+from workbench.core.names import validate_name
+
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
+
+DEFAULT_LOCAL_ROOT = ".workbench"
+DEFAULT_CATALOG = "default"
+DEFAULT_NAMESPACE = "default"
+
+
+@dataclass(frozen=True)
+class CatalogProperties:
+    """Where a catalog lives: a local path or a URI (``s3://``, ``gs://``, ``az://``)."""
+
+    root: str
+    storage_options: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        root = os.fspath(self.root)
+        if "://" not in root:
+            root = os.path.abspath(os.path.expanduser(root))
+        object.__setattr__(self, "root", root.rstrip("/") or "/")
+
+
+class Catalog:
+    """A catalog root: ``<root>/<namespace>/<table>/`` are Delta tables, ``_workbench/`` is metadata."""
+
+    def __init__(self, properties: CatalogProperties | str | os.PathLike[str]):
+        if not isinstance(properties, CatalogProperties):
+            properties = CatalogProperties(os.fspath(properties))
+        self.properties = properties
+
+    @property
+    def root(self) -> str:
+        """The catalog root URI or absolute path."""
+        return self.properties.root
+
+    @property
+    def is_local(self) -> bool:
+        """True when the root is a local folder."""
+        return "://" not in self.root or self.root.startswith("file://")
+
+    @cached_property
+    def _fs(self) -> tuple[pafs.FileSystem, str]:
+        import pyarrow.fs as pafs
+
+        if "://" not in self.root:
+            return pafs.LocalFileSystem(), self.root
+        return pafs.FileSystem.from_uri(self.root)
+
+    @property
+    def filesystem(self) -> pafs.FileSystem:
+        """A pyarrow filesystem for the root."""
+        return self._fs[0]
+
+    def fs_path(self, *parts: str) -> str:
+        """Path of ``parts`` under the root, as the pyarrow filesystem expects it."""
+        return "/".join([self._fs[1].rstrip("/"), *parts])
+
+    def uri(self, *parts: str) -> str:
+        """URI (or local path) of ``parts`` under the root, as deltalake expects it."""
+        return "/".join([self.root.rstrip("/"), *parts])
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.root!r})"
+
+
+class _Registry:
+    """The catalogs registered in this process and which one is the default."""
+
+    def __init__(self) -> None:
+        self.catalogs: dict[str, Catalog] = {}
+        self.default: str | None = None
+
+    def set(self, catalogs: dict[str, Catalog], default: str | None) -> None:
+        for name in catalogs:
+            validate_name("catalog", name)
+        if default is not None and default not in catalogs:
+            raise CatalogNotFoundError(
+                f"Default catalog {default!r} is not among the catalogs passed {sorted(catalogs)}."
+            )
+        self.catalogs = dict(catalogs)
+        self.default = default or next(iter(catalogs), None)
+
+
+_registry = _Registry()
+
+
+def init(
+    catalogs: dict[str, Catalog] | None = None,
+    default: str | None = None,
+) -> dict[str, Catalog]:
+    """Register catalogs by name (replacing earlier ones); starts no Ray or Spark."""
+    if catalogs is None:
+        catalogs = {DEFAULT_CATALOG: Catalog(CatalogProperties(DEFAULT_LOCAL_ROOT))}
+    if not isinstance(catalogs, dict) or not all(isinstance(c, Catalog) for c in catalogs.values()):
+        raise InvalidArgumentError(
+            "init(catalogs=...) takes a dict of name -> dc.Catalog(dc.CatalogProperties(root))."
+        )
+    _registry.set(catalogs, default)
+    return dict(_registry.catalogs)
+
+
+def init_local(path: str | os.PathLike[str] | None = None) -> Catalog:
+    """Register one local catalog as the default (``./.workbench/`` unless ``path`` is given)."""
+    catalog = Catalog(CatalogProperties(os.fspath(path) if path else DEFAULT_LOCAL_ROOT))
+    init({DEFAULT_CATALOG: catalog}, DEFAULT_CATALOG)
+    return catalog
+
+
+def get_catalog(name: str | None = None) -> Catalog:
+    """The catalog called ``name``, or the default one (a local catalog is set up on first use)."""
+    if not _registry.catalogs:
+        init_local()
+    name = name or _registry.default
+    if name not in _registry.catalogs:
+        raise CatalogNotFoundError(
+            f"No catalog named {name!r}; registered catalogs are {sorted(_registry.catalogs)}. "
+            "Register it with dc.init(catalogs={...})."
+        )
+    return _registry.catalogs[name]
+
+
+def list_catalogs() -> dict[str, Catalog]:
+    """The registered catalogs by name."""
+    if not _registry.catalogs:
+        init_local()
+    return dict(_registry.catalogs)
+
+
+def catalog_name(catalog: Catalog) -> str:
+    """The registered name of a catalog object."""
+    for name, registered in _registry.catalogs.items():
+        if registered is catalog:
+            return name
+    return catalog.root

@@ -1,0 +1,50 @@
+"""Shape incoming data to a table schema: cast columns, fill missing ones with defaults or nulls."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.core.errors import SchemaValidationError
+from workbench.core.schema import Field, Schema
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+def conform(data: pa.Table, schema: Schema, fill_missing: bool, table: str) -> pa.Table:
+    """Cast ``data`` to ``schema`` (in schema order); add absent columns when ``fill_missing``."""
+    import pyarrow as pa
+
+    fields, columns = [], []
+    for f in schema:
+        if f.name in data.column_names:
+            columns.append(_cast(data.column(f.name), f, table))
+        elif fill_missing:
+            columns.append(default_column(f, data.num_rows))
+        else:
+            continue
+        fields.append(f.to_arrow())
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields))
+
+
+def default_column(f: Field, length: int) -> pa.Array:
+    """A column of ``f.future_default`` (or nulls) for rows written without the field."""
+    import pyarrow as pa
+
+    if f.future_default is None:
+        return pa.nulls(length, f.type)
+    return pa.repeat(pa.scalar(f.future_default, f.type), length)
+
+
+def _cast(column: pa.ChunkedArray, f: Field, table: str) -> pa.ChunkedArray:
+    import pyarrow as pa
+
+    if column.type == f.type:
+        return column
+    try:
+        return column.cast(f.type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise SchemaValidationError(
+            f"Column {f.name!r} of table {table!r} is {f.type}; the data's {column.type} values "
+            f"do not convert without loss ({e}). Cast or clean the column first."
+        ) from e

@@ -1,0 +1,154 @@
+"""Conversions between the dataset types workbench accepts and Arrow, its common currency."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.errors import UnsupportedDatasetError
+from workbench.core.types import DatasetType
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+_ACCEPTED = (
+    "pandas.DataFrame, pyarrow.Table/RecordBatch, polars.DataFrame/LazyFrame, numpy.ndarray, "
+    "daft.DataFrame, ray.data.Dataset, a list of pyarrow.parquet.ParquetFile, or a dict of columns"
+)
+
+
+def _module(obj: Any) -> str:
+    return type(obj).__module__.split(".")[0]
+
+
+def to_pyarrow(data: Any) -> pa.Table:
+    """Convert any supported dataset to a pyarrow Table (zero-copy where the library allows)."""
+    import pyarrow as pa
+
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    module = _module(data)
+    if module == "pandas" and type(data).__name__ == "DataFrame":
+        return pa.Table.from_pandas(data, preserve_index=False).replace_schema_metadata(None)
+    if module == "polars":
+        frame = data.collect() if type(data).__name__ == "LazyFrame" else data
+        return frame.to_arrow()
+    if module == "numpy":
+        return _numpy_to_arrow(data)
+    if module == "daft":
+        return data.to_arrow()
+    if module == "ray" and hasattr(data, "to_arrow_refs"):
+        import ray
+
+        tables = ray.get(data.to_arrow_refs())
+        return pa.concat_tables(tables) if tables else pa.table({})
+    if isinstance(data, dict):
+        return pa.table(data)
+    if isinstance(data, (list, tuple)) and data and all(_is_parquet_file(f) for f in data):
+        return _concat([f.read() for f in data])
+    if _is_parquet_file(data):
+        return data.read()
+    raise UnsupportedDatasetError(
+        f"Cannot use a {type(data).__module__}.{type(data).__name__} as a dataset; pass one of "
+        f"{_ACCEPTED}."
+    )
+
+
+def _is_parquet_file(obj: Any) -> bool:
+    return type(obj).__name__ == "ParquetFile" and _module(obj) == "pyarrow"
+
+
+def _concat(tables: list[pa.Table]) -> pa.Table:
+    import pyarrow as pa
+
+    return pa.concat_tables(tables, promote_options="permissive")
+
+
+def _numpy_to_arrow(array: Any) -> pa.Table:
+    import pyarrow as pa
+
+    if array.dtype.names:
+        return pa.table({name: array[name] for name in array.dtype.names})
+    if array.ndim == 1:
+        return pa.table({"0": array})
+    if array.ndim == 2:
+        return pa.table({str(i): _column(array[:, i]) for i in range(array.shape[1])})
+    raise UnsupportedDatasetError(
+        f"Cannot write a {array.ndim}-dimensional numpy array; pass a 1-D, 2-D or structured array."
+    )
+
+
+def _column(values: Any) -> pa.Array:
+    import pyarrow as pa
+
+    if values.dtype == object:
+        return pa.array(values.tolist())
+    return pa.array(values)
+
+
+def from_pyarrow(table: pa.Table, read_as: DatasetType = DatasetType.DAFT) -> Any:
+    """Convert a pyarrow Table to the requested dataset type."""
+    read_as = DatasetType(read_as)
+    if read_as is DatasetType.PYARROW:
+        return table
+    if read_as is DatasetType.PANDAS:
+        return table.to_pandas()
+    if read_as is DatasetType.NUMPY:
+        return table.to_pandas().to_numpy()
+    if read_as is DatasetType.POLARS:
+        import polars as pl
+
+        return pl.from_arrow(table)
+    if read_as is DatasetType.DAFT:
+        import daft
+
+        return daft.from_arrow(table)
+    if read_as is DatasetType.RAY_DATASET:
+        import ray.data
+
+        return ray.data.from_arrow(table)
+    raise UnsupportedDatasetError(
+        f"Cannot convert an in-memory table to {read_as.name}; {read_as.name} is only produced by "
+        "reading a table (dc.read)."
+    )
+
+
+def to_pandas(data: Any) -> Any:
+    """Convert any supported dataset to a pandas DataFrame."""
+    if _module(data) == "pandas":
+        return data
+    return to_pyarrow(data).to_pandas()
+
+
+def dataset_length(data: Any) -> int:
+    """Number of rows in a dataset, without materialising lazy ones where avoidable."""
+    module = _module(data)
+    if module == "daft":
+        return data.count_rows()
+    if module == "ray" and hasattr(data, "count"):
+        return data.count()
+    if module == "polars" and type(data).__name__ == "LazyFrame":
+        import polars as pl
+
+        return data.select(pl.len()).collect().item()
+    if isinstance(data, (list, tuple)) and data and all(_is_parquet_file(f) for f in data):
+        return sum(f.metadata.num_rows for f in data)
+    if hasattr(data, "num_rows"):
+        return data.num_rows
+    if hasattr(data, "shape"):
+        return int(data.shape[0])
+    return to_pyarrow(data).num_rows
+
+
+def dataset_schema(data: Any) -> pa.Schema:
+    """Arrow schema of a dataset."""
+    import pyarrow as pa
+
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        return data.schema
+    if isinstance(data, (list, tuple)) and data and all(_is_parquet_file(f) for f in data):
+        return data[0].schema_arrow
+    if _module(data) == "daft":
+        return pa.schema([(f.name, f.dtype.to_arrow_dtype()) for f in data.schema()])
+    return to_pyarrow(data).schema

@@ -1,0 +1,59 @@
+"""Typed errors: every failure the library reports is a ``WorkbenchError`` that says how to fix it."""
+
+from __future__ import annotations
+
+
+class WorkbenchError(Exception):
+    """Base class of every error raised by workbench."""
+
+
+class InvalidNameError(WorkbenchError, ValueError):
+    """A catalog, namespace or table name is not allowed (it could escape the catalog root)."""
+
+
+class InvalidArgumentError(WorkbenchError, ValueError):
+    """An argument has a value the call cannot accept."""
+
+
+class CatalogNotFoundError(WorkbenchError, LookupError):
+    """No catalog with that name was registered through ``init``."""
+
+
+class NamespaceNotFoundError(WorkbenchError, LookupError):
+    """The namespace does not exist in the catalog."""
+
+
+class NamespaceNotEmptyError(WorkbenchError):
+    """The namespace still holds tables, so dropping it would lose them."""
+
+
+class TableNotFoundError(WorkbenchError, LookupError):
+    """The table does not exist in the namespace."""
+
+
+class TableAlreadyExistsError(WorkbenchError):
+    """The table exists but the call asked to create it."""
+
+
+class TableVersionNotFoundError(WorkbenchError, LookupError):
+    """The requested table version is not in the table's history."""
+
+
+class SchemaValidationError(WorkbenchError, ValueError):
+    """Data or a schema change is incompatible with the table's schema."""
+
+
+class TableValidationError(WorkbenchError, ValueError):
+    """A write would break a rule of the table (readers, merge keys, write mode)."""
+
+
+class MergeKeyError(TableValidationError):
+    """Merge keys are missing, null or duplicated where the write needs them unique."""
+
+
+class UnsupportedDatasetError(WorkbenchError, TypeError):
+    """The object passed as data is not a dataset type workbench can read or write."""
+
+
+class WriteFailedError(WorkbenchError):
+    """The storage layer failed during a write; the table was restored to its previous state."""

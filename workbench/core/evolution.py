@@ -1,0 +1,242 @@
+"""Schema evolution: map Arrow types to what Delta stores, widen safely, and plan a write's schema."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from workbench.core.errors import SchemaValidationError
+from workbench.core.schema import Field, Schema
+from workbench.core.types import SchemaEvolutionMode
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+_MAX_DECIMAL_PRECISION = 38
+
+
+def storage_type(t: pa.DataType, column: str) -> pa.DataType:
+    """The Arrow type Delta Lake stores for ``t`` (strings, unsigned ints, units normalised)."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    if pt.is_string(t) or pt.is_large_string(t) or pt.is_string_view(t):
+        return pa.string()
+    if pt.is_binary(t) or pt.is_large_binary(t) or pt.is_binary_view(t):
+        return pa.binary()
+    if pt.is_unsigned_integer(t):
+        if t.bit_width == 64:
+            raise SchemaValidationError(
+                f"Column {column!r} is uint64, which Delta Lake cannot store; cast it to int64 "
+                "(values below 2**63) or to a decimal."
+            )
+        return pa.int16() if t.bit_width == 8 else pa.int32() if t.bit_width == 16 else pa.int64()
+    if pt.is_float16(t):
+        return pa.float32()
+    if pt.is_timestamp(t):
+        return pa.timestamp("us", tz="UTC" if t.tz else None)
+    if pt.is_date(t):
+        return pa.date32()
+    if pt.is_decimal(t):
+        if t.precision > _MAX_DECIMAL_PRECISION:
+            raise SchemaValidationError(
+                f"Column {column!r} is {t} with precision above 38, which Delta Lake cannot store; "
+                "cast it to decimal128 with precision 38 or less."
+            )
+        return pa.decimal128(t.precision, t.scale)
+    if pt.is_dictionary(t):
+        return storage_type(t.value_type, column)
+    if pt.is_list(t) or pt.is_large_list(t) or pt.is_fixed_size_list(t) or pt.is_list_view(t):
+        return pa.list_(storage_type(t.value_type, column))
+    if pt.is_struct(t):
+        return pa.struct(
+            [pa.field(f.name, storage_type(f.type, f"{column}.{f.name}")) for f in t.fields]
+        )
+    if pt.is_map(t):
+        return pa.map_(storage_type(t.key_type, column), storage_type(t.item_type, column))
+    if pt.is_time(t) or pt.is_duration(t) or pt.is_interval(t):
+        raise SchemaValidationError(
+            f"Column {column!r} has type {t}, which Delta Lake cannot store; cast it to int64 "
+            "(e.g. microseconds) or to a timestamp."
+        )
+    return t
+
+
+def storage_schema(schema: pa.Schema) -> pa.Schema:
+    """Apply ``storage_type`` to every column of an Arrow schema."""
+    import pyarrow as pa
+
+    return pa.schema([f.with_type(storage_type(f.type, f.name)) for f in schema])
+
+
+def to_storage(schema: Schema) -> Schema:
+    """The same schema with each field's type as Delta Lake stores it."""
+    return Schema(f.with_type(storage_type(f.type, f.name)) for f in schema)
+
+
+def same_type(a: pa.DataType, b: pa.DataType) -> bool:
+    """Types equal up to nested field names and nullability (Delta renames list items)."""
+    import pyarrow.types as pt
+
+    if a == b:
+        return True
+    if pt.is_list(a) and pt.is_list(b):
+        return same_type(a.value_type, b.value_type)
+    if pt.is_struct(a) and pt.is_struct(b):
+        return a.num_fields == b.num_fields and all(
+            x.name == y.name and same_type(x.type, y.type) for x, y in zip(a.fields, b.fields)
+        )
+    if pt.is_map(a) and pt.is_map(b):
+        return same_type(a.key_type, b.key_type) and same_type(a.item_type, b.item_type)
+    return False
+
+
+_INT_RANK = {8: 0, 16: 1, 32: 2, 64: 3}
+
+
+def widen(current: pa.DataType, incoming: pa.DataType) -> pa.DataType | None:
+    """The narrowest type holding every value of both types without loss, or None."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    if same_type(current, incoming) or pt.is_null(incoming):
+        return current
+    if pt.is_null(current):
+        return incoming
+    if pt.is_integer(current) and pt.is_integer(incoming):
+        return current if current.bit_width >= incoming.bit_width else incoming
+    if pt.is_floating(current) and pt.is_floating(incoming):
+        return current if current.bit_width >= incoming.bit_width else incoming
+    for ints, floats in ((current, incoming), (incoming, current)):
+        if pt.is_integer(ints) and pt.is_floating(floats):
+            # float64 holds every int up to 32 bits exactly, float32 up to 16 bits.
+            if ints.bit_width <= (32 if floats.bit_width == 64 else 16):
+                return floats
+            return None
+    if pt.is_decimal(current) and pt.is_decimal(incoming):
+        scale = max(current.scale, incoming.scale)
+        digits = max(current.precision - current.scale, incoming.precision - incoming.scale)
+        return pa.decimal128(digits + scale, scale) if digits + scale <= 38 else None
+    return None
+
+
+@dataclass
+class SchemaPlan:
+    """The schema a write will leave the table with, and what changes to get there."""
+
+    schema: Schema
+    added: list[str] = field(default_factory=list)
+    widened: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        """True when the write changes the table's schema."""
+        return bool(self.added or self.widened)
+
+
+def plan_new_table(incoming: pa.Schema, declared: Schema | None) -> SchemaPlan:
+    """Schema of a table created by a write: the declared one plus any extra data columns."""
+    if declared is None:
+        _reject_untyped(incoming, incoming.names)
+        return SchemaPlan(Schema(Field.from_arrow(f) for f in incoming))
+    extra = [f for f in incoming if f.name not in declared]
+    _reject_untyped(incoming, [f.name for f in extra])
+    return SchemaPlan(Schema([*declared.fields, *(Field.from_arrow(f) for f in extra)]))
+
+
+def plan_existing_table(
+    current: Schema,
+    incoming: pa.Schema,
+    declared: Schema | None,
+    mode: SchemaEvolutionMode,
+    table: str,
+) -> SchemaPlan:
+    """Check a write against a table's schema and work out the evolution it needs."""
+    fields = {f.name: f for f in current}
+    plan = SchemaPlan(current)
+    declared_names = set(declared.names) if declared is not None else set()
+    if declared is not None:
+        if declared.merge_keys and declared.merge_keys != current.merge_keys:
+            raise SchemaValidationError(
+                f"Table {table!r} has merge keys {current.merge_keys}, the schema passed declares "
+                f"{declared.merge_keys}; merge keys cannot change on an existing table (create a "
+                "new table instead)."
+            )
+        for f in declared:
+            _evolve_column(fields, plan, f, mode, declared=True, table=table)
+    for f in incoming:
+        if f.name in declared_names:
+            _check_castable(fields[f.name], f, table)
+        else:
+            _evolve_column(fields, plan, Field.from_arrow(f), mode, declared=False, table=table)
+    plan.schema = Schema(fields.values())
+    return plan
+
+
+def _evolve_column(
+    fields: dict[str, Field],
+    plan: SchemaPlan,
+    new: Field,
+    mode: SchemaEvolutionMode,
+    declared: bool,
+    table: str,
+) -> None:
+    allowed = mode is SchemaEvolutionMode.AUTO or (mode is SchemaEvolutionMode.MANUAL and declared)
+    old = fields.get(new.name)
+    if old is None:
+        if new.is_merge_key:
+            raise SchemaValidationError(
+                f"Column {new.name!r} cannot become a merge key of existing table {table!r}; "
+                "merge keys are fixed when a table is created."
+            )
+        _reject_untyped_field(new)
+        if not allowed:
+            raise SchemaValidationError(_blocked(table, f"add column {new.name!r}", mode))
+        fields[new.name] = new
+        plan.added.append(new.name)
+        return
+    wider = widen(old.type, new.type)
+    if wider is None:
+        raise SchemaValidationError(
+            f"Column {new.name!r} of table {table!r} is {old.type}; the data has {new.type}, "
+            f"which cannot be converted without loss. Cast the column to {old.type} first."
+        )
+    if not same_type(wider, old.type):
+        if not allowed:
+            raise SchemaValidationError(
+                _blocked(table, f"widen column {new.name!r} from {old.type} to {wider}", mode)
+            )
+        fields[new.name] = old.with_type(wider)
+        plan.widened.append(new.name)
+    if declared and new.future_default != old.future_default:
+        fields[new.name] = Field(fields[new.name].arrow, old.is_merge_key, new.future_default)
+
+
+def _check_castable(target: Field, incoming: pa.Field, table: str) -> None:
+    if widen(target.type, incoming.type) is None:
+        raise SchemaValidationError(
+            f"Column {incoming.name!r} of table {table!r} is {target.type}; the data has "
+            f"{incoming.type}, which cannot be converted. Cast it to {target.type} first."
+        )
+
+
+def _blocked(table: str, change: str, mode: SchemaEvolutionMode) -> str:
+    return (
+        f"The write would {change} of table {table!r}, but its schema evolution mode is "
+        f"{mode.name}. Pass the new schema through schema= (MANUAL) or set "
+        "TableProperty.SCHEMA_EVOLUTION_MODE to AUTO."
+    )
+
+
+def _reject_untyped(schema: pa.Schema, names: list[str]) -> None:
+    for name in names:
+        _reject_untyped_field(Field.from_arrow(schema.field(name)))
+
+
+def _reject_untyped_field(f: Field) -> None:
+    import pyarrow.types as pt
+
+    if pt.is_null(f.type):
+        raise SchemaValidationError(
+            f"Column {f.name!r} has no type (every value is null); pass schema= with its type."
+        )

@@ -1,0 +1,82 @@
+"""Schemaless tables: a Delta table of file records (a manifest) instead of rows."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.datasets import from_pyarrow, to_pyarrow
+from workbench.core.formats import content_type_of, read_file, write_file
+from workbench.core.types import ContentType, DatasetType
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from workbench.core.tables import OpenTable
+
+DATA_DIR = "_data"
+
+
+def manifest_schema() -> pa.Schema:
+    """Columns of a schemaless table's manifest: one row per written file."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("path", pa.string()),
+            ("content_type", pa.string()),
+            ("record_count", pa.int64()),
+            ("size_bytes", pa.int64()),
+            ("written_at", pa.timestamp("us", tz="UTC")),
+        ]
+    )
+
+
+def write_data_file(opened: OpenTable, data: pa.Table, content_type: ContentType) -> pa.Table:
+    """Write ``data`` as one file under the table folder; return its manifest row."""
+    import pyarrow as pa
+
+    cat = opened.loc.catalog
+    relative = f"{DATA_DIR}/{uuid.uuid4().hex}.{content_type.extension}"
+    path = cat.fs_path(opened.loc.namespace, opened.loc.name, relative)
+    cat.filesystem.create_dir(path.rsplit("/", 1)[0], recursive=True)
+    write_file(data, cat.filesystem, path, content_type)
+    size = cat.filesystem.get_file_info(path).size
+    return pa.table(
+        {
+            "path": [relative],
+            "content_type": [content_type.value],
+            "record_count": [data.num_rows],
+            "size_bytes": [size],
+            "written_at": pa.array([time.time_ns() // 1000], pa.timestamp("us", tz="UTC")),
+        },
+        schema=manifest_schema(),
+    )
+
+
+def resolve_paths(opened: OpenTable, manifest: pa.Table) -> pa.Table:
+    """Make the manifest's relative paths absolute, so the files can be read from anywhere."""
+    import pyarrow as pa
+
+    base = opened.loc.uri.rstrip("/") + "/"
+    paths = pa.array([base + p for p in manifest.column("path").to_pylist()], pa.string())
+    return manifest.set_column(manifest.schema.get_field_index("path"), "path", paths)
+
+
+def from_manifest_table(manifest: Any, read_as: DatasetType = DatasetType.DAFT) -> Any:
+    """Read every file a schemaless table's manifest lists into one dataset."""
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+
+    rows = to_pyarrow(manifest).select(["path", "content_type"]).to_pylist()
+    tables = []
+    for row in rows:
+        path = row["path"]
+        if "://" in path:
+            fs, fs_path = pafs.FileSystem.from_uri(path)
+        else:
+            fs, fs_path = pafs.LocalFileSystem(), path
+        tables.append(read_file(fs, fs_path, content_type_of(row["content_type"])))
+    combined = pa.concat_tables(tables, promote_options="permissive") if tables else pa.table({})
+    return from_pyarrow(combined, read_as)

@@ -1,0 +1,119 @@
+"""Plain result objects of the API: namespaces, table references and descriptions, write results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+from workbench.core.schema import Schema
+
+
+def _html_table(rows: dict[str, Any]) -> str:
+    body = "".join(
+        f"<tr><th style='text-align:left'>{escape(k)}</th><td>{escape(str(v))}</td></tr>"
+        for k, v in rows.items()
+    )
+    return f"<table>{body}</table>"
+
+
+@dataclass(frozen=True)
+class Namespace:
+    """A namespace: a named group of tables in a catalog."""
+
+    name: str
+    catalog: str
+
+    @property
+    def url(self) -> str:
+        """The ``dc://`` URL of the namespace."""
+        return f"dc://{self.catalog}/{self.name}"
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """A table's address: catalog, namespace and name."""
+
+    name: str
+    namespace: str
+    catalog: str
+
+    @property
+    def url(self) -> str:
+        """The ``dc://`` URL of the table."""
+        return f"dc://{self.catalog}/{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """A table's description at one version: schema, keys, size and properties."""
+
+    name: str
+    namespace: str
+    catalog: str
+    schema: Schema
+    version: int
+    row_count: int
+    file_count: int
+    size_bytes: int
+    schemaless: bool
+    properties: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def merge_keys(self) -> list[str]:
+        """Names of the merge-key columns."""
+        return self.schema.merge_keys
+
+    @property
+    def url(self) -> str:
+        """The ``dc://`` URL of the table."""
+        return f"dc://{self.catalog}/{self.namespace}/{self.name}"
+
+    def _summary(self) -> dict[str, Any]:
+        return {
+            "table": f"{self.namespace}.{self.name}",
+            "catalog": self.catalog,
+            "version": self.version,
+            "rows": self.row_count,
+            "files": self.file_count,
+            "bytes": self.size_bytes,
+            "merge keys": ", ".join(self.merge_keys) or "-",
+            "schemaless": self.schemaless,
+        }
+
+    def __str__(self) -> str:
+        lines = [f"{k}: {v}" for k, v in self._summary().items()]
+        return "\n".join(lines) + "\n" + repr(self.schema)
+
+    def _repr_html_(self) -> str:
+        return _html_table(self._summary()) + self.schema._repr_html_()
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a write did: the table, the mode used, the new version and rows changed."""
+
+    table: TableRef
+    mode: str
+    version: int
+    rows_added: int
+    rows_removed: int = 0
+    rows_updated: int = 0
+    schema_changes: tuple[str, ...] = ()
+
+    def _summary(self) -> dict[str, Any]:
+        return {
+            "table": f"{self.table.namespace}.{self.table.name}",
+            "mode": self.mode,
+            "version": self.version,
+            "rows added": self.rows_added,
+            "rows updated": self.rows_updated,
+            "rows removed": self.rows_removed,
+            "schema changes": ", ".join(self.schema_changes) or "-",
+        }
+
+    def __str__(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self._summary().items())
+
+    def _repr_html_(self) -> str:
+        return _html_table(self._summary())

@@ -1,0 +1,99 @@
+"""``read``: a table (or one of its versions) as any dataset type, in write order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.datasets import from_pyarrow
+from workbench.core.errors import InvalidArgumentError, TableValidationError
+from workbench.core.manifest import resolve_paths
+from workbench.core.tables import OpenTable, locate, open_table
+from workbench.core.types import DatasetType
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as pads
+
+
+def read(
+    table: str,
+    namespace: str | None = None,
+    catalog: str | None = None,
+    read_as: DatasetType | str = DatasetType.DAFT,
+    columns: Sequence[str] | None = None,
+    version: int | None = None,
+) -> Any:
+    """Read a table (at ``version``, else the latest) as ``read_as``; schemaless tables give
+    their file manifest (see ``from_manifest_table``)."""
+    read_as = _parse_dataset_type(read_as)
+    opened = open_table(locate(table, namespace, catalog), version)
+    if columns is not None:
+        columns = _check_columns(opened, columns)
+    if opened.schemaless:
+        if read_as is DatasetType.PYARROW_PARQUET:
+            raise TableValidationError(
+                f"Table {opened.loc.qualified!r} is schemaless; read its manifest as another type "
+                "and load the files with dc.from_manifest_table(...)."
+            )
+        manifest = resolve_paths(opened, ordered_dataset(opened).to_table())
+        return from_pyarrow(manifest.select(columns) if columns else manifest, read_as)
+    if read_as is DatasetType.PYARROW_PARQUET:
+        return parquet_files(opened)
+    return from_pyarrow(ordered_dataset(opened).to_table(columns=columns), read_as)
+
+
+def _parse_dataset_type(read_as: DatasetType | str) -> DatasetType:
+    if isinstance(read_as, DatasetType):
+        return read_as
+    try:
+        return DatasetType(str(read_as).lower())
+    except ValueError:
+        raise InvalidArgumentError(
+            f"Unknown dataset type {read_as!r}; use one of {[t.name for t in DatasetType]}."
+        ) from None
+
+
+def _check_columns(opened: OpenTable, columns: Sequence[str]) -> list[str]:
+    if isinstance(columns, str):
+        columns = [columns]
+    names = opened.schema.names
+    unknown = [c for c in columns if c not in names]
+    if unknown:
+        raise InvalidArgumentError(
+            f"Table {opened.loc.qualified!r} has no column(s) {unknown}; its columns are {names}."
+        )
+    return list(columns)
+
+
+def ordered_dataset(opened: OpenTable) -> pads.Dataset:
+    """The table's files as a pyarrow dataset, oldest commit first so rows keep write order."""
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+
+    dataset = opened.delta.to_pyarrow_dataset()
+    fragments = list(dataset.get_fragments())
+    if len(fragments) < 2:
+        return dataset
+    actions = pa.table(opened.delta.get_add_actions(flatten=False))
+    written = dict(
+        zip(
+            actions.column("path").to_pylist(),
+            actions.column("modification_time").cast(pa.int64()).to_pylist(),
+        )
+    )
+    # deltalake lists the newest commit's files first; reverse, then order by write time.
+    fragments.reverse()
+    fragments.sort(key=lambda f: written.get(f.path, 0))
+    return pads.FileSystemDataset(
+        fragments, dataset.schema, dataset.format, dataset.filesystem
+    )
+
+
+def parquet_files(opened: OpenTable) -> list[Any]:
+    """The table's Parquet files as lazy ``pyarrow.parquet.ParquetFile`` objects, in write order."""
+    import pyarrow.parquet as pq
+
+    dataset = ordered_dataset(opened)
+    return [
+        pq.ParquetFile(dataset.filesystem.open_input_file(f.path)) for f in dataset.get_fragments()
+    ]

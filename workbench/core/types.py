@@ -1,0 +1,86 @@
+"""Enumerations of the public API: write modes, dataset types, content types, table properties."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class TableWriteMode(str, Enum):
+    """How ``write`` combines new data with a table."""
+
+    AUTO = "auto"  # CREATE if missing, MERGE if the table has merge keys, else ADD
+    CREATE = "create"  # create the table; fail if it exists
+    ADD = "add"  # add rows (the default for tables without merge keys)
+    APPEND = "append"  # add rows, read back in write order
+    REPLACE = "replace"  # replace every row, keep the table's schema and properties
+    MERGE = "merge"  # upsert by merge keys
+    DELETE = "delete"  # delete rows whose merge keys match
+
+
+class SchemaEvolutionMode(str, Enum):
+    """Whether writes may change a table's schema."""
+
+    AUTO = "auto"  # add new columns and widen types automatically
+    MANUAL = "manual"  # only changes declared through ``schema=`` are applied
+    DISABLED = "disabled"  # any schema change is an error
+
+
+class ContentType(str, Enum):
+    """File formats workbench can write and read."""
+
+    PARQUET = "application/parquet"
+    CSV = "text/csv"
+    JSON = "application/x-ndjson"
+    FEATHER = "application/feather"
+    ORC = "application/orc"
+    AVRO = "application/avro"
+
+    @property
+    def extension(self) -> str:
+        """File name extension used for files of this type."""
+        return _EXTENSIONS[self]
+
+
+_EXTENSIONS = {
+    ContentType.PARQUET: "parquet",
+    ContentType.CSV: "csv",
+    ContentType.JSON: "json",
+    ContentType.FEATHER: "feather",
+    ContentType.ORC: "orc",
+    ContentType.AVRO: "avro",
+}
+
+
+class DatasetType(str, Enum):
+    """Dataset types that ``read`` returns and ``write`` accepts."""
+
+    DAFT = "daft"
+    RAY_DATASET = "ray_dataset"
+    PANDAS = "pandas"
+    PYARROW = "pyarrow"
+    POLARS = "polars"
+    NUMPY = "numpy"
+    PYARROW_PARQUET = "pyarrow_parquet"
+
+    def readable_content_types(self) -> frozenset[ContentType]:
+        """Content types this dataset type's reader can load."""
+        return _READABLE[self]
+
+
+_ALL_FORMATS = frozenset(ContentType)
+_READABLE = {
+    DatasetType.DAFT: frozenset({ContentType.PARQUET, ContentType.CSV, ContentType.JSON}),
+    DatasetType.RAY_DATASET: frozenset({ContentType.PARQUET, ContentType.CSV, ContentType.JSON}),
+    DatasetType.POLARS: _ALL_FORMATS - {ContentType.ORC},
+    DatasetType.PANDAS: _ALL_FORMATS,
+    DatasetType.PYARROW: _ALL_FORMATS,
+    DatasetType.NUMPY: _ALL_FORMATS,
+    DatasetType.PYARROW_PARQUET: frozenset({ContentType.PARQUET}),
+}
+
+
+class TableProperty(str, Enum):
+    """Table-level settings, stored in the Delta table's configuration."""
+
+    SUPPORTED_READER_TYPES = "workbench.supportedReaderTypes"
+    SCHEMA_EVOLUTION_MODE = "workbench.schemaEvolutionMode"

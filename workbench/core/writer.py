@@ -1,0 +1,389 @@
+"""``write``: every write mode on Delta tables, with schema evolution and all-or-nothing failure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.conform import conform, default_column
+from workbench.core.datasets import to_pyarrow
+from workbench.core.errors import (
+    InvalidArgumentError,
+    MergeKeyError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+    TableValidationError,
+    WorkbenchError,
+    WriteFailedError,
+)
+from workbench.core.evolution import (
+    SchemaPlan,
+    plan_existing_table,
+    plan_new_table,
+    storage_schema,
+    to_storage,
+)
+from workbench.core.formats import content_type_of
+from workbench.core.keys import check_dedupe, require_key_columns, unique_keys
+from workbench.core.manifest import write_data_file
+from workbench.core.models import WriteResult
+from workbench.core.namespaces import ensure_namespace
+from workbench.core.schema import Schema, SchemaLike
+from workbench.core.tables import (
+    Location,
+    OpenTable,
+    create_delta_table,
+    decode_reader_types,
+    describe,
+    encode_properties,
+    locate,
+    open_table,
+    remove_created,
+    table_dir_exists,
+)
+from workbench.core.types import ContentType, TableWriteMode
+from workbench.core.validation import validate_content_type, validate_readable
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+def write(
+    data: Any,
+    table: str,
+    namespace: str | None = None,
+    catalog: str | None = None,
+    mode: TableWriteMode | str = TableWriteMode.AUTO,
+    schema: SchemaLike | None = None,
+    content_type: ContentType | str | None = None,
+    table_properties: Mapping[Any, Any] | None = None,
+    auto_create_namespace: bool = False,
+    dedupe: str | None = None,
+) -> WriteResult:
+    """Write a dataset to a table in ``mode``; on any failure the table is left as it was."""
+    mode = _parse_mode(mode)
+    check_dedupe(dedupe)
+    loc = locate(table, namespace, catalog)
+    declared = Schema.of(schema) if schema is not None else None
+    fmt = content_type_of(content_type) if content_type is not None else None
+    incoming = to_pyarrow(data)
+    properties = encode_properties(table_properties)
+    if not table_dir_exists(loc):
+        if mode is TableWriteMode.DELETE:
+            raise TableNotFoundError(
+                f"Cannot delete from table {loc.qualified!r}: it does not exist in catalog "
+                f"{loc.catalog_name!r}."
+            )
+        return _write_new_table(loc, incoming, declared, mode, properties, auto_create_namespace)
+    if mode is TableWriteMode.CREATE:
+        raise TableAlreadyExistsError(
+            f"Table {loc.qualified!r} already exists, so mode CREATE cannot write to it; use "
+            "mode=dc.TableWriteMode.REPLACE to overwrite it, or ADD/MERGE to add to it."
+        )
+    opened = open_table(loc)
+    if opened.schemaless:
+        return _write_schemaless(opened, incoming, mode, fmt or ContentType.PARQUET)
+    return _write_existing(opened, incoming, declared, mode, properties, dedupe)
+
+
+def _parse_mode(mode: TableWriteMode | str) -> TableWriteMode:
+    if isinstance(mode, TableWriteMode):
+        return mode
+    try:
+        return TableWriteMode(str(mode).lower())
+    except ValueError:
+        raise InvalidArgumentError(
+            f"Unknown write mode {mode!r}; use one of {[m.name for m in TableWriteMode]}."
+        ) from None
+
+
+def _write_new_table(
+    loc: Location,
+    incoming: pa.Table,
+    declared: Schema | None,
+    mode: TableWriteMode,
+    properties: dict[str, str],
+    auto_create_namespace: bool,
+) -> WriteResult:
+    from deltalake import write_deltalake
+
+    validate_readable(incoming.schema, decode_reader_types(properties), loc.qualified)
+    if declared is not None:
+        validate_readable(declared.arrow, decode_reader_types(properties), loc.qualified)
+        declared = to_storage(declared)
+    plan = plan_new_table(storage_schema(incoming.schema), declared)
+    keys = plan.schema.merge_keys
+    if mode is TableWriteMode.MERGE and not keys:
+        raise MergeKeyError(_no_keys_message(loc, mode))
+    data = conform(incoming, plan.schema, fill_missing=True, table=loc.qualified)
+    if keys:
+        require_key_columns(incoming, keys, loc.qualified, "Creating")
+        data = unique_keys(data, keys, loc.qualified, dedupe=None)
+    created_namespace = ensure_namespace(loc, auto_create_namespace)
+    options = loc.catalog.properties.storage_options or None
+    try:
+        if properties:
+            create_delta_table(loc, plan.schema, properties)
+            write_deltalake(loc.uri, data, mode="append", storage_options=options)
+        else:
+            write_deltalake(loc.uri, data, mode="error", storage_options=options)
+    except BaseException as e:
+        remove_created(loc, created_namespace)
+        _reraise(e, loc, "it was not created")
+    version = 1 if properties else 0
+    return WriteResult(loc.ref, "create", version, rows_added=data.num_rows)
+
+
+def _write_existing(
+    opened: OpenTable,
+    incoming: pa.Table,
+    declared: Schema | None,
+    mode: TableWriteMode,
+    properties: dict[str, str],
+    dedupe: str | None,
+) -> WriteResult:
+    name = opened.loc.qualified
+    keys = opened.schema.merge_keys
+    if mode is TableWriteMode.AUTO:
+        mode = TableWriteMode.MERGE if keys else TableWriteMode.ADD
+    if mode in (TableWriteMode.MERGE, TableWriteMode.DELETE) and not keys:
+        raise MergeKeyError(_no_keys_message(opened.loc, mode))
+    if mode in (TableWriteMode.ADD, TableWriteMode.APPEND) and keys:
+        raise TableValidationError(
+            f"Table {name!r} has merge keys {keys}; mode {mode.name} could store a key twice. "
+            "Use mode=dc.TableWriteMode.MERGE (or AUTO) to insert and update by key."
+        )
+    readers = decode_reader_types({**opened.properties, **properties})
+    validate_readable(incoming.schema, readers, name)
+    if mode is TableWriteMode.DELETE:
+        require_key_columns(incoming, keys, name, "DELETE")
+        source = conform(incoming.select(keys), opened.schema, fill_missing=False, table=name)
+        source = unique_keys(source, keys, name, dedupe="first")
+        with _restore_on_failure(opened, properties):
+            return _delete(opened, source, keys)
+    if declared is not None:
+        validate_readable(declared.arrow, readers, name)
+        declared = to_storage(declared)
+    plan = plan_existing_table(
+        opened.schema, storage_schema(incoming.schema), declared, opened.evolution_mode, name
+    )
+    if mode is TableWriteMode.MERGE:
+        require_key_columns(incoming, keys, name, "MERGE")
+    if keys:
+        incoming = unique_keys(incoming, keys, name, dedupe)
+    with _restore_on_failure(opened, properties):
+        if mode is TableWriteMode.MERGE:
+            if plan.widened:
+                _rewrite(opened, plan.schema, extra=None)
+            return _merge(opened, incoming, plan, keys)
+        data = conform(incoming, plan.schema, fill_missing=True, table=name)
+        if mode is TableWriteMode.REPLACE:
+            return _replace(opened, data, plan)
+        return _add(opened, data, plan, mode)
+
+
+def _no_keys_message(loc: Location, mode: TableWriteMode) -> str:
+    return (
+        f"Mode {mode.name} on table {loc.qualified!r} needs merge keys, and it has none. Create "
+        "the table with a schema marking them, e.g. dc.Schema.of([dc.Field.of(pa.field('id', "
+        "pa.int64()), is_merge_key=True), ...])."
+    )
+
+
+@contextmanager
+def _restore_on_failure(opened: OpenTable, properties: dict[str, str]) -> Iterator[None]:
+    """Run a write; if it fails, roll the table back to the version it started from."""
+    from deltalake import DeltaTable
+
+    before = opened.version
+    try:
+        changed = {k: v for k, v in properties.items() if opened.properties.get(k) != v}
+        if changed:
+            opened.delta.alter.set_table_properties(changed, raise_if_not_exists=False)
+        yield
+    except BaseException as e:
+        current = DeltaTable(opened.loc.uri, storage_options=_options(opened.loc))
+        if current.version() > before:
+            current.restore(before)
+        _reraise(e, opened.loc, f"it was restored to version {before}")
+
+
+def _reraise(error: BaseException, loc: Location, outcome: str) -> None:
+    if isinstance(error, (WorkbenchError, KeyboardInterrupt, SystemExit)):
+        raise error
+    raise WriteFailedError(f"Writing to table {loc.qualified!r} failed ({error}); {outcome}.") from error
+
+
+def _options(loc: Location) -> dict[str, str] | None:
+    return loc.catalog.properties.storage_options or None
+
+
+def _commit_properties(operation: str) -> Any:
+    from deltalake import CommitProperties
+
+    return CommitProperties(custom_metadata={"workbench.operation": operation})
+
+
+def _schema_mode(plan: SchemaPlan) -> str | None:
+    if plan.widened:
+        return "overwrite"
+    return "merge" if plan.added else None
+
+
+def _changes(plan: SchemaPlan) -> tuple[str, ...]:
+    return tuple([f"+{c}" for c in plan.added] + [f"~{c}" for c in plan.widened])
+
+
+def _add(
+    opened: OpenTable, data: pa.Table, plan: SchemaPlan, mode: TableWriteMode
+) -> WriteResult:
+    from deltalake import write_deltalake
+
+    if plan.widened:
+        version = _rewrite(opened, plan.schema, extra=data)
+    else:
+        write_deltalake(
+            opened.delta,
+            data,
+            mode="append",
+            schema_mode=_schema_mode(plan),
+            commit_properties=_commit_properties(mode.name),
+        )
+        version = _latest_version(opened)
+    return WriteResult(
+        opened.loc.ref, mode.value, version, data.num_rows, schema_changes=_changes(plan)
+    )
+
+
+def _replace(opened: OpenTable, data: pa.Table, plan: SchemaPlan) -> WriteResult:
+    from deltalake import write_deltalake
+
+    removed = describe(opened).row_count
+    write_deltalake(
+        opened.delta,
+        data,
+        mode="overwrite",
+        schema_mode=_schema_mode(plan),
+        commit_properties=_commit_properties("REPLACE"),
+    )
+    return WriteResult(
+        opened.loc.ref,
+        "replace",
+        _latest_version(opened),
+        rows_added=data.num_rows,
+        rows_removed=removed,
+        schema_changes=_changes(plan),
+    )
+
+
+def _rewrite(opened: OpenTable, schema: Schema, extra: pa.Table | None) -> int:
+    """Rewrite every row with widened column types (plus ``extra`` rows) in one commit."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from workbench.core.reader import ordered_dataset
+
+    current = conform(ordered_dataset(opened).to_table(), schema, True, opened.loc.qualified)
+    rows = current if extra is None else pa.concat_tables([current, extra])
+    write_deltalake(
+        opened.delta,
+        rows,
+        mode="overwrite",
+        schema_mode="overwrite",
+        commit_properties=_commit_properties("WIDEN"),
+    )
+    return _latest_version(opened)
+
+
+def _quote(column: str) -> str:
+    return "`" + column.replace("`", "``") + "`"
+
+
+def _merge(opened: OpenTable, incoming: pa.Table, plan: SchemaPlan, keys: list[str]) -> WriteResult:
+    import pyarrow as pa
+
+    name = opened.loc.qualified
+    source = conform(incoming, plan.schema, fill_missing=False, table=name)
+    updates = [c for c in source.column_names if c not in keys]
+    for f in plan.schema:
+        if f.name not in source.column_names and f.future_default is not None:
+            source = source.append_column(
+                pa.field(f.name, f.type), default_column(f, source.num_rows)
+            )
+    merger = opened.delta.merge(
+        source,
+        predicate=" AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in keys),
+        source_alias="s",
+        target_alias="t",
+        merge_schema=bool(plan.added),
+        commit_properties=_commit_properties("MERGE"),
+    )
+    if updates:
+        merger = merger.when_matched_update({_quote(c): f"s.{_quote(c)}" for c in updates})
+    metrics = merger.when_not_matched_insert(
+        {_quote(c): f"s.{_quote(c)}" for c in source.column_names}
+    ).execute()
+    return WriteResult(
+        opened.loc.ref,
+        "merge",
+        _latest_version(opened),
+        rows_added=metrics.get("num_target_rows_inserted", 0),
+        rows_updated=metrics.get("num_target_rows_updated", 0),
+        schema_changes=_changes(plan),
+    )
+
+
+def _delete(opened: OpenTable, source: pa.Table, keys: list[str]) -> WriteResult:
+    metrics = (
+        opened.delta.merge(
+            source,
+            predicate=" AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in keys),
+            source_alias="s",
+            target_alias="t",
+            commit_properties=_commit_properties("DELETE"),
+        )
+        .when_matched_delete()
+        .execute()
+    )
+    return WriteResult(
+        opened.loc.ref,
+        "delete",
+        _latest_version(opened),
+        rows_added=0,
+        rows_removed=metrics.get("num_target_rows_deleted", 0),
+    )
+
+
+def _latest_version(opened: OpenTable) -> int:
+    opened.delta.update_incremental()
+    return opened.delta.version()
+
+
+def _write_schemaless(
+    opened: OpenTable, incoming: pa.Table, mode: TableWriteMode, fmt: ContentType
+) -> WriteResult:
+    from deltalake import write_deltalake
+
+    name = opened.loc.qualified
+    if mode in (TableWriteMode.MERGE, TableWriteMode.DELETE):
+        raise TableValidationError(
+            f"Table {name!r} is schemaless (it records files), so mode {mode.name} has no keys to "
+            "match; create a table with a schema and merge keys for MERGE and DELETE."
+        )
+    validate_content_type(fmt, opened.reader_types, name)
+    replace = mode is TableWriteMode.REPLACE
+    with _restore_on_failure(opened, {}):
+        entry = write_data_file(opened, incoming, fmt)
+        write_deltalake(
+            opened.delta,
+            entry,
+            mode="overwrite" if replace else "append",
+            commit_properties=_commit_properties(mode.name),
+        )
+    return WriteResult(
+        opened.loc.ref,
+        mode.value,
+        _latest_version(opened),
+        rows_added=incoming.num_rows,
+    )
