@@ -61,7 +61,7 @@ KEY = "id"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results" / "core.json"
 DATA_FILES = ("base", "merge", "delete", "log")
-RATIO_KEYS = ("wb/deltalake", "wb/ducklake")
+RATIO_BASES = {"wb/deltalake": "deltalake", "wb/ducklake": "ducklake"}
 TARGETS = {
     "import": f"< {IMPORT_TARGET_S:.3f} s",
     "first_write": f"< {FIRST_WRITE_TARGET_S:.3f} s",
@@ -563,7 +563,7 @@ def summarize(samples: Samples) -> dict[str, dict[str, Any]]:
         wb = median.get("workbench")
         ratios = {
             key: wb / median[other] if wb is not None and other in median else None
-            for key, other in zip(RATIO_KEYS, ("deltalake", "ducklake"))
+            for key, other in RATIO_BASES.items()
         }
         summary[row] = {
             "unit": "MiB" if row == "peak_rss_mib" else "s",
@@ -583,12 +583,12 @@ def _cell(value: float | None, fmt: str) -> str:
 
 def markdown(summary: dict[str, dict[str, Any]]) -> str:
     """Render the summary as a Markdown table with one row per step."""
-    header = ["step", *SYSTEMS, *RATIO_KEYS, "target", "status"]
-    rows = [header, ["---", *["---:"] * (len(SYSTEMS) + len(RATIO_KEYS)), "---", "---"]]
+    header = ["step", *SYSTEMS, *RATIO_BASES, "target", "status"]
+    rows = [header, ["---", *["---:"] * (len(SYSTEMS) + len(RATIO_BASES)), "---", "---"]]
     for row, info in summary.items():
         fmt = ".0f" if info["unit"] == "MiB" else ".3f"
         values = [_cell(info["median"].get(system), fmt) for system in SYSTEMS]
-        ratios = [_cell(info[key], ".2f") + "x" * (info[key] is not None) for key in RATIO_KEYS]
+        ratios = [_cell(info[key], ".2f") + "x" * (info[key] is not None) for key in RATIO_BASES]
         rows.append([f"{row} ({info['unit']})", *values, *ratios, info["target"], info["status"]])
     return "\n".join(f"| {' | '.join(cells)} |" for cells in rows)
 

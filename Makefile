@@ -1,0 +1,64 @@
+# Development tasks. Every target that needs the virtual environment creates it in .venv.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check -q
+comma := ,
+EXTRAS ?= dev,ray
+STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
+
+.PHONY: venv install test test-unit test-integration test-notebooks lint format benchmark demo lab build clean clean-venv clean-build
+
+venv: $(PY)
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PIP) install -e ".[$(EXTRAS)]"
+	touch $@
+
+test: install
+	$(PY) -m pytest tests tutorials --nbval --nbval-current-env -p no:cacheprovider -q
+
+test-unit: install
+	$(PY) -m pytest tests -m "not integration" -q
+
+test-integration: install
+	$(PY) -m pytest tests -m integration -q
+
+test-notebooks: install
+	$(PY) -m pytest tutorials --nbval --nbval-current-env -q
+
+lint: install
+	$(VENV)/bin/ruff check workbench tests benchmarks
+	$(VENV)/bin/ruff format --check workbench tests benchmarks
+
+format: install
+	$(VENV)/bin/ruff check --fix workbench tests benchmarks
+	$(VENV)/bin/ruff format workbench tests benchmarks
+
+benchmark: install
+	$(PY) -m benchmarks.core_bench
+
+demo: install
+	$(PY) -m workbench.demo
+
+lab: install
+	$(PIP) install "jupyterlab>=4"
+	$(VENV)/bin/jupyter lab tutorials
+
+build: install
+	$(PY) -m pip wheel --no-deps -w dist .
+
+clean-build:
+	rm -rf build dist *.egg-info
+
+clean-venv:
+	rm -rf $(VENV)
+
+clean: clean-build clean-venv
+	rm -rf .pytest_cache .ruff_cache .hypothesis reports

@@ -1,0 +1,29 @@
+"""Shared fixtures: a fresh local catalog per test and a snapshot helper for failure checks."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import workbench as dc
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Iterator[dc.Catalog]:
+    """A fresh default local catalog in a temporary folder."""
+    yield dc.init_local(tmp_path / "catalog")
+
+
+def tree_digest(root: str | Path) -> str:
+    """Hash of every file path and content under ``root``: equal digests mean nothing changed."""
+    digest = hashlib.sha256()
+    for folder, _, files in sorted(os.walk(root)):
+        for name in sorted(files):
+            path = Path(folder, name)
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()

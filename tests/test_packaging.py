@@ -1,0 +1,61 @@
+"""Project set-up promises: conda and pip agree, CI runs the README command, imports stay light."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _normalise(requirement: str) -> str:
+    return re.sub(r"\s+", "", requirement).lower()
+
+
+def test_environment_yml_lists_the_same_dependencies_as_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pip_deps = set(map(_normalise, project["dependencies"]))
+    for extra in project["optional-dependencies"].values():
+        pip_deps |= set(map(_normalise, extra))
+    conda_pip = {
+        _normalise(line.strip()[2:])
+        for line in (ROOT / "environment.yml").read_text().splitlines()
+        if line.strip().startswith("- ") and "=" in line and not line.strip().startswith("- -e")
+        and line.startswith("      ")
+    }
+    assert conda_pip == pip_deps
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    commands = [
+        line
+        for line in (ROOT / ".ci" / "run").read_text().splitlines()
+        if line.strip() and not line.startswith(("#", "set ", "cd "))
+    ]
+    assert commands == ["make test"]
+    assert "make test" in (ROOT / "README.md").read_text()
+    assert "make demo" in (ROOT / "README.md").read_text()
+
+
+def test_import_workbench_loads_no_heavy_library():
+    heavy = ["pandas", "deltalake", "pyarrow.dataset", "daft", "polars", "ray", "pyspark"]
+    code = (
+        "import sys, workbench; "
+        f"print(','.join(m for m in {heavy!r} if m in sys.modules))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert loaded == ""
+
+
+def test_workbench_core_has_no_ipython_imports():
+    offenders = [
+        p.name
+        for p in (ROOT / "workbench" / "core").glob("*.py")
+        if re.search(r"^\s*(import|from)\s+IPython", p.read_text(), re.M)
+    ]
+    assert offenders == []
