@@ -1,4 +1,4 @@
-"""Bad input raises a typed WorkbenchError with a fix, and leaves every file in the catalog as it was."""
+"""Bad input raises a typed WorkbenchError with a fix and leaves every catalog file as it was."""
 
 from __future__ import annotations
 
@@ -62,7 +62,9 @@ BAD_CALLS = {
         MergeKeyError,
     ),
     "null merge key": (
-        lambda: dc.write(pa.table({"id": pa.array([None, 5], pa.int64()), "name": ["x", "y"]}), "keyed"),
+        lambda: dc.write(
+            pa.table({"id": pa.array([None, 5], pa.int64()), "name": ["x", "y"]}), "keyed"
+        ),
         MergeKeyError,
     ),
     "duplicate merge key": (
@@ -120,7 +122,10 @@ BAD_CALLS = {
     "drop missing table": (lambda: dc.drop_table("missing"), TableNotFoundError),
     "unknown version": (lambda: dc.read("plain", version=7), TableVersionNotFoundError),
     "unknown column": (lambda: dc.read("plain", columns=["nope"]), InvalidArgumentError),
-    "unknown mode": (lambda: dc.write(pd.DataFrame({"id": [1]}), "plain", mode="upsert"), InvalidArgumentError),
+    "unknown mode": (
+        lambda: dc.write(pd.DataFrame({"id": [1]}), "plain", mode="upsert"),
+        InvalidArgumentError,
+    ),
     "unknown dedupe": (
         lambda: dc.write(pd.DataFrame({"id": [1]}), "keyed", dedupe="random"),
         InvalidArgumentError,
@@ -171,7 +176,9 @@ def test_failed_storage_commit_restores_table(catalog, monkeypatch):
             dc.Field.of(pa.field("score", pa.int32())),
         ]
     )
-    dc.write(pa.table({"id": [1, 2], "score": pa.array([5, 6], pa.int32())}), "keyed", schema=schema)
+    dc.write(
+        pa.table({"id": [1, 2], "score": pa.array([5, 6], pa.int32())}), "keyed", schema=schema
+    )
     before = dc.read("keyed", read_as=dc.DatasetType.PYARROW)
     import deltalake.table
 

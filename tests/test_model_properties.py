@@ -22,7 +22,9 @@ def batches(draw):
     data = {"id": keys}
     for column in sorted(columns):
         if column == "b":
-            data[column] = draw(st.lists(st.text("xyz", max_size=3), min_size=len(keys), max_size=len(keys)))
+            data[column] = draw(
+                st.lists(st.text("xyz", max_size=3), min_size=len(keys), max_size=len(keys))
+            )
         else:
             data[column] = draw(
                 st.lists(st.integers(-50, 50), min_size=len(keys), max_size=len(keys))
@@ -88,7 +90,10 @@ def test_keyed_table_matches_model(first, operations):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     operations=st.lists(
-        st.tuples(st.sampled_from(["add", "append", "replace"]), st.lists(st.integers(0, 99), min_size=1, max_size=5)),
+        st.tuples(
+            st.sampled_from(["add", "append", "replace"]),
+            st.lists(st.integers(0, 99), min_size=1, max_size=5),
+        ),
         min_size=1,
         max_size=8,
     )

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,7 +24,9 @@ def test_environment_yml_lists_the_same_dependencies_as_pyproject():
     conda_pip = {
         _normalise(line.strip()[2:])
         for line in (ROOT / "environment.yml").read_text().splitlines()
-        if line.strip().startswith("- ") and "=" in line and not line.strip().startswith("- -e")
+        if line.strip().startswith("- ")
+        and "=" in line
+        and not line.strip().startswith("- -e")
         and line.startswith("      ")
     }
     assert conda_pip == pip_deps
@@ -42,10 +45,7 @@ def test_ci_runs_exactly_the_readme_test_command():
 
 def test_import_workbench_loads_no_heavy_library():
     heavy = ["pandas", "deltalake", "pyarrow.dataset", "daft", "polars", "ray", "pyspark"]
-    code = (
-        "import sys, workbench; "
-        f"print(','.join(m for m in {heavy!r} if m in sys.modules))"
-    )
+    code = f"import sys, workbench; print(','.join(m for m in {heavy!r} if m in sys.modules))"
     loaded = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pandas as pd
 import pyarrow as pa
 import pytest
@@ -35,10 +37,8 @@ def test_idempotent_writes_with_replace_and_drop(catalog):
         dc.write(more, "trees", mode=dc.TableWriteMode.ADD)
         assert dc.dataset_length(dc.read("trees")) == 3
     for _ in range(2):
-        try:
+        with contextlib.suppress(TableNotFoundError):
             dc.drop_table("trees")
-        except TableNotFoundError:
-            pass
         dc.write(first, "trees", mode=dc.TableWriteMode.CREATE)
         dc.write(more, "trees", mode=dc.TableWriteMode.ADD)
         assert dc.dataset_length(dc.read("trees")) == 3
@@ -143,7 +143,9 @@ def test_live_feature_enrichment_merges_and_deletes(catalog):
             dc.Field.of(pa.field("nick", pa.string())),
         ]
     )
-    dc.write(pd.DataFrame({"cat_id": [7, 8, 9], "nick": ["Mog", "Tab", "Pip"]}), "cats", schema=schema)
+    dc.write(
+        pd.DataFrame({"cat_id": [7, 8, 9], "nick": ["Mog", "Tab", "Pip"]}), "cats", schema=schema
+    )
     dc.write(
         pd.DataFrame(
             {"cat_id": [7, 9, 10], "nick": ["Moggy", "Pippin", "Zed"], "lives": [9, 8, 7]}

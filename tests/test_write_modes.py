@@ -66,7 +66,9 @@ def test_composite_merge_keys(catalog):
             dc.Field.of(pa.field("visits", pa.int64())),
         ]
     )
-    dc.write(pd.DataFrame({"site": ["a", "a"], "day": [1, 2], "visits": [5, 6]}), "v", schema=schema)
+    dc.write(
+        pd.DataFrame({"site": ["a", "a"], "day": [1, 2], "visits": [5, 6]}), "v", schema=schema
+    )
     dc.write(pd.DataFrame({"site": ["a", "b"], "day": [2, 2], "visits": [60, 7]}), "v")
     dc.write(pd.DataFrame({"site": ["a"], "day": [1]}), "v", mode="delete")
     got = dc.read("v", read_as=dc.DatasetType.PANDAS).sort_values(["site", "day"])
@@ -84,7 +86,9 @@ def test_widening_int32_to_int64_rewrites_and_keeps_history(catalog):
 
 
 def test_narrower_data_is_cast_to_the_table_type(catalog):
-    dc.write(pa.table({"n": pa.array([1], pa.int64()), "s": pa.array(["a"], pa.large_string())}), "c")
+    dc.write(
+        pa.table({"n": pa.array([1], pa.int64()), "s": pa.array(["a"], pa.large_string())}), "c"
+    )
     dc.write(pa.table({"n": pa.array([2], pa.int8()), "s": pa.array(["b"], pa.string())}), "c")
     info = dc.get_table("c")
     assert info.schema.field("n").type == pa.int64() and info.version == 1
@@ -122,7 +126,7 @@ def test_namespace_lifecycle(catalog):
     dc.write(pd.DataFrame({"id": [1]}), "orders", namespace="sales")
     dc.write(pd.DataFrame({"id": [1]}), "t", namespace="ops", auto_create_namespace=True)
     assert [n.name for n in dc.list_namespaces()] == ["ops", "sales"]
-    assert [t.url for t in dc.list_tables("sales")][0].endswith("/sales/orders")
+    assert next(t.url for t in dc.list_tables("sales")).endswith("/sales/orders")
     dc.drop_namespace("sales", purge=True)
     assert not dc.namespace_exists("sales") and dc.namespace_exists("ops")
 
@@ -143,9 +147,9 @@ def test_tables_are_open_delta_tables_for_other_engines(catalog):
 
 @pytest.mark.parametrize("fmt", list(dc.ContentType))
 def test_schemaless_tables_store_each_content_type(catalog, fmt):
-    dc.create_table("files", table_properties={
-        dc.TableProperty.SUPPORTED_READER_TYPES: [dc.DatasetType.PANDAS]
-    })
+    dc.create_table(
+        "files", table_properties={dc.TableProperty.SUPPORTED_READER_TYPES: [dc.DatasetType.PANDAS]}
+    )
     data = pa.table({"id": [1, 2], "s": ["x", "y"]})
     dc.write(data, "files", content_type=fmt)
     manifest = dc.read("files", read_as=dc.DatasetType.PYARROW)

@@ -47,7 +47,10 @@ def run() -> Path:
             dc.Field.of(pa.field("celsius", pa.float64())),
         ]
     )
-    step("create readings (20,000 rows)", dc.write(_events(0, 20_000, 1), "readings", NAMESPACE, schema=schema))
+    step(
+        "create readings (20,000 rows)",
+        dc.write(_events(0, 20_000, 1), "readings", NAMESPACE, schema=schema),
+    )
     late = _events(19_000, 2_000, 2).assign(quality=lambda d: np.where(d.celsius > 25, "hot", "ok"))
     step("merge 2,000 late rows with a new 'quality' column", dc.write(late, "readings", NAMESPACE))
     faulty = pd.DataFrame({"reading_id": np.arange(0, 500, dtype=np.int64)})

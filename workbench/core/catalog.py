@@ -1,4 +1,4 @@
-"""Catalogs: named roots on a filesystem that hold namespaces of Delta tables, and their registry."""
+"""Catalogs: named filesystem roots holding namespaces of Delta tables, and their registry."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class CatalogProperties:
 
 
 class Catalog:
-    """A catalog root: ``<root>/<namespace>/<table>/`` are Delta tables, ``_workbench/`` is metadata."""
+    """A catalog root: tables at ``<root>/<namespace>/<table>/``, metadata in ``_workbench/``."""
 
     def __init__(self, properties: CatalogProperties | str | os.PathLike[str]):
         if not isinstance(properties, CatalogProperties):

@@ -1,4 +1,4 @@
-"""Typed errors: every failure the library reports is a ``WorkbenchError`` that says how to fix it."""
+"""Typed errors: every failure is a ``WorkbenchError`` whose message says how to fix it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Schema evolution: map Arrow types to what Delta stores, widen safely, and plan a write's schema."""
+"""Schema evolution: map Arrow types to Delta storage types, widen safely, plan a write."""
 
 from __future__ import annotations
 
@@ -84,7 +84,8 @@ def same_type(a: pa.DataType, b: pa.DataType) -> bool:
         return same_type(a.value_type, b.value_type)
     if pt.is_struct(a) and pt.is_struct(b):
         return a.num_fields == b.num_fields and all(
-            x.name == y.name and same_type(x.type, y.type) for x, y in zip(a.fields, b.fields)
+            x.name == y.name and same_type(x.type, y.type)
+            for x, y in zip(a.fields, b.fields, strict=True)
         )
     if pt.is_map(a) and pt.is_map(b):
         return same_type(a.key_type, b.key_type) and same_type(a.item_type, b.item_type)

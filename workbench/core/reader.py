@@ -79,14 +79,13 @@ def ordered_dataset(opened: OpenTable) -> pads.Dataset:
         zip(
             actions.column("path").to_pylist(),
             actions.column("modification_time").cast(pa.int64()).to_pylist(),
+            strict=True,
         )
     )
     # deltalake lists the newest commit's files first; reverse, then order by write time.
     fragments.reverse()
     fragments.sort(key=lambda f: written.get(f.path, 0))
-    return pads.FileSystemDataset(
-        fragments, dataset.schema, dataset.format, dataset.filesystem
-    )
+    return pads.FileSystemDataset(fragments, dataset.schema, dataset.format, dataset.filesystem)
 
 
 def parquet_files(opened: OpenTable) -> list[Any]:

@@ -1,4 +1,4 @@
-"""Table schemas: Arrow fields plus merge keys and future defaults, stored as Delta field metadata."""
+"""Table schemas: Arrow fields plus merge keys and future defaults (Delta field metadata)."""
 
 from __future__ import annotations
 
@@ -25,9 +25,7 @@ class Field:
     future_default: Any = None
 
     @classmethod
-    def of(
-        cls, field: pa.Field, is_merge_key: bool = False, future_default: Any = None
-    ) -> Field:
+    def of(cls, field: pa.Field, is_merge_key: bool = False, future_default: Any = None) -> Field:
         """Describe a column; ``future_default`` fills it in rows written without it."""
         if future_default is not None:
             try:

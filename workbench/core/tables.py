@@ -271,7 +271,7 @@ def list_tables(namespace: str | None = None, catalog: str | None = None) -> lis
     logs = fs.get_file_info([cat.fs_path(ns, n, "_delta_log") for n in names])
     return [
         TableRef(n, ns, catalog_name(cat))
-        for n, log in zip(names, logs)
+        for n, log in zip(names, logs, strict=True)
         if log.type == pafs.FileType.Directory
     ]
 

@@ -212,7 +212,9 @@ def _restore_on_failure(opened: OpenTable, properties: dict[str, str]) -> Iterat
 def _reraise(error: BaseException, loc: Location, outcome: str) -> None:
     if isinstance(error, (WorkbenchError, KeyboardInterrupt, SystemExit)):
         raise error
-    raise WriteFailedError(f"Writing to table {loc.qualified!r} failed ({error}); {outcome}.") from error
+    raise WriteFailedError(
+        f"Writing to table {loc.qualified!r} failed ({error}); {outcome}."
+    ) from error
 
 
 def _options(loc: Location) -> dict[str, str] | None:
@@ -235,9 +237,7 @@ def _changes(plan: SchemaPlan) -> tuple[str, ...]:
     return tuple([f"+{c}" for c in plan.added] + [f"~{c}" for c in plan.widened])
 
 
-def _add(
-    opened: OpenTable, data: pa.Table, plan: SchemaPlan, mode: TableWriteMode
-) -> WriteResult:
+def _add(opened: OpenTable, data: pa.Table, plan: SchemaPlan, mode: TableWriteMode) -> WriteResult:
     from deltalake import write_deltalake
 
     if plan.widened:
