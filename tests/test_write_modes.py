@@ -162,3 +162,15 @@ def test_schemaless_rejects_formats_a_supported_reader_cannot_read(catalog):
     dc.create_table("files")
     with pytest.raises(dc.TableValidationError, match="ORC"):
         dc.write(pa.table({"id": [1]}), "files", content_type=dc.ContentType.ORC)
+
+
+def test_append_of_many_record_batches_keeps_row_order(catalog):
+    batches = [pa.table({"n": list(range(i * 3, i * 3 + 3))}) for i in range(8)]
+    data = pa.concat_tables(batches)
+    assert data.column("n").num_chunks == 8
+    dc.write(data, "ordered")
+    dc.write(pa.concat_tables(batches), "ordered", mode="append")
+    assert dc.read("ordered", read_as=dc.DatasetType.PYARROW).column("n").to_pylist() == [
+        *range(24),
+        *range(24),
+    ]

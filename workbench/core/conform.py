@@ -24,7 +24,8 @@ def conform(data: pa.Table, schema: Schema, fill_missing: bool, table: str) -> p
         else:
             continue
         fields.append(f.to_arrow())
-    return pa.Table.from_arrays(columns, schema=pa.schema(fields))
+    # One contiguous batch: deltalake's writer interleaves multiple batches, losing row order.
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields)).combine_chunks()
 
 
 def default_column(f: Field, length: int) -> pa.Array:

@@ -43,10 +43,7 @@ def unique_keys(data: pa.Table, keys: list[str], table: str, dedupe: str | None)
                 f"{nulls} row(s) written to table {table!r} have a null merge key {key!r}; drop "
                 "those rows or fill the key before writing."
             )
-    if len(keys) == 1:
-        distinct = pc.count_distinct(data.column(keys[0])).as_py()
-    else:
-        distinct = data.select(keys).group_by(keys).aggregate([]).num_rows
+    distinct = _distinct_count(data, keys)
     if distinct == data.num_rows:
         return data
     if dedupe is None:
@@ -60,3 +57,18 @@ def unique_keys(data: pa.Table, keys: list[str], table: str, dedupe: str | None)
     agg = "max" if dedupe == "last" else "min"
     keep = numbered.group_by(keys).aggregate([(position, agg)]).column(f"{position}_{agg}")
     return data.take(keep.sort())
+
+
+def _distinct_count(data: pa.Table, keys: list[str]) -> int:
+    """Number of distinct (non-null) key tuples; sorting beats hashing for one numeric key."""
+    import numpy as np
+    import pyarrow.compute as pc
+    import pyarrow.types as pt
+
+    if len(keys) > 1:
+        return data.select(keys).group_by(keys).aggregate([]).num_rows
+    column = data.column(keys[0])
+    if column.num_chunks and (pt.is_integer(column.type) or pt.is_temporal(column.type)):
+        ordered = np.sort(column.to_numpy())
+        return int(np.count_nonzero(ordered[1:] != ordered[:-1])) + min(len(ordered), 1)
+    return len(pc.unique(column))

@@ -123,24 +123,26 @@ def open_table(loc: Location, version: int | None = None) -> OpenTable:
     """Open the table at ``version`` (latest by default)."""
     import pyarrow as pa
     from deltalake import DeltaTable
+    from deltalake.exceptions import DeltaError
     from deltalake.exceptions import TableNotFoundError as DeltaNotFound
 
     options = loc.catalog.properties.storage_options or None
+    if version is not None and (not isinstance(version, int) or version < 0):
+        raise TableVersionNotFoundError(
+            f"Table versions are whole numbers from 0; {version!r} is not one (see dc.get_table)."
+        )
     try:
-        delta = DeltaTable(loc.uri, storage_options=options)
+        delta = DeltaTable(loc.uri, version=version, storage_options=options)
     except DeltaNotFound:
         raise TableNotFoundError(
             f"Table {loc.qualified!r} does not exist in catalog {loc.catalog_name!r}; list tables "
             "with dc.list_tables(...) or create it with dc.write(...)."
         ) from None
-    if version is not None:
-        if not isinstance(version, int) or not 0 <= version <= delta.version():
-            raise TableVersionNotFoundError(
-                f"Table {loc.qualified!r} has versions 0 to {delta.version()}; {version!r} is not "
-                "one of them."
-            )
-        if version != delta.version():
-            delta.load_as_version(version)
+    except DeltaError:
+        latest = DeltaTable(loc.uri, storage_options=options).version()
+        raise TableVersionNotFoundError(
+            f"Table {loc.qualified!r} has versions 0 to {latest}; {version!r} is not one of them."
+        ) from None
     schema = Schema.of(pa.schema(delta.schema().to_arrow()))
     return OpenTable(loc, delta, schema, dict(delta.metadata().configuration))
 

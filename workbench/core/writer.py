@@ -285,7 +285,7 @@ def _rewrite(opened: OpenTable, schema: Schema, extra: pa.Table | None) -> int:
     from workbench.core.reader import ordered_dataset
 
     current = conform(ordered_dataset(opened).to_table(), schema, True, opened.loc.qualified)
-    rows = current if extra is None else pa.concat_tables([current, extra])
+    rows = current if extra is None else pa.concat_tables([current, extra]).combine_chunks()
     write_deltalake(
         opened.delta,
         rows,
