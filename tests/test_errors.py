@@ -168,6 +168,11 @@ def test_disabled_and_manual_evolution_block_undeclared_changes(catalog):
     assert dc.get_table("strict_manual").schema.names == ["id", "extra"]
 
 
+def disk_full(*args, **kwargs):
+    """A storage fault that a local disk cannot be made to produce on demand."""
+    raise OSError("disk full")
+
+
 def test_failed_storage_commit_restores_table(catalog, monkeypatch):
     """A fault inside deltalake's merge (injected: it cannot be produced otherwise) rolls back."""
     schema = dc.Schema.of(
@@ -182,10 +187,7 @@ def test_failed_storage_commit_restores_table(catalog, monkeypatch):
     before = dc.read("keyed", read_as=dc.DatasetType.PYARROW)
     import deltalake.table
 
-    def broken(self):
-        raise OSError("disk full")
-
-    monkeypatch.setattr(deltalake.table.TableMerger, "execute", broken)
+    monkeypatch.setattr(deltalake.table.TableMerger, "execute", disk_full)
     with pytest.raises(dc.WriteFailedError, match="restored to version 0"):
         # int64 scores widen the int32 column (a rewrite commit); the merge after it then fails.
         dc.write(pa.table({"id": [1], "score": pa.array([2**40], pa.int64())}), "keyed")
@@ -197,10 +199,7 @@ def test_failed_storage_commit_restores_table(catalog, monkeypatch):
 def test_failed_create_leaves_no_table_or_namespace(catalog, monkeypatch):
     import deltalake
 
-    def broken(*args, **kwargs):
-        raise OSError("disk full")
-
-    monkeypatch.setattr(deltalake, "write_deltalake", broken)
+    monkeypatch.setattr(deltalake, "write_deltalake", disk_full)
     with pytest.raises(dc.WriteFailedError, match="not created"):
         dc.write(pd.DataFrame({"id": [1]}), "t", namespace="fresh", auto_create_namespace=True)
     monkeypatch.undo()

@@ -45,11 +45,6 @@ class Catalog:
         """The catalog root URI or absolute path."""
         return self.properties.root
 
-    @property
-    def is_local(self) -> bool:
-        """True when the root is a local folder."""
-        return "://" not in self.root or self.root.startswith("file://")
-
     @cached_property
     def _fs(self) -> tuple[pafs.FileSystem, str]:
         import pyarrow.fs as pafs

@@ -34,7 +34,6 @@ def require_key_columns(data: pa.Table, keys: list[str], table: str, action: str
 def unique_keys(data: pa.Table, keys: list[str], table: str, dedupe: str | None) -> pa.Table:
     """Return ``data`` with non-null, unique merge keys, de-duplicating if asked to."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     for key in keys:
         nulls = data.column(key).null_count
