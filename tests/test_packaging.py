@@ -59,3 +59,17 @@ def test_workbench_core_has_no_ipython_imports():
         if re.search(r"^\s*(import|from)\s+IPython", p.read_text(), re.M)
     ]
     assert offenders == []
+
+
+def test_local_operations_start_no_ray_or_spark(tmp_path):
+    code = f"""
+import sys, pandas as pd, workbench as dc
+dc.init_local({str(tmp_path)!r})
+dc.write(pd.DataFrame({{"id": [1]}}), "t")
+dc.read("t").collect()
+dc.read("t", read_as=dc.DatasetType.PANDAS)
+ray_started = "ray" in sys.modules and sys.modules["ray"].is_initialized()
+print(ray_started, "pyspark" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
