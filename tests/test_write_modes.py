@@ -174,3 +174,12 @@ def test_append_of_many_record_batches_keeps_row_order(catalog):
         *range(24),
         *range(24),
     ]
+
+
+def test_merge_keys_and_columns_with_capitals_and_spaces(catalog):
+    schema = dc.Schema.of([dc.Field.of(pa.field("User ID", pa.int64()), is_merge_key=True)])
+    dc.write(pd.DataFrame({"User ID": [1, 2], "Full Name": ["a", "b"]}), "people", schema=schema)
+    dc.write(pd.DataFrame({"User ID": [2, 3], "Full Name": ["B", "c"]}), "people")
+    dc.write(pd.DataFrame({"User ID": [1]}), "people", mode="delete")
+    got = dc.read("people", read_as=dc.DatasetType.PYARROW).sort_by("User ID").to_pylist()
+    assert got == [{"User ID": 2, "Full Name": "B"}, {"User ID": 3, "Full Name": "c"}]

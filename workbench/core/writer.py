@@ -300,6 +300,10 @@ def _quote(column: str) -> str:
     return "`" + column.replace("`", "``") + "`"
 
 
+def _key_predicate(keys: list[str]) -> str:
+    return " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in keys)
+
+
 def _merge(opened: OpenTable, incoming: pa.Table, plan: SchemaPlan, keys: list[str]) -> WriteResult:
     import pyarrow as pa
 
@@ -313,7 +317,7 @@ def _merge(opened: OpenTable, incoming: pa.Table, plan: SchemaPlan, keys: list[s
             )
     merger = opened.delta.merge(
         source,
-        predicate=" AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in keys),
+        predicate=_key_predicate(keys),
         source_alias="s",
         target_alias="t",
         merge_schema=bool(plan.added),
@@ -338,7 +342,7 @@ def _delete(opened: OpenTable, source: pa.Table, keys: list[str]) -> WriteResult
     metrics = (
         opened.delta.merge(
             source,
-            predicate=" AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in keys),
+            predicate=_key_predicate(keys),
             source_alias="s",
             target_alias="t",
             commit_properties=_commit_properties("DELETE"),
