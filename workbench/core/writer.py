@@ -250,7 +250,7 @@ def _add(opened: OpenTable, data: pa.Table, plan: SchemaPlan, mode: TableWriteMo
             schema_mode=_schema_mode(plan),
             commit_properties=_commit_properties(mode.name),
         )
-        version = _latest_version(opened)
+        version = opened.version
     return WriteResult(
         opened.loc.ref, mode.value, version, data.num_rows, schema_changes=_changes(plan)
     )
@@ -270,7 +270,7 @@ def _replace(opened: OpenTable, data: pa.Table, plan: SchemaPlan) -> WriteResult
     return WriteResult(
         opened.loc.ref,
         "replace",
-        _latest_version(opened),
+        opened.version,
         rows_added=data.num_rows,
         rows_removed=removed,
         schema_changes=_changes(plan),
@@ -293,7 +293,7 @@ def _rewrite(opened: OpenTable, schema: Schema, extra: pa.Table | None) -> int:
         schema_mode="overwrite",
         commit_properties=_commit_properties("WIDEN"),
     )
-    return _latest_version(opened)
+    return opened.version
 
 
 def _quote(column: str) -> str:
@@ -331,7 +331,7 @@ def _merge(opened: OpenTable, incoming: pa.Table, plan: SchemaPlan, keys: list[s
     return WriteResult(
         opened.loc.ref,
         "merge",
-        _latest_version(opened),
+        opened.version,
         rows_added=metrics.get("num_target_rows_inserted", 0),
         rows_updated=metrics.get("num_target_rows_updated", 0),
         schema_changes=_changes(plan),
@@ -353,15 +353,10 @@ def _delete(opened: OpenTable, source: pa.Table, keys: list[str]) -> WriteResult
     return WriteResult(
         opened.loc.ref,
         "delete",
-        _latest_version(opened),
+        opened.version,
         rows_added=0,
         rows_removed=metrics.get("num_target_rows_deleted", 0),
     )
-
-
-def _latest_version(opened: OpenTable) -> int:
-    opened.delta.update_incremental()
-    return opened.delta.version()
 
 
 def _write_schemaless(
@@ -388,6 +383,6 @@ def _write_schemaless(
     return WriteResult(
         opened.loc.ref,
         mode.value,
-        _latest_version(opened),
+        opened.version,
         rows_added=incoming.num_rows,
     )
