@@ -43,6 +43,7 @@ format: install
 
 benchmark: install
 	$(PY) -m benchmarks.core_bench
+	$(PY) -m benchmarks.paired_bench
 
 demo: install
 	$(PY) -m workbench.demo
