@@ -19,6 +19,7 @@ from workbench.core.datasets import (
     to_pandas,
     to_pyarrow,
 )
+from workbench.core.history import TransactionRecord, read_transaction, transactions
 from workbench.core.manifest import from_manifest_table
 from workbench.core.models import Namespace, TableInfo, TableRef, WriteResult
 from workbench.core.namespaces import (
@@ -31,6 +32,13 @@ from workbench.core.namespaces import (
 from workbench.core.reader import read
 from workbench.core.schema import Field, Schema
 from workbench.core.tables import create_table, drop_table, get_table, list_tables, table_exists
+from workbench.core.timetravel import tag, tags
+from workbench.core.transaction import (
+    Transaction,
+    current_transaction,
+    run_transaction,
+    transaction,
+)
 from workbench.core.types import (
     ContentType,
     DatasetType,
@@ -57,8 +65,11 @@ __all__ = [
     "TableProperty",
     "TableRef",
     "TableWriteMode",
+    "Transaction",
+    "TransactionRecord",
     "WriteResult",
     "create_namespace",
+    "current_transaction",
     "create_table",
     "dataset_length",
     "dataset_schema",
@@ -76,9 +87,15 @@ __all__ = [
     "list_tables",
     "namespace_exists",
     "read",
+    "read_transaction",
+    "run_transaction",
     "table_exists",
+    "tag",
+    "tags",
     "to_pandas",
     "to_pyarrow",
+    "transaction",
+    "transactions",
     "write",
     *_errors,
 ]

@@ -57,3 +57,19 @@ class UnsupportedDatasetError(WorkbenchError, TypeError):
 
 class WriteFailedError(WorkbenchError):
     """The storage layer failed during a write; the table was restored to its previous state."""
+
+
+class TransactionError(WorkbenchError):
+    """A transaction was used in a way it does not allow (nesting, writes while time travelling)."""
+
+
+class TransactionConflictError(TransactionError):
+    """Another transaction changed a table this one used; nothing of this one is visible."""
+
+
+class TimeTravelError(WorkbenchError, LookupError):
+    """An ``as_of`` point does not name a moment, transaction or tag of the catalog's history."""
+
+
+class InvalidUrlError(WorkbenchError, ValueError):
+    """A ``dc://`` URL is malformed or names something that cannot be used there."""

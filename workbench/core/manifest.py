@@ -59,7 +59,7 @@ def resolve_paths(opened: OpenTable, manifest: pa.Table) -> pa.Table:
     """Make the manifest's relative paths absolute, so the files can be read from anywhere."""
     import pyarrow as pa
 
-    base = opened.loc.uri.rstrip("/") + "/"
+    base = opened.uri.rstrip("/") + "/"
     paths = pa.array([base + p for p in manifest.column("path").to_pylist()], pa.string())
     return manifest.set_column(manifest.schema.get_field_index("path"), "path", paths)
 

@@ -22,11 +22,12 @@ def read(
     read_as: DatasetType | str = DatasetType.DAFT,
     columns: Sequence[str] | None = None,
     version: int | None = None,
+    as_of: Any = None,
 ) -> Any:
-    """Read a table (at ``version``, else the latest) as ``read_as``; schemaless tables give
-    their file manifest (see ``from_manifest_table``)."""
-    read_as = _parse_dataset_type(read_as)
-    opened = open_table(locate(table, namespace, catalog), version)
+    """Read a table as ``read_as``: as the catalog shows it, at a Delta ``version``, or ``as_of``
+    a past moment, transaction id or tag. Schemaless tables give their file manifest."""
+    read_as = parse_dataset_type(read_as)
+    opened = open_table(locate(table, namespace, catalog), version, as_of)
     if columns is not None:
         columns = _check_columns(opened, columns)
     if opened.schemaless:
@@ -42,7 +43,7 @@ def read(
     return from_pyarrow(ordered_dataset(opened).to_table(columns=columns), read_as)
 
 
-def _parse_dataset_type(read_as: DatasetType | str) -> DatasetType:
+def parse_dataset_type(read_as: DatasetType | str) -> DatasetType:
     if isinstance(read_as, DatasetType):
         return read_as
     try:

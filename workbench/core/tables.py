@@ -18,6 +18,7 @@ from workbench.core.errors import (
 from workbench.core.models import TableInfo, TableRef
 from workbench.core.names import validate_name
 from workbench.core.schema import Schema, SchemaLike
+from workbench.core.transaction import TXN_TAG, operation, table_uri, view
 from workbench.core.types import DatasetType, SchemaEvolutionMode, TableProperty
 
 if TYPE_CHECKING:
@@ -62,26 +63,9 @@ def locate(table: str, namespace: str | None = None, catalog: str | None = None)
     )
 
 
-def _is_dir(catalog: Catalog, *parts: str) -> bool:
-    import pyarrow.fs as pafs
-
-    info = catalog.filesystem.get_file_info(catalog.fs_path(*parts))
-    return info.type == pafs.FileType.Directory
-
-
-def namespace_dir_exists(catalog: Catalog, namespace: str) -> bool:
-    """True when the namespace folder exists."""
-    return _is_dir(catalog, namespace)
-
-
-def table_dir_exists(loc: Location) -> bool:
-    """True when a Delta table exists at the location."""
-    return _is_dir(loc.catalog, loc.namespace, loc.name, "_delta_log")
-
-
-def require_namespace(loc: Location) -> None:
+def require_namespace(loc: Location, exists: bool) -> None:
     """Raise ``NamespaceNotFoundError`` unless the table's namespace exists."""
-    if not namespace_dir_exists(loc.catalog, loc.namespace):
+    if not exists:
         raise NamespaceNotFoundError(
             f"Namespace {loc.namespace!r} does not exist in catalog {loc.catalog_name!r}; create "
             "it with dc.create_namespace(...) or pass auto_create_namespace=True."
@@ -93,6 +77,7 @@ class OpenTable:
     """A Delta table opened at one version, with workbench's view of its metadata."""
 
     loc: Location
+    uri: str
     delta: DeltaTable
     schema: Schema
     properties: dict[str, str]
@@ -119,32 +104,37 @@ class OpenTable:
         return SchemaEvolutionMode(value) if value else SchemaEvolutionMode.AUTO
 
 
-def open_table(loc: Location, version: int | None = None) -> OpenTable:
-    """Open the table at ``version`` (latest by default)."""
+def open_table(loc: Location, version: int | None = None, as_of: Any = None) -> OpenTable:
+    """Open a table as the catalog shows it (or at Delta ``version``, or ``as_of`` a past point)."""
     import pyarrow as pa
     from deltalake import DeltaTable
     from deltalake.exceptions import DeltaError
-    from deltalake.exceptions import TableNotFoundError as DeltaNotFound
 
-    options = loc.catalog.properties.storage_options or None
-    if version is not None and (not isinstance(version, int) or version < 0):
-        raise TableVersionNotFoundError(
-            f"Table versions are whole numbers from 0; {version!r} is not one (see dc.get_table)."
-        )
-    try:
-        delta = DeltaTable(loc.uri, version=version, storage_options=options)
-    except DeltaNotFound:
+    entry = view(loc.catalog, as_of).entry(loc.namespace, loc.name)
+    if entry is None:
+        when = "" if as_of is None else f" as of {as_of!r}"
         raise TableNotFoundError(
-            f"Table {loc.qualified!r} does not exist in catalog {loc.catalog_name!r}; list tables "
-            "with dc.list_tables(...) or create it with dc.write(...)."
-        ) from None
-    except DeltaError:
-        latest = DeltaTable(loc.uri, storage_options=options).version()
+            f"Table {loc.qualified!r} does not exist in catalog {loc.catalog_name!r}{when}; list "
+            "tables with dc.list_tables(...) or create it with dc.write(...)."
+        )
+    if version is not None and (not isinstance(version, int) or not 0 <= version <= entry.version):
         raise TableVersionNotFoundError(
-            f"Table {loc.qualified!r} has versions 0 to {latest}; {version!r} is not one of them."
-        ) from None
+            f"Table {loc.qualified!r} has versions 0 to {entry.version}; {version!r} is not one "
+            "of them."
+        )
+    uri = table_uri(loc.catalog, loc.namespace, loc.name, entry)
+    options = loc.catalog.properties.storage_options or None
+    try:
+        delta = DeltaTable(
+            uri, version=entry.version if version is None else version, storage_options=options
+        )
+    except DeltaError as e:
+        raise TableVersionNotFoundError(
+            f"Version {version!r} of table {loc.qualified!r} can no longer be read ({e}); it may "
+            "have been vacuumed."
+        ) from e
     schema = Schema.of(pa.schema(delta.schema().to_arrow()))
-    return OpenTable(loc, delta, schema, dict(delta.metadata().configuration))
+    return OpenTable(loc, uri, delta, schema, dict(delta.metadata().configuration))
 
 
 def decode_reader_types(properties: Mapping[str, str]) -> list[DatasetType]:
@@ -180,15 +170,20 @@ def encode_properties(table_properties: Mapping[Any, Any] | None) -> dict[str, s
     return encoded
 
 
-def create_delta_table(loc: Location, schema: Schema, configuration: dict[str, str]) -> None:
+def create_delta_table(
+    loc: Location, schema: Schema, configuration: dict[str, str], transaction_id: str
+) -> None:
     """Create an empty Delta table with workbench properties in its configuration."""
-    from deltalake import DeltaTable
+    from deltalake import CommitProperties, DeltaTable
 
     DeltaTable.create(
         loc.uri,
         schema.arrow,
         configuration=configuration or None,
         storage_options=loc.catalog.properties.storage_options or None,
+        commit_properties=CommitProperties(
+            custom_metadata={TXN_TAG: transaction_id, "workbench.operation": "CREATE_TABLE"}
+        ),
         raise_if_key_not_exists=False,
     )
 
@@ -208,13 +203,6 @@ def create_table(
 
     loc = locate(table, namespace, catalog)
     configuration = encode_properties(table_properties)
-    if table_dir_exists(loc):
-        if fail_if_exists:
-            raise TableAlreadyExistsError(
-                f"Table {loc.qualified!r} already exists; drop it first, or write to it with "
-                "dc.write(..., mode=dc.TableWriteMode.REPLACE)."
-            )
-        return get_table(table, loc.namespace, catalog)
     if schema is None:
         configuration[SCHEMALESS_PROPERTY] = "true"
         table_schema = Schema.of(manifest_schema())
@@ -222,60 +210,65 @@ def create_table(
         from workbench.core.evolution import to_storage
 
         table_schema = to_storage(Schema.of(schema))
-    created_namespace = ensure_namespace(loc, auto_create_namespace)
-    try:
-        create_delta_table(loc, table_schema, configuration)
-    except BaseException:
-        remove_created(loc, created_namespace)
-        raise
+    with operation(loc.catalog) as txn:
+        if txn.entry(loc.namespace, loc.name) is not None:
+            if fail_if_exists:
+                raise TableAlreadyExistsError(
+                    f"Table {loc.qualified!r} already exists; drop it first, or write to it with "
+                    "dc.write(..., mode=dc.TableWriteMode.REPLACE)."
+                )
+            return get_table(table, loc.namespace, catalog)
+        ensure_namespace(txn, loc, auto_create_namespace)
+        change = txn.touch_table(loc.namespace, loc.name)
+        try:
+            create_delta_table(loc, table_schema, configuration, txn.id)
+        except BaseException:
+            remove_created(loc)
+            raise
+        txn.record(change, "CREATE_TABLE", 0)
     return get_table(table, loc.namespace, catalog)
 
 
-def remove_created(loc: Location, namespace_too: bool) -> None:
-    """Delete a table (and its namespace) created by a call that then failed."""
-    fs = loc.catalog.filesystem
-    if _is_dir(loc.catalog, loc.namespace, loc.name):
-        fs.delete_dir(loc.catalog.fs_path(loc.namespace, loc.name))
-    if namespace_too and namespace_dir_exists(loc.catalog, loc.namespace):
-        fs.delete_dir(loc.catalog.fs_path(loc.namespace))
+def remove_created(loc: Location) -> None:
+    """Delete the folder of a table whose creation failed (it was never visible)."""
+    import shutil
+
+    shutil.rmtree(loc.uri, ignore_errors=True)
 
 
 def drop_table(table: str, namespace: str | None = None, catalog: str | None = None) -> None:
-    """Delete a table and its files."""
+    """Drop a table; its files stay for time travel until ``dc.vacuum`` removes them."""
     loc = locate(table, namespace, catalog)
-    if not table_dir_exists(loc):
-        raise TableNotFoundError(
-            f"Cannot drop table {loc.qualified!r}: it does not exist in catalog "
-            f"{loc.catalog_name!r}."
-        )
-    loc.catalog.filesystem.delete_dir(loc.catalog.fs_path(loc.namespace, loc.name))
+    with operation(loc.catalog) as txn:
+        if txn.entry(loc.namespace, loc.name) is None:
+            raise TableNotFoundError(
+                f"Cannot drop table {loc.qualified!r}: it does not exist in catalog "
+                f"{loc.catalog_name!r}."
+            )
+        txn.drop(txn.touch_table(loc.namespace, loc.name))
 
 
-def table_exists(table: str, namespace: str | None = None, catalog: str | None = None) -> bool:
-    """True when the table exists."""
-    return table_dir_exists(locate(table, namespace, catalog))
+def table_exists(
+    table: str, namespace: str | None = None, catalog: str | None = None, as_of: Any = None
+) -> bool:
+    """True when the table exists (now, or ``as_of`` a past point)."""
+    loc = locate(table, namespace, catalog)
+    return view(loc.catalog, as_of).entry(loc.namespace, loc.name) is not None
 
 
-def list_tables(namespace: str | None = None, catalog: str | None = None) -> list[TableRef]:
+def list_tables(
+    namespace: str | None = None, catalog: str | None = None, as_of: Any = None
+) -> list[TableRef]:
     """References to the tables of a namespace, sorted by name."""
-    import pyarrow.fs as pafs
-
     cat = get_catalog(catalog)
     ns = validate_name("namespace", namespace or DEFAULT_NAMESPACE)
-    if not namespace_dir_exists(cat, ns):
+    seen = view(cat, as_of)
+    if not seen.has_namespace(ns):
         raise NamespaceNotFoundError(
             f"Namespace {ns!r} does not exist in catalog {catalog_name(cat)!r}; see "
             "dc.list_namespaces()."
         )
-    fs = cat.filesystem
-    children = fs.get_file_info(pafs.FileSelector(cat.fs_path(ns)))
-    names = sorted(c.base_name for c in children if c.type == pafs.FileType.Directory)
-    logs = fs.get_file_info([cat.fs_path(ns, n, "_delta_log") for n in names])
-    return [
-        TableRef(n, ns, catalog_name(cat))
-        for n, log in zip(names, logs, strict=True)
-        if log.type == pafs.FileType.Directory
-    ]
+    return [TableRef(n, ns, catalog_name(cat)) for n in seen.table_names(ns)]
 
 
 def describe(opened: OpenTable) -> TableInfo:
@@ -305,6 +298,7 @@ def get_table(
     namespace: str | None = None,
     catalog: str | None = None,
     version: int | None = None,
+    as_of: Any = None,
 ) -> TableInfo:
     """Describe a table: schema, merge keys, version, row/file counts, bytes, properties."""
-    return describe(open_table(locate(table, namespace, catalog), version))
+    return describe(open_table(locate(table, namespace, catalog), version, as_of))

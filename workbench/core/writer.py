@@ -14,6 +14,7 @@ from workbench.core.errors import (
     TableAlreadyExistsError,
     TableNotFoundError,
     TableValidationError,
+    TransactionConflictError,
     WorkbenchError,
     WriteFailedError,
 )
@@ -40,8 +41,8 @@ from workbench.core.tables import (
     locate,
     open_table,
     remove_created,
-    table_dir_exists,
 )
+from workbench.core.transaction import TXN_TAG, TableChange, Transaction, operation
 from workbench.core.types import ContentType, TableWriteMode
 from workbench.core.validation import validate_content_type, validate_readable
 
@@ -69,22 +70,26 @@ def write(
     fmt = content_type_of(content_type) if content_type is not None else None
     incoming = to_pyarrow(data)
     properties = encode_properties(table_properties)
-    if not table_dir_exists(loc):
-        if mode is TableWriteMode.DELETE:
-            raise TableNotFoundError(
-                f"Cannot delete from table {loc.qualified!r}: it does not exist in catalog "
-                f"{loc.catalog_name!r}."
+    with operation(loc.catalog) as txn:
+        txn.require_writable()
+        if txn.entry(loc.namespace, loc.name) is None:
+            if mode is TableWriteMode.DELETE:
+                raise TableNotFoundError(
+                    f"Cannot delete from table {loc.qualified!r}: it does not exist in catalog "
+                    f"{loc.catalog_name!r}."
+                )
+            return _write_new_table(
+                txn, loc, incoming, declared, mode, properties, auto_create_namespace
             )
-        return _write_new_table(loc, incoming, declared, mode, properties, auto_create_namespace)
-    if mode is TableWriteMode.CREATE:
-        raise TableAlreadyExistsError(
-            f"Table {loc.qualified!r} already exists, so mode CREATE cannot write to it; use "
-            "mode=dc.TableWriteMode.REPLACE to overwrite it, or ADD/MERGE to add to it."
-        )
-    opened = open_table(loc)
-    if opened.schemaless:
-        return _write_schemaless(opened, incoming, mode, fmt or ContentType.PARQUET)
-    return _write_existing(opened, incoming, declared, mode, properties, dedupe)
+        if mode is TableWriteMode.CREATE:
+            raise TableAlreadyExistsError(
+                f"Table {loc.qualified!r} already exists, so mode CREATE cannot write to it; use "
+                "mode=dc.TableWriteMode.REPLACE to overwrite it, or ADD/MERGE to add to it."
+            )
+        opened = open_table(loc)
+        if opened.schemaless:
+            return _write_schemaless(txn, opened, incoming, mode, fmt or ContentType.PARQUET)
+        return _write_existing(txn, opened, incoming, declared, mode, properties, dedupe)
 
 
 def _parse_mode(mode: TableWriteMode | str) -> TableWriteMode:
@@ -99,6 +104,7 @@ def _parse_mode(mode: TableWriteMode | str) -> TableWriteMode:
 
 
 def _write_new_table(
+    txn: Transaction,
     loc: Location,
     incoming: pa.Table,
     declared: Schema | None,
@@ -120,22 +126,30 @@ def _write_new_table(
     if keys:
         require_key_columns(incoming, keys, loc.qualified, "Creating")
         data = unique_keys(data, keys, loc.qualified, dedupe=None)
-    created_namespace = ensure_namespace(loc, auto_create_namespace)
+    ensure_namespace(txn, loc, auto_create_namespace)
+    change = txn.touch_table(loc.namespace, loc.name)
     options = loc.catalog.properties.storage_options or None
+    commit = _commit_properties(txn, "CREATE_TABLE")
     try:
         if properties:
-            create_delta_table(loc, plan.schema, properties)
-            write_deltalake(loc.uri, data, mode="append", storage_options=options)
+            create_delta_table(loc, plan.schema, properties, txn.id)
+            write_deltalake(
+                loc.uri, data, mode="append", storage_options=options, commit_properties=commit
+            )
         else:
-            write_deltalake(loc.uri, data, mode="error", storage_options=options)
+            write_deltalake(
+                loc.uri, data, mode="error", storage_options=options, commit_properties=commit
+            )
     except BaseException as e:
-        remove_created(loc, created_namespace)
+        remove_created(loc)
         _reraise(e, loc, "it was not created")
     version = 1 if properties else 0
+    txn.record(change, "CREATE_TABLE", version, added=data.num_rows)
     return WriteResult(loc.ref, "create", version, rows_added=data.num_rows)
 
 
 def _write_existing(
+    txn: Transaction,
     opened: OpenTable,
     incoming: pa.Table,
     declared: Schema | None,
@@ -156,31 +170,46 @@ def _write_existing(
         )
     readers = decode_reader_types({**opened.properties, **properties})
     validate_readable(incoming.schema, readers, name)
+    plan = SchemaPlan(opened.schema)
     if mode is TableWriteMode.DELETE:
         require_key_columns(incoming, keys, name, "DELETE")
-        source = conform(incoming.select(keys), opened.schema, fill_missing=False, table=name)
-        source = unique_keys(source, keys, name, dedupe="first")
-        with _restore_on_failure(opened, properties):
-            return _delete(opened, source, keys)
-    if declared is not None:
-        validate_readable(declared.arrow, readers, name)
-        declared = to_storage(declared)
-    plan = plan_existing_table(
-        opened.schema, storage_schema(incoming.schema), declared, opened.evolution_mode, name
-    )
-    if mode is TableWriteMode.MERGE:
-        require_key_columns(incoming, keys, name, "MERGE")
-    if keys:
-        incoming = unique_keys(incoming, keys, name, dedupe)
-    with _restore_on_failure(opened, properties):
+        incoming = conform(incoming.select(keys), opened.schema, fill_missing=False, table=name)
+        incoming = unique_keys(incoming, keys, name, dedupe="first")
+    else:
+        if declared is not None:
+            validate_readable(declared.arrow, readers, name)
+            declared = to_storage(declared)
+        plan = plan_existing_table(
+            opened.schema, storage_schema(incoming.schema), declared, opened.evolution_mode, name
+        )
         if mode is TableWriteMode.MERGE:
+            require_key_columns(incoming, keys, name, "MERGE")
+        if keys:
+            incoming = unique_keys(incoming, keys, name, dedupe)
+    change, opened = _touch(txn, opened)
+    with _restore_on_failure(txn, opened, properties):
+        if mode is TableWriteMode.DELETE:
+            result = _delete(txn, opened, incoming, keys)
+        elif mode is TableWriteMode.MERGE:
             if plan.widened:
-                _rewrite(opened, plan.schema, extra=None)
-            return _merge(opened, incoming, plan, keys)
-        data = conform(incoming, plan.schema, fill_missing=True, table=name)
-        if mode is TableWriteMode.REPLACE:
-            return _replace(opened, data, plan)
-        return _add(opened, data, plan, mode)
+                _rewrite(txn, opened, plan.schema, extra=None)
+            result = _merge(txn, opened, incoming, plan, keys)
+        else:
+            data = conform(incoming, plan.schema, fill_missing=True, table=name)
+            if mode is TableWriteMode.REPLACE:
+                result = _replace(txn, opened, data, plan)
+            else:
+                result = _add(txn, opened, data, plan, mode)
+    txn.record(change, f"WRITE_{mode.name}", result.version, result.rows_added, result.rows_removed)
+    return result
+
+
+def _touch(txn: Transaction, opened: OpenTable) -> tuple[TableChange, OpenTable]:
+    """Claim the table for this transaction, reopening it if abandoned versions were repaired."""
+    change = txn.touch_table(opened.loc.namespace, opened.loc.name)
+    if change.version != opened.version:
+        opened = open_table(opened.loc)
+    return change, opened
 
 
 def _no_keys_message(loc: Location, mode: TableWriteMode) -> str:
@@ -192,7 +221,9 @@ def _no_keys_message(loc: Location, mode: TableWriteMode) -> str:
 
 
 @contextmanager
-def _restore_on_failure(opened: OpenTable, properties: dict[str, str]) -> Iterator[None]:
+def _restore_on_failure(
+    txn: Transaction, opened: OpenTable, properties: dict[str, str]
+) -> Iterator[None]:
     """Run a write; if it fails, roll the table back to the version it started from."""
     from deltalake import DeltaTable
 
@@ -200,18 +231,29 @@ def _restore_on_failure(opened: OpenTable, properties: dict[str, str]) -> Iterat
     try:
         changed = {k: v for k, v in properties.items() if opened.properties.get(k) != v}
         if changed:
-            opened.delta.alter.set_table_properties(changed, raise_if_not_exists=False)
+            opened.delta.alter.set_table_properties(
+                changed,
+                raise_if_not_exists=False,
+                commit_properties=_commit_properties(txn, "SET_PROPERTIES"),
+            )
         yield
     except BaseException as e:
-        current = DeltaTable(opened.loc.uri, storage_options=_options(opened.loc))
+        current = DeltaTable(opened.uri, storage_options=_options(opened.loc))
         if current.version() > before:
-            current.restore(before)
+            current.restore(before, commit_properties=_commit_properties(txn, "ROLLBACK"))
         _reraise(e, opened.loc, f"it was restored to version {before}")
 
 
 def _reraise(error: BaseException, loc: Location, outcome: str) -> None:
+    from deltalake.exceptions import CommitFailedError
+
     if isinstance(error, (WorkbenchError, KeyboardInterrupt, SystemExit)):
         raise error
+    if isinstance(error, CommitFailedError):
+        raise TransactionConflictError(
+            f"A concurrent writer committed to table {loc.qualified!r} first ({error}); "
+            f"{outcome}. Retry the write (dc.run_transaction retries automatically)."
+        ) from error
     raise WriteFailedError(
         f"Writing to table {loc.qualified!r} failed ({error}); {outcome}."
     ) from error
@@ -221,10 +263,10 @@ def _options(loc: Location) -> dict[str, str] | None:
     return loc.catalog.properties.storage_options or None
 
 
-def _commit_properties(operation: str) -> Any:
+def _commit_properties(txn: Transaction, operation: str) -> Any:
     from deltalake import CommitProperties
 
-    return CommitProperties(custom_metadata={"workbench.operation": operation})
+    return CommitProperties(custom_metadata={TXN_TAG: txn.id, "workbench.operation": operation})
 
 
 def _schema_mode(plan: SchemaPlan) -> str | None:
@@ -237,18 +279,20 @@ def _changes(plan: SchemaPlan) -> tuple[str, ...]:
     return tuple([f"+{c}" for c in plan.added] + [f"~{c}" for c in plan.widened])
 
 
-def _add(opened: OpenTable, data: pa.Table, plan: SchemaPlan, mode: TableWriteMode) -> WriteResult:
+def _add(
+    txn: Transaction, opened: OpenTable, data: pa.Table, plan: SchemaPlan, mode: TableWriteMode
+) -> WriteResult:
     from deltalake import write_deltalake
 
     if plan.widened:
-        version = _rewrite(opened, plan.schema, extra=data)
+        version = _rewrite(txn, opened, plan.schema, extra=data)
     else:
         write_deltalake(
             opened.delta,
             data,
             mode="append",
             schema_mode=_schema_mode(plan),
-            commit_properties=_commit_properties(mode.name),
+            commit_properties=_commit_properties(txn, mode.name),
         )
         version = opened.version
     return WriteResult(
@@ -256,7 +300,7 @@ def _add(opened: OpenTable, data: pa.Table, plan: SchemaPlan, mode: TableWriteMo
     )
 
 
-def _replace(opened: OpenTable, data: pa.Table, plan: SchemaPlan) -> WriteResult:
+def _replace(txn: Transaction, opened: OpenTable, data: pa.Table, plan: SchemaPlan) -> WriteResult:
     from deltalake import write_deltalake
 
     removed = describe(opened).row_count
@@ -265,7 +309,7 @@ def _replace(opened: OpenTable, data: pa.Table, plan: SchemaPlan) -> WriteResult
         data,
         mode="overwrite",
         schema_mode=_schema_mode(plan),
-        commit_properties=_commit_properties("REPLACE"),
+        commit_properties=_commit_properties(txn, "REPLACE"),
     )
     return WriteResult(
         opened.loc.ref,
@@ -277,7 +321,7 @@ def _replace(opened: OpenTable, data: pa.Table, plan: SchemaPlan) -> WriteResult
     )
 
 
-def _rewrite(opened: OpenTable, schema: Schema, extra: pa.Table | None) -> int:
+def _rewrite(txn: Transaction, opened: OpenTable, schema: Schema, extra: pa.Table | None) -> int:
     """Rewrite every row with widened column types (plus ``extra`` rows) in one commit."""
     import pyarrow as pa
     from deltalake import write_deltalake
@@ -291,7 +335,7 @@ def _rewrite(opened: OpenTable, schema: Schema, extra: pa.Table | None) -> int:
         rows,
         mode="overwrite",
         schema_mode="overwrite",
-        commit_properties=_commit_properties("WIDEN"),
+        commit_properties=_commit_properties(txn, "WIDEN"),
     )
     return opened.version
 
@@ -304,7 +348,9 @@ def _key_predicate(keys: list[str]) -> str:
     return " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in keys)
 
 
-def _merge(opened: OpenTable, incoming: pa.Table, plan: SchemaPlan, keys: list[str]) -> WriteResult:
+def _merge(
+    txn: Transaction, opened: OpenTable, incoming: pa.Table, plan: SchemaPlan, keys: list[str]
+) -> WriteResult:
     import pyarrow as pa
 
     name = opened.loc.qualified
@@ -321,7 +367,7 @@ def _merge(opened: OpenTable, incoming: pa.Table, plan: SchemaPlan, keys: list[s
         source_alias="s",
         target_alias="t",
         merge_schema=bool(plan.added),
-        commit_properties=_commit_properties("MERGE"),
+        commit_properties=_commit_properties(txn, "MERGE"),
     )
     if updates:
         merger = merger.when_matched_update({_quote(c): f"s.{_quote(c)}" for c in updates})
@@ -338,14 +384,14 @@ def _merge(opened: OpenTable, incoming: pa.Table, plan: SchemaPlan, keys: list[s
     )
 
 
-def _delete(opened: OpenTable, source: pa.Table, keys: list[str]) -> WriteResult:
+def _delete(txn: Transaction, opened: OpenTable, source: pa.Table, keys: list[str]) -> WriteResult:
     metrics = (
         opened.delta.merge(
             source,
             predicate=_key_predicate(keys),
             source_alias="s",
             target_alias="t",
-            commit_properties=_commit_properties("DELETE"),
+            commit_properties=_commit_properties(txn, "DELETE"),
         )
         .when_matched_delete()
         .execute()
@@ -360,7 +406,7 @@ def _delete(opened: OpenTable, source: pa.Table, keys: list[str]) -> WriteResult
 
 
 def _write_schemaless(
-    opened: OpenTable, incoming: pa.Table, mode: TableWriteMode, fmt: ContentType
+    txn: Transaction, opened: OpenTable, incoming: pa.Table, mode: TableWriteMode, fmt: ContentType
 ) -> WriteResult:
     from deltalake import write_deltalake
 
@@ -372,17 +418,15 @@ def _write_schemaless(
         )
     validate_content_type(fmt, opened.reader_types, name)
     replace = mode is TableWriteMode.REPLACE
-    with _restore_on_failure(opened, {}):
+    change, opened = _touch(txn, opened)
+    removed = describe(opened).row_count if replace else 0
+    with _restore_on_failure(txn, opened, {}):
         entry = write_data_file(opened, incoming, fmt)
         write_deltalake(
             opened.delta,
             entry,
             mode="overwrite" if replace else "append",
-            commit_properties=_commit_properties(mode.name),
+            commit_properties=_commit_properties(txn, mode.name),
         )
-    return WriteResult(
-        opened.loc.ref,
-        mode.value,
-        opened.version,
-        rows_added=incoming.num_rows,
-    )
+    txn.record(change, f"WRITE_{mode.name}", opened.version, incoming.num_rows, removed)
+    return WriteResult(opened.loc.ref, mode.value, opened.version, rows_added=incoming.num_rows)

@@ -1,0 +1,174 @@
+"""The catalog's transaction history as a dataset, one row per transaction, newest first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.catalog import get_catalog
+from workbench.core.datasets import from_pyarrow
+from workbench.core.errors import TimeTravelError
+from workbench.core.txlog import log_of
+from workbench.core.types import DatasetType
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+def _history_table(rows: list[dict[str, Any]]) -> pa.Table:
+    """Fold log rows (one per table touched) into one row per transaction, newest first."""
+    import pyarrow as pa
+
+    folded: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        entry = folded.get(row["transaction_id"])
+        if entry is None:
+            entry = folded[row["transaction_id"]] = {
+                k: row[k]
+                for k in (
+                    "transaction_id",
+                    "sequence",
+                    "start_time",
+                    "end_time",
+                    "commit_message",
+                    "status",
+                    "engine",
+                )
+            }
+            entry.update(tables=[], operations=[], rows_added=0, rows_removed=0)
+        target = (
+            row["namespace"]
+            if row["table_name"] is None
+            else (f"{row['namespace']}.{row['table_name']}")
+        )
+        entry["tables"].append(target)
+        entry["operations"].append(row["operation"])
+        entry["rows_added"] += row["rows_added"] or 0
+        entry["rows_removed"] += row["rows_removed"] or 0
+    ordered = sorted(folded.values(), key=lambda e: e["sequence"], reverse=True)
+    schema = pa.schema(
+        [
+            ("transaction_id", pa.string()),
+            ("sequence", pa.int64()),
+            ("start_time", pa.int64()),
+            ("end_time", pa.int64()),
+            ("commit_message", pa.string()),
+            ("status", pa.string()),
+            ("engine", pa.string()),
+            ("tables", pa.list_(pa.string())),
+            ("operations", pa.list_(pa.string())),
+            ("rows_added", pa.int64()),
+            ("rows_removed", pa.int64()),
+        ]
+    )
+    return pa.Table.from_pylist(ordered, schema=schema)
+
+
+def transactions(
+    read_as: DatasetType | str = DatasetType.PYARROW,
+    catalog: str | None = None,
+    table: str | None = None,
+    since: Any = None,
+    limit: int | None = None,
+) -> Any:
+    """Committed transactions, newest first; filter by ``table`` ("ns.table"), ``since`` a
+    time/transaction/tag, and keep the first ``limit``."""
+    from workbench.core.reader import parse_dataset_type
+    from workbench.core.timetravel import resolve_sequence
+
+    cat = get_catalog(catalog)
+    log = log_of(cat)
+    log.refresh()
+    rows = log.rows
+    if since is not None:
+        first = resolve_sequence(cat, since) if log.rows else 0
+        rows = [r for r in rows if r["sequence"] >= first]
+    if table is not None:
+        namespace, _, name = table.rpartition(".")
+        wanted = {
+            t["transaction_id"]
+            for t in rows
+            if t["table_name"] == name and t["namespace"] == (namespace or "default")
+        }
+        rows = [r for r in rows if r["transaction_id"] in wanted]
+    history = _history_table(rows)
+    if limit is not None:
+        history = history.slice(0, limit)
+    return from_pyarrow(history, parse_dataset_type(read_as))
+
+
+@dataclass(frozen=True)
+class TransactionRecord:
+    """One committed transaction and the tables and namespaces it changed."""
+
+    transaction_id: str
+    sequence: int
+    start_time: int
+    end_time: int
+    commit_message: str | None
+    engine: str
+    changes: list[dict[str, Any]] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        lines = [
+            f"transaction {self.transaction_id} (#{self.sequence}) {self.commit_message or ''}"
+        ]
+        for c in self.changes:
+            target = c["namespace"] + (f".{c['table_name']}" if c["table_name"] else "")
+            lines.append(
+                f"  {c['operation']:<28} {target:<30} version={c['table_version']} "
+                f"+{c['rows_added']} -{c['rows_removed']}"
+            )
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        body = "".join(
+            f"<tr><td>{escape(c['operation'])}</td><td>{escape(c['namespace'])}"
+            f"{'.' + escape(c['table_name']) if c['table_name'] else ''}</td>"
+            f"<td>{c['table_version']}</td><td>+{c['rows_added']}</td>"
+            f"<td>-{c['rows_removed']}</td></tr>"
+            for c in self.changes
+        )
+        return (
+            f"<p><b>{escape(self.commit_message or 'transaction')}</b> "
+            f"<code>{self.transaction_id}</code> #{self.sequence}</p><table><thead><tr>"
+            "<th>operation</th><th>target</th><th>version</th><th>added</th><th>removed</th>"
+            f"</tr></thead><tbody>{body}</tbody></table>"
+        )
+
+
+def read_transaction(transaction_id: str, catalog: str | None = None) -> TransactionRecord:
+    """The committed transaction with this id."""
+    log = log_of(get_catalog(catalog))
+    log.refresh()
+    rows = [r for r in log.rows if r["transaction_id"] == transaction_id]
+    if not rows:
+        raise TimeTravelError(
+            f"No committed transaction {transaction_id!r}; see dc.transactions() for ids."
+        )
+    first = rows[0]
+    changes = [
+        {
+            k: r[k]
+            for k in (
+                "operation",
+                "namespace",
+                "table_name",
+                "table_version",
+                "rows_added",
+                "rows_removed",
+                "details",
+            )
+        }
+        for r in rows
+    ]
+    return TransactionRecord(
+        first["transaction_id"],
+        first["sequence"],
+        first["start_time"],
+        first["end_time"],
+        first["commit_message"],
+        first["engine"],
+        changes,
+    )

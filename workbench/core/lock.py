@@ -1,0 +1,104 @@
+"""The per-catalog commit lock: one committer at a time, released by the kernel if it dies.
+
+A local catalog uses ``flock`` on ``_workbench/commit.lock``: no stale locks survive a killed
+process, so no expiry guesswork is needed. The file also records the current holder for humans.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING
+
+from workbench.core.errors import TransactionConflictError, WorkbenchError
+
+if TYPE_CHECKING:
+    from workbench.core.catalog import Catalog
+
+LOCK_TIMEOUT_S = 120.0
+
+
+def metadata_dir(catalog: Catalog) -> str:
+    """The catalog's local ``_workbench`` folder (created on demand)."""
+    if "://" in catalog.root and not catalog.root.startswith("file://"):
+        raise WorkbenchError(
+            f"Catalog {catalog.root!r} is on an object store; catalog transactions need a local "
+            "root for now (object-store commit locks are planned)."
+        )
+    path = os.path.join(catalog.root.removeprefix("file://"), "_workbench")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+@contextmanager
+def commit_lock(catalog: Catalog, owner: str, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold the catalog's commit lock for the duration of the block."""
+    path = os.path.join(metadata_dir(catalog), "commit.lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TransactionConflictError(
+                        f"Waited {timeout:.0f} s for the commit lock of catalog {catalog.root!r} "
+                        f"(held by: {_holder(fd)}); retry later."
+                    ) from None
+                time.sleep(0.002)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"owner": owner, "pid": os.getpid()}).encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock
+
+
+def _holder(fd: int) -> str:
+    try:
+        return os.pread(fd, 4096, 0).decode() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def _process_identity(pid: int) -> str:
+    """pid plus its start time, so a recycled pid is not mistaken for the original process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f"{pid}:{f.read().rsplit(')', 1)[1].split()[19]}"
+    except OSError:
+        return str(pid)
+
+
+def register_active(catalog: Catalog, transaction_id: str) -> None:
+    """Mark a transaction as running in this process (until ``unregister_active``)."""
+    folder = os.path.join(metadata_dir(catalog), "active")
+    os.makedirs(folder, exist_ok=True)
+    record = {"host": socket.gethostname(), "process": _process_identity(os.getpid())}
+    with open(os.path.join(folder, transaction_id), "w") as f:
+        json.dump(record, f)
+
+
+def unregister_active(catalog: Catalog, transaction_id: str) -> None:
+    """Remove a transaction's running marker."""
+    with suppress(FileNotFoundError):
+        os.remove(os.path.join(metadata_dir(catalog), "active", transaction_id))
+
+
+def is_active(catalog: Catalog, transaction_id: str) -> bool:
+    """True while the transaction's process is still running."""
+    try:
+        with open(os.path.join(metadata_dir(catalog), "active", transaction_id)) as f:
+            record = json.load(f)
+    except (FileNotFoundError, ValueError):
+        return False
+    if record.get("host") != socket.gethostname():
+        return True  # cannot check another host's processes: assume it is alive
+    pid = int(record["process"].split(":")[0])
+    return _process_identity(pid) == record["process"]
