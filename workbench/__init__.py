@@ -20,6 +20,7 @@ from workbench.core.datasets import (
     to_pyarrow,
 )
 from workbench.core.history import TransactionRecord, read_transaction, transactions
+from workbench.core.maintenance import VacuumResult, optimize, vacuum
 from workbench.core.manifest import from_manifest_table
 from workbench.core.models import Namespace, TableInfo, TableRef, WriteResult
 from workbench.core.namespaces import (
@@ -46,11 +47,17 @@ from workbench.core.types import (
     TableProperty,
     TableWriteMode,
 )
+from workbench.core.urls import copy as copy
+from workbench.core.urls import get as get
+from workbench.core.urls import list_url as list  # noqa: F401 - dc.list, as in DeltaCAT
+from workbench.core.urls import put as put
 from workbench.core.writer import write
 from workbench.exceptions import *  # noqa: F403
 from workbench.exceptions import __all__ as _errors
 
 __version__ = "0.1.0"
+
+# dc.list, dc.copy, dc.get and dc.put stay out of __all__ so a star import cannot shadow builtins.
 
 __all__ = [
     "Catalog",
@@ -67,6 +74,7 @@ __all__ = [
     "TableWriteMode",
     "Transaction",
     "TransactionRecord",
+    "VacuumResult",
     "WriteResult",
     "create_namespace",
     "current_transaction",
@@ -86,6 +94,7 @@ __all__ = [
     "list_namespaces",
     "list_tables",
     "namespace_exists",
+    "optimize",
     "read",
     "read_transaction",
     "run_transaction",
@@ -96,6 +105,7 @@ __all__ = [
     "to_pyarrow",
     "transaction",
     "transactions",
+    "vacuum",
     "write",
     *_errors,
 ]

@@ -124,14 +124,13 @@ def open_table(loc: Location, version: int | None = None, as_of: Any = None) -> 
         )
     uri = table_uri(loc.catalog, loc.namespace, loc.name, entry)
     options = loc.catalog.properties.storage_options or None
+    wanted = entry.version if version is None else version
     try:
-        delta = DeltaTable(
-            uri, version=entry.version if version is None else version, storage_options=options
-        )
+        delta = DeltaTable(uri, version=wanted, storage_options=options)
     except DeltaError as e:
         raise TableVersionNotFoundError(
-            f"Version {version!r} of table {loc.qualified!r} can no longer be read ({e}); it may "
-            "have been vacuumed."
+            f"Version {wanted} of table {loc.qualified!r} can no longer be read: dc.vacuum removed "
+            f"the files it needs ({e})."
         ) from e
     schema = Schema.of(pa.schema(delta.schema().to_arrow()))
     return OpenTable(loc, uri, delta, schema, dict(delta.metadata().configuration))
@@ -143,6 +142,16 @@ def decode_reader_types(properties: Mapping[str, str]) -> list[DatasetType]:
     if not value:
         return list(DatasetType)
     return [DatasetType[name] for name in json.loads(value)]
+
+
+def table_properties_of(opened: OpenTable) -> dict[TableProperty, Any]:
+    """The table's workbench properties, decoded, as ``table_properties=`` takes them."""
+    properties: dict[TableProperty, Any] = {}
+    if TableProperty.SUPPORTED_READER_TYPES.value in opened.properties:
+        properties[TableProperty.SUPPORTED_READER_TYPES] = opened.reader_types
+    if TableProperty.SCHEMA_EVOLUTION_MODE.value in opened.properties:
+        properties[TableProperty.SCHEMA_EVOLUTION_MODE] = opened.evolution_mode
+    return properties
 
 
 def encode_properties(table_properties: Mapping[Any, Any] | None) -> dict[str, str]:

@@ -1,0 +1,161 @@
+"""Maintenance: compact a table's files, and vacuum what no retained time-travel point needs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from workbench.core.catalog import get_catalog
+from workbench.core.errors import InvalidArgumentError
+from workbench.core.lock import is_active, metadata_dir
+from workbench.core.tables import locate, open_table
+from workbench.core.transaction import (
+    DROPPED_DIR,
+    TXN_TAG,
+    Transaction,
+    dropped_path,
+    folder_incarnation,
+    live_path,
+    operation,
+)
+from workbench.core.txlog import log_of
+
+
+def _tag(txn: Transaction, operation_name: str) -> Any:
+    from deltalake import CommitProperties
+
+    return CommitProperties(
+        custom_metadata={TXN_TAG: txn.id, "workbench.operation": operation_name}
+    )
+
+
+def optimize(
+    table: str, namespace: str | None = None, catalog: str | None = None
+) -> dict[str, Any]:
+    """Compact a table's small files into larger ones (one catalog transaction)."""
+    loc = locate(table, namespace, catalog)
+    with operation(loc.catalog, f"optimize {loc.qualified}") as txn:
+        change = txn.touch_table(loc.namespace, loc.name)
+        opened = open_table(loc)
+        metrics = opened.delta.optimize.compact(commit_properties=_tag(txn, "OPTIMIZE"))
+        txn.record(change, "OPTIMIZE", opened.delta.version())
+    return metrics
+
+
+@dataclass
+class VacuumResult:
+    """What ``vacuum`` removed (or would remove, with ``dry_run``)."""
+
+    files: list[str] = field(default_factory=list)
+    dropped_tables: list[str] = field(default_factory=list)
+    orphan_tables: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return (
+            f"{len(self.files)} data file(s), {len(self.dropped_tables)} dropped table(s), "
+            f"{len(self.orphan_tables)} orphaned table folder(s) removed"
+        )
+
+
+def _retention_ns(retain: timedelta | float | int) -> int:
+    seconds = retain.total_seconds() if isinstance(retain, timedelta) else float(retain)
+    if seconds < 0:
+        raise InvalidArgumentError(f"retain={retain!r} must not be negative.")
+    return int(seconds * 1_000_000_000)
+
+
+def vacuum(
+    catalog: str | None = None,
+    retain: timedelta | float | int = timedelta(days=7),
+    dry_run: bool = False,
+) -> VacuumResult:
+    """Delete files that no time-travel point within ``retain`` (or the latest state) needs,
+    dropped tables older than that, and folders of creates that never committed."""
+    cat = get_catalog(catalog)
+    log = log_of(cat)
+    latest = log.refresh()
+    cutoff = time.time_ns() - _retention_ns(retain)
+    at_cutoff = [r for r in log.rows if r["end_time"] <= cutoff]
+    oldest = log.state_at(at_cutoff[-1]["sequence"]) if at_cutoff else None
+    keep: dict[tuple[str, str, str], set[int]] = {}  # (ns, table, incarnation) -> versions
+    for state in (latest, oldest):
+        for (ns, name), entry in state.tables.items() if state else ():
+            keep.setdefault((ns, name, entry.incarnation), set()).add(entry.version)
+    for row in log.rows:
+        if row["end_time"] > cutoff and row["table_version"] is not None:
+            key = (row["namespace"], row["table_name"], row["incarnation"])
+            keep.setdefault(key, set()).add(row["table_version"])
+    result = VacuumResult()
+    with operation(cat, "vacuum") as txn:
+        for (ns, name), entry in latest.tables.items():
+            change = txn.touch_table(ns, name)
+            versions = keep[(ns, name, entry.incarnation)] | {change.version}
+            path = live_path(cat, ns, name)
+            result.files += _vacuum_table(path, versions, dry_run, txn)
+            if not dry_run:
+                from deltalake import DeltaTable
+
+                txn.record(change, "VACUUM", DeltaTable(path).version())
+        for (_, _, incarnation), versions in keep.items():
+            moved = dropped_path(cat, incarnation)
+            if os.path.isdir(moved):
+                result.files += _vacuum_table(moved, versions, dry_run, txn)
+    _remove_unneeded_folders(cat, {k[2] for k in keep}, latest.tables, dry_run, result)
+    return result
+
+
+def _vacuum_table(path: str, versions: set[int], dry_run: bool, txn: Transaction) -> list[str]:
+    from deltalake import DeltaTable
+
+    table = DeltaTable(path)
+    return table.vacuum(
+        retention_hours=0,
+        dry_run=dry_run,
+        enforce_retention_duration=False,
+        keep_versions=sorted(versions),
+        full=True,
+        commit_properties=_tag(txn, "VACUUM"),
+    )
+
+
+def _remove_unneeded_folders(
+    cat: Any,
+    needed: set[str],
+    live: dict[tuple[str, str], Any],
+    dry_run: bool,
+    result: VacuumResult,
+) -> None:
+    """Dropped tables no retained point needs; table folders of creates that never committed."""
+    dropped_root = os.path.join(cat.root, *DROPPED_DIR)
+    for incarnation in sorted(os.listdir(dropped_root)) if os.path.isdir(dropped_root) else []:
+        if incarnation not in needed:
+            result.dropped_tables.append(incarnation)
+            if not dry_run:
+                shutil.rmtree(os.path.join(dropped_root, incarnation))
+    for ns in sorted(os.listdir(cat.root)):
+        folder = os.path.join(cat.root, ns)
+        if ns.startswith(("_", ".")) or not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            path = os.path.join(folder, name)
+            if (ns, name) in live or not os.path.isdir(os.path.join(path, "_delta_log")):
+                continue
+            owner = folder_incarnation(path)
+            if owner and is_active(cat, owner):
+                continue
+            if owner in needed:  # a drop whose folder move was interrupted: finish it
+                if not dry_run:
+                    os.makedirs(dropped_root, exist_ok=True)
+                    os.replace(path, dropped_path(cat, owner))
+                continue
+            result.orphan_tables.append(f"{ns}.{name}")
+            if not dry_run:
+                shutil.rmtree(path)
+    active = os.path.join(metadata_dir(cat), "active")
+    for marker in os.listdir(active) if os.path.isdir(active) and not dry_run else []:
+        if not is_active(cat, marker):
+            os.remove(os.path.join(active, marker))

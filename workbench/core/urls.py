@@ -1,0 +1,201 @@
+"""``dc://catalog/namespace/table`` URLs: list, copy (with ``*`` and ``**``), get and put."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.core.errors import InvalidNameError, InvalidUrlError
+from workbench.core.models import Namespace, TableInfo, TableRef
+from workbench.core.names import validate_name
+from workbench.core.types import DatasetType
+
+SCHEME = "dc://"
+WILDCARDS = ("*", "**")
+
+
+@dataclass(frozen=True)
+class CatalogUrl:
+    """A parsed ``dc://`` URL: catalog, optional namespace and table, optional trailing wildcard."""
+
+    catalog: str
+    namespace: str | None = None
+    table: str | None = None
+    wildcard: str | None = None
+
+    @property
+    def path(self) -> list[str]:
+        """The namespace and table parts that are present."""
+        return [p for p in (self.namespace, self.table) if p is not None]
+
+
+def parse_url(url: str) -> CatalogUrl:
+    """Parse ``dc://catalog[/namespace[/table]][/*|/**]``, or raise ``InvalidUrlError``."""
+    if not isinstance(url, str) or not url.startswith(SCHEME):
+        raise InvalidUrlError(
+            f"{url!r} is not a workbench URL; write dc://<catalog>[/<namespace>[/<table>]]."
+        )
+    parts = url[len(SCHEME) :].rstrip("/").split("/")
+    wildcard = parts.pop() if parts and parts[-1] in WILDCARDS else None
+    if not parts or not parts[0] or len(parts) > 3 or any(p in WILDCARDS for p in parts):
+        raise InvalidUrlError(
+            f"{url!r} is malformed: expected dc://<catalog>[/<namespace>[/<table>]] with an "
+            "optional trailing /* or /**."
+        )
+    try:
+        names = [
+            validate_name(kind, p)
+            for kind, p in zip(("catalog", "namespace", "table"), parts, strict=False)
+        ]
+    except InvalidNameError as e:
+        raise InvalidUrlError(f"{url!r} has an invalid part: {e}") from None
+    if wildcard and len(names) == 3:
+        raise InvalidUrlError(
+            f"{url!r}: a wildcard can follow a catalog or namespace, not a table."
+        )
+    return CatalogUrl(*names, wildcard=wildcard) if len(names) < 3 else CatalogUrl(*names)
+
+
+def list_url(url: str, as_of: Any = None) -> list[Namespace | TableRef | TableInfo]:
+    """What a URL names: a catalog's namespaces, a namespace's tables, or a table's description.
+
+    ``dc://cat/**`` lists every table of every namespace.
+    """
+    from workbench.core.namespaces import list_namespaces
+    from workbench.core.tables import get_table, list_tables
+
+    parsed = parse_url(url)
+    if parsed.table is not None:
+        return [get_table(parsed.table, parsed.namespace, parsed.catalog, as_of=as_of)]
+    if parsed.namespace is not None:
+        return list_tables(parsed.namespace, parsed.catalog, as_of=as_of)
+    namespaces = list_namespaces(parsed.catalog, as_of=as_of)
+    if parsed.wildcard == "**":
+        return [t for ns in namespaces for t in list_tables(ns.name, parsed.catalog, as_of=as_of)]
+    return namespaces
+
+
+def get(url: str, read_as: DatasetType | str = DatasetType.DAFT, **read_kwargs: Any) -> Any:
+    """Read the table a ``dc://catalog/namespace/table`` URL names."""
+    from workbench.core.reader import read
+
+    parsed = _table_url(url)
+    return read(parsed.table, parsed.namespace, parsed.catalog, read_as=read_as, **read_kwargs)
+
+
+def put(url: str, data: Any, **write_kwargs: Any) -> Any:
+    """Write ``data`` to the table a ``dc://catalog/namespace/table`` URL names."""
+    from workbench.core.writer import write
+
+    parsed = _table_url(url)
+    write_kwargs.setdefault("auto_create_namespace", True)
+    return write(data, parsed.table, parsed.namespace, parsed.catalog, **write_kwargs)
+
+
+def _table_url(url: str) -> CatalogUrl:
+    parsed = parse_url(url)
+    if parsed.table is None:
+        raise InvalidUrlError(f"{url!r} does not name a table; write dc://<catalog>/<ns>/<table>.")
+    return parsed
+
+
+def copy(src: str, dst: str, as_of: Any = None) -> list[TableRef]:
+    """Copy a table, a namespace, or many (``*``: without tables, ``**``: with them) into one
+    catalog transaction of the destination catalog; returns the tables created."""
+    from workbench.core.namespaces import create_namespace, list_namespaces
+    from workbench.core.tables import list_tables
+    from workbench.core.transaction import transaction
+
+    source, target = parse_url(src), parse_url(dst)
+    copied: list[TableRef] = []
+    with transaction(commit_message=f"copy {src} -> {dst}", catalog=target.catalog):
+        if source.table is not None:
+            if target.table is None:
+                raise InvalidUrlError(f"Copying table {src!r} needs a table URL as destination.")
+            copied.append(_copy_table(source, target, as_of))
+        elif source.namespace is not None:
+            namespace = _destination_namespace(target, dst)
+            create_namespace(namespace, target.catalog)
+            if source.wildcard:
+                for ref in list_tables(source.namespace, source.catalog, as_of=as_of):
+                    into = CatalogUrl(target.catalog, namespace, ref.name)
+                    copied.append(
+                        _copy_table(
+                            CatalogUrl(source.catalog, ref.namespace, ref.name), into, as_of
+                        )
+                    )
+        else:
+            if source.wildcard is None or target.namespace is not None:
+                raise InvalidUrlError(
+                    f"Copy a whole catalog with {src.rstrip('/')}/* (namespaces) or /** (with "
+                    f"tables) into a catalog URL such as dc://{target.catalog}; got {dst!r}."
+                )
+            for ns in list_namespaces(source.catalog, as_of=as_of):
+                create_namespace(ns.name, target.catalog)
+                if source.wildcard == "**":
+                    for ref in list_tables(ns.name, source.catalog, as_of=as_of):
+                        into = CatalogUrl(target.catalog, ns.name, ref.name)
+                        copied.append(
+                            _copy_table(CatalogUrl(source.catalog, ns.name, ref.name), into, as_of)
+                        )
+    return copied
+
+
+def _destination_namespace(target: CatalogUrl, dst: str) -> str:
+    if not target.path:
+        raise InvalidUrlError(f"Copying a namespace needs a namespace in the destination {dst!r}.")
+    return target.path[-1]
+
+
+def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> TableRef:
+    """Copy one table's current (or ``as_of``) rows, schema, keys and properties."""
+    from workbench.core.errors import TableAlreadyExistsError
+    from workbench.core.formats import content_type_of, read_file
+    from workbench.core.reader import ordered_dataset
+    from workbench.core.tables import (
+        create_table,
+        locate,
+        open_table,
+        table_exists,
+        table_properties_of,
+    )
+    from workbench.core.writer import write
+
+    if table_exists(target.table, target.namespace, target.catalog):
+        raise TableAlreadyExistsError(
+            f"Cannot copy onto existing table dc://{target.catalog}/{target.namespace}/"
+            f"{target.table}; drop it first or choose another name."
+        )
+    opened = open_table(locate(source.table, source.namespace, source.catalog), as_of=as_of)
+    properties = table_properties_of(opened)
+    if opened.schemaless:
+        import pyarrow.fs as pafs
+
+        create_table(
+            target.table,
+            target.namespace,
+            target.catalog,
+            table_properties=properties,
+            auto_create_namespace=True,
+        )
+        fs = (
+            pafs.LocalFileSystem()
+            if "://" not in opened.uri
+            else pafs.FileSystem.from_uri(opened.uri)[0]
+        )
+        for row in ordered_dataset(opened).to_table().to_pylist():
+            fmt = content_type_of(row["content_type"])
+            data = read_file(fs, f"{opened.uri.rstrip('/')}/{row['path']}", fmt)
+            write(data, target.table, target.namespace, target.catalog, content_type=fmt)
+    else:
+        write(
+            ordered_dataset(opened).to_table(),
+            target.table,
+            target.namespace,
+            target.catalog,
+            mode="create",
+            schema=opened.schema,
+            table_properties=properties,
+            auto_create_namespace=True,
+        )
+    return TableRef(target.table, target.namespace or "default", target.catalog)
