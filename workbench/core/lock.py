@@ -102,3 +102,39 @@ def is_active(catalog: Catalog, transaction_id: str) -> bool:
         return True  # cannot check another host's processes: assume it is alive
     pid = int(record["process"].split(":")[0])
     return _process_identity(pid) == record["process"]
+
+
+def _claim_path(catalog: Catalog, namespace: str, name: str) -> str:
+    return os.path.join(metadata_dir(catalog), "claims", f"{namespace}.{name}")
+
+
+def claim_table(catalog: Catalog, namespace: str, name: str, transaction_id: str) -> str | None:
+    """Claim a table for a transaction (call under the commit lock).
+
+    Returns the id of another running transaction that holds it, or None once claimed.
+    """
+    path = _claim_path(catalog, namespace, name)
+    try:
+        with open(path) as f:
+            holder = f.read().strip()
+    except FileNotFoundError:
+        holder = ""
+    if holder and holder != transaction_id and is_active(catalog, holder):
+        return holder
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(transaction_id)
+    return None
+
+
+def release_tables(catalog: Catalog, tables: list[tuple[str, str]], transaction_id: str) -> None:
+    """Drop a transaction's claims on ``tables`` (call under the commit lock)."""
+    for namespace, name in tables:
+        path = _claim_path(catalog, namespace, name)
+        try:
+            with open(path) as f:
+                mine = f.read().strip() == transaction_id
+        except FileNotFoundError:
+            continue
+        if mine:
+            os.remove(path)

@@ -22,7 +22,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from workbench.core.errors import TransactionConflictError, TransactionError
-from workbench.core.lock import commit_lock, is_active, register_active, unregister_active
+from workbench.core.lock import (
+    claim_table,
+    commit_lock,
+    is_active,
+    register_active,
+    release_tables,
+    unregister_active,
+)
 from workbench.core.txlog import (
     NAMESPACE_CREATED,
     NAMESPACE_DROPPED,
@@ -36,6 +43,7 @@ if TYPE_CHECKING:
 
 TXN_TAG = "workbench.txn"
 DROPPED_DIR = ("_workbench", "dropped")
+MAX_BACKOFF_S = 0.5
 T = TypeVar("T")
 
 _current: ContextVar[Transaction | None] = ContextVar("workbench_transaction", default=None)
@@ -55,6 +63,7 @@ class TableChange:
     incarnation: str
     pinned: TableEntry | None  # the committed entry when the transaction first touched it
     version: int | None  # latest Delta version of this table as the transaction sees it
+    base: int | None = None  # Delta head when claimed; later versions must all be ours
     operations: list[str] = field(default_factory=list)
     rows_added: int = 0
     rows_removed: int = 0
@@ -110,6 +119,7 @@ class Transaction:
         self.namespace_changes: dict[str, str] = {}
         self.details: dict[str, Any] = {}
         self.closed = False
+        self.claimed: list[tuple[str, str]] = []
         self._registered = False
 
     # ----------------------------------------------------------------------------- what it sees
@@ -172,17 +182,23 @@ class Transaction:
             committed = log_of(self.catalog).refresh().tables.get(key)
             if committed != self.state.tables.get(key):
                 raise self._conflict(f"table {namespace}.{name} was changed by another transaction")
+            holder = claim_table(self.catalog, namespace, name, self.id)
+            if holder is not None:
+                raise self._conflict(f"transaction {holder} is writing table {namespace}.{name}")
+            self.claimed.append(key)
             path = live_path(self.catalog, namespace, name)
+            head = None
             if committed is None:
                 self._clear_orphan(path, namespace, name)
             else:
-                repair_versions(path, committed.version, self.id, self.catalog)
+                head = repair_versions(path, committed.version, self.id, self.catalog)
         change = TableChange(
             namespace,
             name,
             incarnation=committed.incarnation if committed else self.id,
             pinned=committed,
-            version=committed.version if committed else None,
+            version=head,
+            base=head,
         )
         self.changes[key] = change
         return change
@@ -237,6 +253,7 @@ class Transaction:
                     rows = self._rows(log.next_sequence(), max(time.time_ns(), latest.end_time + 1))
                     if rows:
                         log.append(rows)
+                    release_tables(self.catalog, self.claimed, self.id)
         except BaseException:
             self.abort()
             raise
@@ -252,7 +269,7 @@ class Transaction:
             if latest.tables.get(key) != change.pinned:
                 raise self._conflict(f"table {key[0]}.{key[1]} changed after it was first written")
             if change.version is not None:
-                start = change.pinned.version + 1 if change.pinned else 0
+                start = change.base + 1 if change.base is not None else 0
                 path = live_path(self.catalog, *key)
                 if owners(path, start, change.version) - {self.id}:
                     raise self._conflict(f"another writer committed to table {key[0]}.{key[1]}")
@@ -344,11 +361,12 @@ class Transaction:
         self.closed = True
         try:
             touched = [key for key, change in self.changes.items() if change.operations]
-            if touched:
+            if touched or self.claimed:
                 with commit_lock(self.catalog, self.id):
                     latest = log_of(self.catalog).refresh()
                     for key in touched:
                         self._undo(key, latest.tables.get(key))
+                    release_tables(self.catalog, self.claimed, self.id)
         finally:
             self._unregister()
 
@@ -387,14 +405,22 @@ def _json(details: dict[str, Any]) -> str | None:
 
 
 # ------------------------------------------------------------------- Delta-level helpers (tags)
-def owners(path: str, first: int, last: int) -> set[str]:
-    """Transaction ids tagged on Delta versions ``first..last`` of a table ('' if untagged)."""
+def _history(path: str, first: int, last: int) -> list[dict[str, Any]]:
+    """Commit infos of Delta versions ``first..last`` of a table, newest first."""
     if last < first:
-        return set()
+        return []
     from deltalake import DeltaTable
 
-    history = DeltaTable(path).history(limit=None)
-    return {str(h.get(TXN_TAG, "")) for h in history if first <= h.get("version", -1) <= last}
+    return [
+        h
+        for h in DeltaTable(path).history(limit=last - first + 1)
+        if first <= h.get("version", -1) <= last
+    ]
+
+
+def owners(path: str, first: int, last: int) -> set[str]:
+    """Transaction ids tagged on Delta versions ``first..last`` of a table ('' if untagged)."""
+    return {str(h.get(TXN_TAG, "")) for h in _history(path, first, last)}
 
 
 def folder_incarnation(path: str) -> str:
@@ -427,26 +453,40 @@ def repair_versions(
     restorer: str | None,
     catalog: Catalog,
     allowed_owner: str | None = None,
-) -> None:
-    """Restore a table to its recorded version if later versions belong to dead transactions.
+) -> int:
+    """Restore a table to its recorded version if later versions belong to dead transactions;
+    return the Delta head afterwards (its content is the recorded version's).
 
     Versions owned by a running transaction (other than ``allowed_owner``) are a conflict.
     """
     from deltalake import CommitProperties, DeltaTable
+    from deltalake.exceptions import CommitFailedError
 
     table = DeltaTable(path)
     head = table.version()
     if head <= recorded:
-        return
-    foreign = owners(path, recorded + 1, head) - {allowed_owner, ""}
+        return head
+    history = _history(path, recorded + 1, head)
+    foreign = {str(h.get(TXN_TAG, "")) for h in history} - {allowed_owner, ""}
     live = [t for t in foreign if t != restorer and is_active(catalog, t)]
     if live:
         raise TransactionConflictError(
             f"Table {path!r} is being written by running transaction(s) {live}; wait for them or "
             "retry (dc.run_transaction retries automatically)."
         )
+    newest = history[0] if history else {}
+    if newest.get("operation") == "RESTORE" and newest.get("operationParameters", {}).get(
+        "version"
+    ) == str(recorded):
+        return head  # already restored to the recorded version by an earlier rollback or repair
     tag = {TXN_TAG: restorer or allowed_owner or "", "workbench.operation": "REPAIR"}
-    table.restore(recorded, commit_properties=CommitProperties(custom_metadata=tag))
+    try:
+        table.restore(recorded, commit_properties=CommitProperties(custom_metadata=tag))
+        return table.version()
+    except CommitFailedError as e:
+        raise TransactionConflictError(
+            f"Table {path!r} changed while it was being repaired ({e}); retry the transaction."
+        ) from e
 
 
 # ------------------------------------------------------------------------------- public entry
@@ -537,5 +577,6 @@ def run_transaction(
         except TransactionConflictError:
             if attempt == retries:
                 raise
-            time.sleep(backoff_s * (2**attempt) * (1 + secrets.randbelow(100) / 100))
+            delay = min(backoff_s * 2**attempt, MAX_BACKOFF_S)
+            time.sleep(delay * (1 + secrets.randbelow(100) / 100))
     raise AssertionError("unreachable")
