@@ -6,7 +6,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.datasets import from_pyarrow
-from workbench.core.errors import InvalidArgumentError, TableValidationError
+from workbench.core.errors import (
+    InvalidArgumentError,
+    TableValidationError,
+    TableVersionNotFoundError,
+)
 from workbench.core.manifest import resolve_paths
 from workbench.core.tables import OpenTable, locate, open_table
 from workbench.core.types import DatasetType
@@ -40,7 +44,14 @@ def read(
         return from_pyarrow(manifest.select(columns) if columns else manifest, read_as)
     if read_as is DatasetType.PYARROW_PARQUET:
         return parquet_files(opened)
-    return from_pyarrow(ordered_dataset(opened).to_table(columns=columns), read_as)
+    try:
+        data = ordered_dataset(opened).to_table(columns=columns)
+    except FileNotFoundError as e:
+        raise TableVersionNotFoundError(
+            f"Version {opened.version} of table {opened.loc.qualified!r} can no longer be read: "
+            f"dc.vacuum removed files it needs ({e})."
+        ) from e
+    return from_pyarrow(data, read_as)
 
 
 def parse_dataset_type(read_as: DatasetType | str) -> DatasetType:

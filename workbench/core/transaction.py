@@ -482,6 +482,7 @@ def repair_versions(
     tag = {TXN_TAG: restorer or allowed_owner or "", "workbench.operation": "REPAIR"}
     try:
         table.restore(recorded, commit_properties=CommitProperties(custom_metadata=tag))
+        table.update_incremental()  # restore does not advance the handle's version
         return table.version()
     except CommitFailedError as e:
         raise TransactionConflictError(
@@ -542,12 +543,16 @@ def operation(catalog: Catalog, message: str | None = None) -> Iterator[Transact
         yield open_txn
         return
     txn = Transaction(catalog, catalog_name(catalog), message)
+    token = _current.set(txn)
     try:
         yield txn
     except BaseException:
         txn.abort()
         raise
-    txn.commit()
+    else:
+        txn.commit()
+    finally:
+        _current.reset(token)
 
 
 def view(catalog: Catalog, as_of: Any = None) -> Transaction:
