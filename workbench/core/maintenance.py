@@ -11,6 +11,7 @@ from typing import Any
 
 from workbench.core.catalog import get_catalog
 from workbench.core.errors import InvalidArgumentError
+from workbench.core.handles import forget, latest
 from workbench.core.lock import is_active, metadata_dir
 from workbench.core.tables import locate, open_table
 from workbench.core.transaction import (
@@ -77,12 +78,12 @@ def vacuum(
     dropped tables older than that, and folders of creates that never committed."""
     cat = get_catalog(catalog)
     log = log_of(cat)
-    latest = log.refresh()
+    current = log.refresh()
     cutoff = time.time_ns() - _retention_ns(retain)
     at_cutoff = [r for r in log.rows if r["end_time"] <= cutoff]
     oldest = log.state_at(at_cutoff[-1]["sequence"]) if at_cutoff else None
     keep: dict[tuple[str, str, str], set[int]] = {}  # (ns, table, incarnation) -> versions
-    for state in (latest, oldest):
+    for state in (current, oldest):
         for (ns, name), entry in state.tables.items() if state else ():
             keep.setdefault((ns, name, entry.incarnation), set()).add(entry.version)
     for row in log.rows:
@@ -91,27 +92,26 @@ def vacuum(
             keep.setdefault(key, set()).add(row["table_version"])
     result = VacuumResult()
     with operation(cat, "vacuum") as txn:
-        for (ns, name), entry in latest.tables.items():
+        for (ns, name), entry in current.tables.items():
             change = txn.touch_table(ns, name)
             versions = keep[(ns, name, entry.incarnation)] | {change.version}
             path = live_path(cat, ns, name)
-            result.files += _vacuum_table(path, versions, dry_run, txn)
+            result.files += _vacuum_table(latest(path, entry.incarnation), versions, dry_run, txn)
             if not dry_run:
-                from deltalake import DeltaTable
-
-                txn.record(change, "VACUUM", DeltaTable(path).version())
+                txn.record(change, "VACUUM", latest(path, entry.incarnation).version())
         for (_, _, incarnation), versions in keep.items():
             moved = dropped_path(cat, incarnation)
             if os.path.isdir(moved):
-                result.files += _vacuum_table(moved, versions, dry_run, txn)
-    _remove_unneeded_folders(cat, {k[2] for k in keep}, latest.tables, dry_run, result)
+                result.files += _vacuum_table(latest(moved, incarnation), versions, dry_run, txn)
+    _remove_unneeded_folders(cat, {k[2] for k in keep}, current.tables, dry_run, result)
     return result
 
 
-def _vacuum_table(path: str, versions: set[int], dry_run: bool, txn: Transaction) -> list[str]:
-    from deltalake import DeltaTable
+def _vacuum_table(table: Any, versions: set[int], dry_run: bool, txn: Transaction) -> list[str]:
+    if isinstance(table, str):
+        from deltalake import DeltaTable
 
-    table = DeltaTable(path)
+        table = DeltaTable(table)
     return table.vacuum(
         retention_hours=0,
         dry_run=dry_run,
@@ -136,6 +136,7 @@ def _remove_unneeded_folders(
             result.dropped_tables.append(incarnation)
             if not dry_run:
                 shutil.rmtree(os.path.join(dropped_root, incarnation))
+                forget(os.path.join(dropped_root, incarnation))
     for ns in sorted(os.listdir(cat.root)):
         folder = os.path.join(cat.root, ns)
         if ns.startswith(("_", ".")) or not os.path.isdir(folder):
@@ -151,10 +152,12 @@ def _remove_unneeded_folders(
                 if not dry_run:
                     os.makedirs(dropped_root, exist_ok=True)
                     os.replace(path, dropped_path(cat, owner))
+                    forget(path)
                 continue
             result.orphan_tables.append(f"{ns}.{name}")
             if not dry_run:
                 shutil.rmtree(path)
+                forget(path)
     active = os.path.join(metadata_dir(cat), "active")
     for marker in os.listdir(active) if os.path.isdir(active) and not dry_run else []:
         if not is_active(cat, marker):

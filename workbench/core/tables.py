@@ -78,6 +78,7 @@ class OpenTable:
 
     loc: Location
     uri: str
+    incarnation: str
     delta: DeltaTable
     schema: Schema
     properties: dict[str, str]
@@ -107,8 +108,9 @@ class OpenTable:
 def open_table(loc: Location, version: int | None = None, as_of: Any = None) -> OpenTable:
     """Open a table as the catalog shows it (or at Delta ``version``, or ``as_of`` a past point)."""
     import pyarrow as pa
-    from deltalake import DeltaTable
     from deltalake.exceptions import DeltaError
+
+    from workbench.core.handles import at_version
 
     entry = view(loc.catalog, as_of).entry(loc.namespace, loc.name)
     if entry is None:
@@ -126,14 +128,16 @@ def open_table(loc: Location, version: int | None = None, as_of: Any = None) -> 
     options = loc.catalog.properties.storage_options or None
     wanted = entry.version if version is None else version
     try:
-        delta = DeltaTable(uri, version=wanted, storage_options=options)
+        delta = at_version(uri, entry.incarnation, wanted, options)
     except DeltaError as e:
         raise TableVersionNotFoundError(
             f"Version {wanted} of table {loc.qualified!r} can no longer be read: dc.vacuum removed "
             f"the files it needs ({e})."
         ) from e
     schema = Schema.of(pa.schema(delta.schema().to_arrow()))
-    return OpenTable(loc, uri, delta, schema, dict(delta.metadata().configuration))
+    return OpenTable(
+        loc, uri, entry.incarnation, delta, schema, dict(delta.metadata().configuration)
+    )
 
 
 def decode_reader_types(properties: Mapping[str, str]) -> list[DatasetType]:
@@ -242,7 +246,10 @@ def remove_created(loc: Location) -> None:
     """Delete the folder of a table whose creation failed (it was never visible)."""
     import shutil
 
+    from workbench.core.handles import forget
+
     shutil.rmtree(loc.uri, ignore_errors=True)
+    forget(loc.uri)
 
 
 def drop_table(table: str, namespace: str | None = None, catalog: str | None = None) -> None:

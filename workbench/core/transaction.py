@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from workbench.core.errors import TransactionConflictError, TransactionError
+from workbench.core.handles import forget, latest
 from workbench.core.lock import (
     claim_table,
     commit_lock,
@@ -191,7 +192,9 @@ class Transaction:
             if committed is None:
                 self._clear_orphan(path, namespace, name)
             else:
-                head = repair_versions(path, committed.version, self.id, self.catalog)
+                head = repair_versions(
+                    path, committed.incarnation, committed.version, self.id, self.catalog
+                )
         change = TableChange(
             namespace,
             name,
@@ -216,6 +219,7 @@ class Transaction:
             os.replace(path, dropped_path(self.catalog, owner))
         else:
             shutil.rmtree(path)
+        forget(path)
 
     def record(
         self, change: TableChange, operation: str, version: int, added: int = 0, removed: int = 0
@@ -271,7 +275,7 @@ class Transaction:
             if change.version is not None:
                 start = change.base + 1 if change.base is not None else 0
                 path = live_path(self.catalog, *key)
-                if owners(path, start, change.version) - {self.id}:
+                if owners(path, change.incarnation, start, change.version) - {self.id}:
                     raise self._conflict(f"another writer committed to table {key[0]}.{key[1]}")
         for ns, kind in self.namespace_changes.items():
             if kind == NAMESPACE_DROPPED:
@@ -349,6 +353,7 @@ class Transaction:
                     target = dropped_path(self.catalog, change.incarnation)
                     os.makedirs(os.path.dirname(target), exist_ok=True)
                     os.replace(path, target)
+                forget(path)
         for ns, kind in self.namespace_changes.items():
             folder = os.path.join(self.catalog.root, ns)
             if kind == NAMESPACE_DROPPED and os.path.isdir(folder) and not os.listdir(folder):
@@ -377,10 +382,18 @@ class Transaction:
         if committed is None:
             if folder_incarnation(path) == self.id:
                 shutil.rmtree(path)
+                forget(path)
             return
         # A running transaction that wrote on top will conflict; the next writer repairs then.
         with suppress(TransactionConflictError):
-            repair_versions(path, committed.version, None, self.catalog, allowed_owner=self.id)
+            repair_versions(
+                path,
+                committed.incarnation,
+                committed.version,
+                None,
+                self.catalog,
+                allowed_owner=self.id,
+            )
 
     def _unregister(self) -> None:
         if self._registered:
@@ -405,22 +418,23 @@ def _json(details: dict[str, Any]) -> str | None:
 
 
 # ------------------------------------------------------------------- Delta-level helpers (tags)
-def _history(path: str, first: int, last: int) -> list[dict[str, Any]]:
+def _history(
+    path: str, incarnation: str, first: int, last: int, refresh: bool = True
+) -> list[dict[str, Any]]:
     """Commit infos of Delta versions ``first..last`` of a table, newest first."""
     if last < first:
         return []
-    from deltalake import DeltaTable
-
     return [
         h
-        for h in DeltaTable(path).history(limit=last - first + 1)
+        for h in latest(path, incarnation, refresh=refresh).history(limit=last - first + 1)
         if first <= h.get("version", -1) <= last
     ]
 
 
-def owners(path: str, first: int, last: int) -> set[str]:
-    """Transaction ids tagged on Delta versions ``first..last`` of a table ('' if untagged)."""
-    return {str(h.get(TXN_TAG, "")) for h in _history(path, first, last)}
+def owners(path: str, incarnation: str, first: int, last: int) -> set[str]:
+    """Transaction ids tagged on Delta versions ``first..last`` of a claimed table ('' if
+    untagged). The handle is not refreshed: the claimant's own writes advanced it to ``last``."""
+    return {str(h.get(TXN_TAG, "")) for h in _history(path, incarnation, first, last, False)}
 
 
 def folder_incarnation(path: str) -> str:
@@ -449,6 +463,7 @@ def was_committed(catalog: Catalog, incarnation: str, namespace: str, name: str)
 
 def repair_versions(
     path: str,
+    incarnation: str,
     recorded: int,
     restorer: str | None,
     catalog: Catalog,
@@ -459,14 +474,14 @@ def repair_versions(
 
     Versions owned by a running transaction (other than ``allowed_owner``) are a conflict.
     """
-    from deltalake import CommitProperties, DeltaTable
+    from deltalake import CommitProperties
     from deltalake.exceptions import CommitFailedError
 
-    table = DeltaTable(path)
+    table = latest(path, incarnation)
     head = table.version()
     if head <= recorded:
         return head
-    history = _history(path, recorded + 1, head)
+    history = _history(path, incarnation, recorded + 1, head)
     foreign = {str(h.get(TXN_TAG, "")) for h in history} - {allowed_owner, ""}
     live = [t for t in foreign if t != restorer and is_active(catalog, t)]
     if live:
@@ -482,8 +497,7 @@ def repair_versions(
     tag = {TXN_TAG: restorer or allowed_owner or "", "workbench.operation": "REPAIR"}
     try:
         table.restore(recorded, commit_properties=CommitProperties(custom_metadata=tag))
-        table.update_incremental()  # restore does not advance the handle's version
-        return table.version()
+        return latest(path, incarnation).version()
     except CommitFailedError as e:
         raise TransactionConflictError(
             f"Table {path!r} changed while it was being repaired ({e}); retry the transaction."

@@ -167,6 +167,8 @@ class TransactionLog:
         import pyarrow as pa
         from deltalake import DeltaTable, write_deltalake
 
+        from workbench.core.handles import latest
+
         table = pa.Table.from_pylist(rows, schema=log_schema())
         if self.version < 0 and not self._exists(self._commit_file(0)):
             DeltaTable.create(
@@ -176,15 +178,19 @@ class TransactionLog:
                 storage_options=self._options(),
                 raise_if_key_not_exists=False,
             )
-        write_deltalake(self.uri, table, mode="append", storage_options=self._options())
         self.refresh()
+        write_deltalake(latest(self.uri, "log", self._options()), table, mode="append")
+        # Callers hold the commit lock, so this commit is the log's next version: apply the
+        # rows directly instead of reading the file back.
+        self.version += 1
+        self._extend(rows)
         if rows[0]["sequence"] % COMPACT_EVERY == 0:
             self._compact()
 
     def _compact(self) -> None:
-        from deltalake import DeltaTable
+        from workbench.core.handles import latest
 
-        table = DeltaTable(self.uri, storage_options=self._options())
+        table = latest(self.uri, "log", self._options())
         table.optimize.compact()
         table.create_checkpoint()
         self.refresh()

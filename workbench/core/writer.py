@@ -225,7 +225,7 @@ def _restore_on_failure(
     txn: Transaction, opened: OpenTable, properties: dict[str, str]
 ) -> Iterator[None]:
     """Run a write; if it fails, roll the table back to the version it started from."""
-    from deltalake import DeltaTable
+    from workbench.core.handles import latest
 
     before = opened.version
     try:
@@ -238,7 +238,7 @@ def _restore_on_failure(
             )
         yield
     except BaseException as e:
-        current = DeltaTable(opened.uri, storage_options=_options(opened.loc))
+        current = latest(opened.uri, opened.incarnation, _options(opened.loc))
         if current.version() > before:
             current.restore(before, commit_properties=_commit_properties(txn, "ROLLBACK"))
         _reraise(e, opened.loc, f"it was restored to version {before}")

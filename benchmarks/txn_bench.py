@@ -1,0 +1,233 @@
+"""Catalog transaction benchmarks: multi-table commit latency against DuckLake and plain deltalake,
+and the cost of catalog state, history and time travel with 10,000 transactions in the log.
+
+Run with ``python -m benchmarks.txn_bench [--rounds R] [--history N]``. The history is 200 real
+transactions over 10 tables plus log rows appended in batches of 100 through the real log writer,
+each re-recording a real table version, so every ``as_of`` point reads real data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from benchmarks.core_bench import ducklake_extension_path
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "txn.json"
+TABLES = 10
+REAL_TRANSACTIONS = 200
+TARGETS = {
+    "two_table_txn_vs_ducklake": "<= 1.0x DuckLake",
+    "state_overhead_ms": "< 10 ms",
+    "transactions_10k_ms": "< 300 ms",
+    "as_of_overhead_ms": "< 20 ms",
+}
+
+
+def _batch(rows: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    return pa.table({"id": np.arange(rows, dtype=np.int64), "value": rng.random(rows)})
+
+
+def _elapsed(fn: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+class Systems:
+    """Two tables in each system, ready for repeated two-table commits."""
+
+    def __init__(self, root: Path, first: pa.Table):
+        import deltalake
+        import duckdb
+
+        import workbench as dc
+
+        self.dc, self.deltalake = dc, deltalake
+        dc.init_local(str(root / "workbench"))
+        for name in ("a", "b"):
+            dc.write(first, name)
+            deltalake.write_deltalake(str(root / "delta" / name), first)
+        self.delta = {n: deltalake.DeltaTable(str(root / "delta" / n)) for n in ("a", "b")}
+        self.duck = duckdb.connect()
+        self.duck.execute(f"LOAD '{ducklake_extension_path()}'")
+        self.duck.execute(
+            f"ATTACH 'ducklake:{root}/lake.ducklake' AS lake (DATA_PATH '{root}/lake_data/')"
+        )
+        self.duck.register("first", first)
+        for name in ("a", "b"):
+            self.duck.execute(f"CREATE TABLE lake.{name} AS SELECT * FROM first")
+
+    def workbench(self, batch: pa.Table) -> None:
+        with self.dc.transaction(commit_message="bench"):
+            self.dc.write(batch, "a", mode="append")
+            self.dc.write(batch, "b", mode="append")
+
+    def deltalake_pair(self, batch: pa.Table) -> None:
+        for table in self.delta.values():
+            self.deltalake.write_deltalake(table, batch, mode="append")
+
+    def ducklake(self, batch: pa.Table) -> None:
+        self.duck.register("batch", batch)
+        self.duck.execute("BEGIN")
+        self.duck.execute("INSERT INTO lake.a SELECT * FROM batch")
+        self.duck.execute("INSERT INTO lake.b SELECT * FROM batch")
+        self.duck.execute("COMMIT")
+
+
+def bench_two_table_commits(rounds: int) -> dict[str, float]:
+    """Median seconds of one two-table commit of 1k rows per table, systems alternating."""
+    batch = _batch(1_000, 1)
+    with tempfile.TemporaryDirectory() as folder:
+        systems = Systems(Path(folder), batch)
+        runners = {
+            "workbench": systems.workbench,
+            "ducklake": systems.ducklake,
+            "deltalake_two_appends": systems.deltalake_pair,
+        }
+        samples: dict[str, list[float]] = {name: [] for name in runners}
+        for i in range(rounds):
+            order = list(runners)[i % 3 :] + list(runners)[: i % 3]
+            for name in order:
+                samples[name].append(_elapsed(lambda name=name: runners[name](batch)))
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def build_history(root: Path, total: int) -> None:
+    """A catalog whose log holds ``total`` transactions (see the module docstring)."""
+    import workbench as dc
+    from workbench.core.catalog import get_catalog
+    from workbench.core.transaction import new_transaction_id
+    from workbench.core.txlog import log_of
+
+    dc.init_local(str(root))
+    for i in range(REAL_TRANSACTIONS):
+        name = f"t{i % TABLES}"
+        dc.write(_batch(100, i), name, mode="append" if i >= TABLES else "create")
+    log = log_of(get_catalog())
+    state = log.refresh()
+    real = [(key, entry) for key, entry in state.tables.items()]
+    rng = random.Random(0)
+    pending = total - REAL_TRANSACTIONS
+    while pending > 0:
+        rows = []
+        sequence = log.next_sequence()
+        for _ in range(min(100, pending)):
+            (ns, name), entry = rng.choice(real)
+            now = time.time_ns()
+            rows.append(
+                {
+                    "transaction_id": new_transaction_id(),
+                    "sequence": sequence,
+                    "start_time": now,
+                    "end_time": now,
+                    "commit_message": "history",
+                    "status": "COMMITTED",
+                    "operation": "WRITE_APPEND",
+                    "namespace": ns,
+                    "table_name": name,
+                    "table_version": rng.randint(0, entry.version),
+                    "incarnation": entry.incarnation,
+                    "rows_added": 0,
+                    "rows_removed": 0,
+                    "engine": "local",
+                    "details": None,
+                }
+            )
+        log.append(rows)
+        pending -= len(rows)
+    # leave the latest state pointing at each table's newest version again
+    for i in range(TABLES):
+        dc.write(_batch(100, i), f"t{i}", mode="append")
+
+
+def _cold(root: Path, code: str) -> float:
+    """Seconds a fresh process spends on ``code`` (after imports), as it reports them."""
+    script = (
+        "import time, workbench as dc\n"
+        f"dc.init_local({str(root)!r})\n"
+        "from workbench.core.catalog import get_catalog\n"
+        "from workbench.core.txlog import log_of\n"
+        "start = time.perf_counter()\n"
+        f"{code}\n"
+        "print(time.perf_counter() - start)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
+def bench_history(root: Path, rounds: int) -> dict[str, float]:
+    """State resolution, history listing and as_of read costs on the built catalog."""
+    import deltalake
+
+    import workbench as dc
+    from workbench.core.catalog import get_catalog
+    from workbench.core.transaction import view
+
+    cat = get_catalog()
+    history = dc.transactions(read_as=dc.DatasetType.PYARROW)
+    ends = history.column("end_time").to_pylist()
+    state_s = [_elapsed(lambda: view(cat).entry("default", "t3")) for _ in range(rounds * 10)]
+    listing_s = [_elapsed(lambda: dc.transactions()) for _ in range(5)]
+    rng = random.Random(1)
+    overhead = []
+    for _ in range(rounds):
+        point = rng.choice(ends)
+        info = dc.get_table("t3", as_of=point)
+        path = f"{cat.root}/default/t3"
+        travelled = _elapsed(lambda p=point: dc.read("t3", read_as="pyarrow", as_of=p))
+        plain = _elapsed(
+            lambda v=info.version, p=path: deltalake.DeltaTable(p, version=v).to_pyarrow_table()
+        )
+        overhead.append(travelled - plain)
+    return {
+        "transactions_in_log": float(history.num_rows),
+        "state_overhead_ms": statistics.median(state_s) * 1e3,
+        "state_cold_ms": _cold(root, "log_of(get_catalog()).refresh()") * 1e3,
+        "transactions_10k_ms": statistics.median(listing_s) * 1e3,
+        "transactions_10k_cold_ms": _cold(root, "dc.transactions()") * 1e3,
+        "as_of_overhead_ms": statistics.median(overhead) * 1e3,
+    }
+
+
+def main() -> int:
+    """Run both parts, write JSON, print a Markdown table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--history", type=int, default=10_000)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = parser.parse_args()
+    commits = bench_two_table_commits(args.rounds)
+    print("two-table commits measured", file=sys.stderr)
+    with tempfile.TemporaryDirectory() as folder:
+        build_history(Path(folder), args.history)
+        print(f"history of {args.history} transactions built", file=sys.stderr)
+        costs = bench_history(Path(folder), args.rounds)
+    result = {"two_table_commit_s": commits, "history": costs}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2))
+    ratio = commits["workbench"] / commits["ducklake"]
+    print("| measure | value | target |\n| --- | ---: | --- |")
+    for name, seconds in commits.items():
+        print(f"| two-table commit, 1k rows each: {name} | {seconds * 1e3:.1f} ms | |")
+    print(f"| workbench / DuckLake | {ratio:.2f}x | {TARGETS['two_table_txn_vs_ducklake']} |")
+    for name, value in costs.items():
+        print(f"| {name} | {value:.2f} | {TARGETS.get(name, '')} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""One cached ``DeltaTable`` per table incarnation, advanced incrementally instead of reloaded.
+
+Opening a Delta table replays its log; keeping the handle and calling ``update_incremental``
+reads only commits made since. Handles are keyed by folder and incarnation, so a table dropped
+and created again under the same name (its versions restart at 0) never reuses a stale handle.
+Handles for past versions are not cached; callers get fresh ones.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
+
+_handles: dict[tuple[str, str], DeltaTable] = {}
+
+
+def latest(
+    uri: str,
+    incarnation: str,
+    storage_options: dict[str, str] | None = None,
+    refresh: bool = True,
+) -> DeltaTable:
+    """The table at its newest Delta version (``refresh=False``: as this process last saw it)."""
+    from deltalake import DeltaTable
+
+    handle = _handles.get((uri, incarnation))
+    if handle is None:
+        handle = _handles[(uri, incarnation)] = DeltaTable(uri, storage_options=storage_options)
+    elif refresh:
+        handle.update_incremental()
+    return handle
+
+
+def at_version(
+    uri: str, incarnation: str, version: int, storage_options: dict[str, str] | None = None
+) -> DeltaTable:
+    """The table at ``version``: the cached handle when that is the newest, else a fresh one."""
+    from deltalake import DeltaTable
+
+    handle = latest(uri, incarnation, storage_options)
+    if handle.version() == version:
+        return handle
+    return DeltaTable(uri, version=version, storage_options=storage_options)
+
+
+def forget(uri: str) -> None:
+    """Drop cached handles of a folder that was moved or deleted."""
+    for key in [k for k in _handles if k[0] == uri]:
+        del _handles[key]
