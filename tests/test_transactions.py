@@ -322,3 +322,33 @@ def test_misused_transactions_raise_and_change_nothing(tmp_path):
         dc.write(pd.DataFrame({"id": [3]}), "t", catalog="other")
     assert ids("t") == [1] and not dc.table_exists("t", catalog="other")
     assert len(dc.transactions()) == 1
+
+
+def test_a_copied_catalog_folder_is_self_contained(tmp_path):
+    import shutil
+
+    dc.init_local(tmp_path / "original")
+    dc.write(pd.DataFrame({"id": [1]}), "t", namespace="ns", auto_create_namespace=True)
+    dc.tag("v1")
+    dc.write(pd.DataFrame({"id": [2]}), "t", namespace="ns", mode="append")
+    dc.drop_table("t", namespace="ns")
+    shutil.copytree(tmp_path / "original", tmp_path / "shared")
+    dc.init(
+        catalogs={
+            "original": dc.Catalog(dc.CatalogProperties(str(tmp_path / "original"))),
+            "copy": dc.Catalog(dc.CatalogProperties(str(tmp_path / "shared"))),
+        }
+    )
+    assert [n.name for n in dc.list("dc://copy")] == ["ns"]
+    assert ids("t", "ns", catalog="copy", as_of="v1") == [1]
+    assert len(dc.transactions(catalog="copy")) == len(dc.transactions(catalog="original"))
+
+
+def test_tables_created_together_can_be_dropped_together(catalog):
+    with dc.transaction():
+        dc.write(pd.DataFrame({"id": [1]}), "x")
+        dc.write(pd.DataFrame({"id": [2]}), "y")
+    dc.tag("both")
+    dc.drop_namespace("default", purge=True)
+    assert not dc.namespace_exists("default")
+    assert ids("x", as_of="both") == [1] and ids("y", as_of="both") == [2]

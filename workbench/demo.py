@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -59,21 +60,34 @@ def run() -> Path:
     daily = readings.groupby("sensor", as_index=False).agg(
         readings=("reading_id", "count"), mean_celsius=("celsius", "mean")
     )
-    step("write per-sensor summary", dc.write(daily, "sensor_summary", NAMESPACE))
+    dc.tag(f"demo-before-summary-{time.time_ns()}")
+    before = dc.transactions(read_as=dc.DatasetType.PYARROW).column("transaction_id")[0].as_py()
+    with dc.transaction(commit_message="demo: summary and audit"):
+        dc.write(daily, "sensor_summary", NAMESPACE)
+        audit = pd.DataFrame({"step": ["summary"], "rows_in": [len(readings)]})
+        dc.write(audit, "audit", NAMESPACE)
+    step("one transaction wrote sensor_summary and audit together")
     first = dc.read("readings", NAMESPACE, read_as=dc.DatasetType.PANDAS, version=0)
     step(f"time travel: version 0 had {len(first)} rows, latest has {len(readings)}")
+    existed = dc.table_exists("sensor_summary", NAMESPACE, as_of=before)
+    step(f"catalog as of the transaction before the summary: summary table existed={existed}")
+    history = dc.transactions(read_as=dc.DatasetType.PANDAS).head(6)
     info = dc.get_table("readings", NAMESPACE)
-    return _report(catalog.root, steps, info, daily)
+    return _report(catalog.root, steps, info, daily, history)
 
 
-def _report(root: str, steps: list[str], info: dc.TableInfo, summary: pd.DataFrame) -> Path:
+def _report(
+    root: str, steps: list[str], info: dc.TableInfo, summary: pd.DataFrame, history: pd.DataFrame
+) -> Path:
     items = "".join(f"<li>{html.escape(s)}</li>" for s in steps)
+    recent = history[["commit_message", "tables", "operations", "rows_added", "rows_removed"]]
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(
         "<!doctype html><html><head><meta charset='utf-8'><title>workbench demo</title></head>"
         f"<body><h1>workbench demo</h1><p>Catalog: <code>{html.escape(root)}</code></p>"
         f"<h2>Steps</h2><ol>{items}</ol><h2>Table readings</h2>{info._repr_html_()}"
-        f"<h2>Per-sensor summary</h2>{summary.to_html(index=False)}</body></html>",
+        f"<h2>Per-sensor summary</h2>{summary.to_html(index=False)}"
+        f"<h2>Recent catalog transactions</h2>{recent.to_html(index=False)}</body></html>",
         encoding="utf-8",
     )
     return REPORT.resolve()

@@ -18,8 +18,9 @@ from workbench.core.transaction import (
     DROPPED_DIR,
     TXN_TAG,
     Transaction,
+    committed_incarnation,
     dropped_path,
-    folder_incarnation,
+    folder_creator,
     live_path,
     operation,
 )
@@ -145,13 +146,14 @@ def _remove_unneeded_folders(
             path = os.path.join(folder, name)
             if (ns, name) in live or not os.path.isdir(os.path.join(path, "_delta_log")):
                 continue
-            owner = folder_incarnation(path)
+            owner = folder_creator(path)
             if owner and is_active(cat, owner):
                 continue
-            if owner in needed:  # a drop whose folder move was interrupted: finish it
+            incarnation = committed_incarnation(cat, owner, ns, name)
+            if incarnation in needed:  # a drop whose folder move was interrupted: finish it
                 if not dry_run:
                     os.makedirs(dropped_root, exist_ok=True)
-                    os.replace(path, dropped_path(cat, owner))
+                    os.replace(path, dropped_path(cat, incarnation))
                     forget(path)
                 continue
             result.orphan_tables.append(f"{ns}.{name}")

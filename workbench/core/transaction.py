@@ -198,7 +198,7 @@ class Transaction:
         change = TableChange(
             namespace,
             name,
-            incarnation=committed.incarnation if committed else self.id,
+            incarnation=committed.incarnation if committed else f"{self.id}.{namespace}.{name}",
             pinned=committed,
             version=head,
             base=head,
@@ -210,13 +210,14 @@ class Transaction:
         """Remove a folder left at a free table name by a create that never committed."""
         if not os.path.isdir(path):
             return
-        owner = folder_incarnation(path)
+        owner = folder_creator(path)
         if owner and owner != self.id and is_active(self.catalog, owner):
             raise self._conflict(f"another transaction is creating table {namespace}.{name}")
-        if owner and was_committed(self.catalog, owner, namespace, name):
+        incarnation = committed_incarnation(self.catalog, owner, namespace, name)
+        if incarnation:
             # a dropped table whose folder move was interrupted: finish the move
-            os.makedirs(os.path.dirname(dropped_path(self.catalog, owner)), exist_ok=True)
-            os.replace(path, dropped_path(self.catalog, owner))
+            os.makedirs(os.path.dirname(dropped_path(self.catalog, incarnation)), exist_ok=True)
+            os.replace(path, dropped_path(self.catalog, incarnation))
         else:
             shutil.rmtree(path)
         forget(path)
@@ -380,7 +381,7 @@ class Transaction:
         if not os.path.isdir(path):
             return
         if committed is None:
-            if folder_incarnation(path) == self.id:
+            if folder_creator(path) == self.id:
                 shutil.rmtree(path)
                 forget(path)
             return
@@ -437,7 +438,7 @@ def owners(path: str, incarnation: str, first: int, last: int) -> set[str]:
     return {str(h.get(TXN_TAG, "")) for h in _history(path, incarnation, first, last, False)}
 
 
-def folder_incarnation(path: str) -> str:
+def folder_creator(path: str) -> str:
     """The transaction id tagged on a table folder's first Delta commit ('' if unknown)."""
     import json
 
@@ -453,12 +454,19 @@ def folder_incarnation(path: str) -> str:
     return ""
 
 
-def was_committed(catalog: Catalog, incarnation: str, namespace: str, name: str) -> bool:
-    """True when the log recorded the table incarnation (so its folder holds history)."""
-    return any(
-        r["incarnation"] == incarnation and r["table_name"] == name and r["namespace"] == namespace
-        for r in log_of(catalog).rows
-    )
+def committed_incarnation(catalog: Catalog, creator: str, namespace: str, name: str) -> str | None:
+    """The incarnation of table ``namespace.name`` that transaction ``creator`` created, if the
+    log recorded it (so its folder holds history worth keeping), else None."""
+    if not creator:
+        return None
+    for row in log_of(catalog).rows:
+        if (
+            row["transaction_id"] == creator
+            and row["table_name"] == name
+            and row["namespace"] == namespace
+        ):
+            return row["incarnation"]
+    return None
 
 
 def repair_versions(
