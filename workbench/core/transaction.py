@@ -294,21 +294,23 @@ class Transaction:
             "status": "COMMITTED",
             "engine": self.engine,
         }
-        rows = [
-            {
-                **common,
-                "operation": kind,
-                "namespace": ns,
-                "table_name": None,
-                "table_version": None,
-                "incarnation": None,
-                "rows_added": 0,
-                "rows_removed": 0,
-                "details": None,
-            }
-            for ns, kind in self.namespace_changes.items()
-            if kind == NAMESPACE_CREATED  # creations first, so tables' namespaces exist
-        ]
+
+        def namespace_rows(kind: str) -> list[dict[str, Any]]:
+            empty = dict.fromkeys(("table_name", "table_version", "incarnation", "details"))
+            return [
+                {
+                    **common,
+                    **empty,
+                    "operation": kind,
+                    "namespace": ns,
+                    "rows_added": 0,
+                    "rows_removed": 0,
+                }
+                for ns, change in self.namespace_changes.items()
+                if change == kind
+            ]
+
+        rows = namespace_rows(NAMESPACE_CREATED)  # first, so tables' namespaces exist
         for change in self.changes.values():
             if change.pinned is None and change.entry is None:
                 continue  # created and dropped (or never written) inside this transaction
@@ -327,21 +329,7 @@ class Transaction:
                     "details": _json({**self.details, **change.details}),
                 }
             )
-        rows += [
-            {
-                **common,
-                "operation": kind,
-                "namespace": ns,
-                "table_name": None,
-                "table_version": None,
-                "incarnation": None,
-                "rows_added": 0,
-                "rows_removed": 0,
-                "details": None,
-            }
-            for ns, kind in self.namespace_changes.items()
-            if kind == NAMESPACE_DROPPED
-        ]
+        rows += namespace_rows(NAMESPACE_DROPPED)
         return rows
 
     def _finish_drops(self) -> None:
