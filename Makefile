@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 comma := ,
-EXTRAS ?= dev,ray
+EXTRAS ?= dev,ray,jupyter
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
 .PHONY: venv install test test-unit test-integration test-notebooks lint format benchmark demo lab build clean clean-venv clean-build
@@ -49,7 +49,6 @@ demo: install
 	$(PY) -m workbench.demo
 
 lab: install
-	$(PIP) install "jupyterlab>=4"
 	$(VENV)/bin/jupyter lab tutorials
 
 build: install

@@ -19,6 +19,7 @@ from workbench.core.datasets import (
     to_pandas,
     to_pyarrow,
 )
+from workbench.core.diff import TableDiff, diff
 from workbench.core.history import TransactionRecord, read_transaction, transactions
 from workbench.core.maintenance import VacuumResult, optimize, vacuum
 from workbench.core.manifest import from_manifest_table
@@ -32,6 +33,7 @@ from workbench.core.namespaces import (
 )
 from workbench.core.reader import read
 from workbench.core.schema import Field, Schema
+from workbench.core.sql import sql
 from workbench.core.tables import create_table, drop_table, get_table, list_tables, table_exists
 from workbench.core.timetravel import tag, tags
 from workbench.core.transaction import (
@@ -57,6 +59,14 @@ from workbench.exceptions import __all__ as _errors
 
 __version__ = "0.1.0"
 
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext workbench``: register the ``%dc``/``%%dc`` magics and rich display."""
+    from workbench.magics import load
+
+    load(ipython)
+
+
 # dc.list, dc.copy, dc.get and dc.put stay out of __all__ so a star import cannot shadow builtins.
 
 __all__ = [
@@ -68,6 +78,7 @@ __all__ = [
     "Namespace",
     "Schema",
     "SchemaEvolutionMode",
+    "TableDiff",
     "TableInfo",
     "TableProperty",
     "TableRef",
@@ -81,6 +92,7 @@ __all__ = [
     "create_table",
     "dataset_length",
     "dataset_schema",
+    "diff",
     "drop_namespace",
     "drop_table",
     "from_manifest_table",
@@ -98,6 +110,7 @@ __all__ = [
     "read",
     "read_transaction",
     "run_transaction",
+    "sql",
     "table_exists",
     "tag",
     "tags",

@@ -27,9 +27,11 @@ def read(
     columns: Sequence[str] | None = None,
     version: int | None = None,
     as_of: Any = None,
+    limit: int | None = None,
 ) -> Any:
     """Read a table as ``read_as``: as the catalog shows it, at a Delta ``version``, or ``as_of``
-    a past moment, transaction id or tag. Schemaless tables give their file manifest."""
+    a past moment, transaction id or tag; ``limit`` reads only the first rows. Schemaless tables
+    give their file manifest."""
     read_as = parse_dataset_type(read_as)
     opened = open_table(locate(table, namespace, catalog), version, as_of)
     if columns is not None:
@@ -45,7 +47,11 @@ def read(
     if read_as is DatasetType.PYARROW_PARQUET:
         return parquet_files(opened)
     try:
-        data = ordered_dataset(opened).to_table(columns=columns)
+        dataset = ordered_dataset(opened)
+        if limit is None:
+            data = dataset.to_table(columns=columns)
+        else:
+            data = dataset.head(limit, columns=columns)
     except FileNotFoundError as e:
         raise TableVersionNotFoundError(
             f"Version {opened.version} of table {opened.loc.qualified!r} can no longer be read: "

@@ -1,0 +1,146 @@
+"""The %dc / %%dc magics in a real IPython shell: parsing, dispatch, errors, capture, completion."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+import workbench as dc
+from tests.conftest import tree_digest
+from workbench.magics.completion import completions
+from workbench.magics.parser import help_text
+
+
+@pytest.fixture
+def shell(tmp_path):
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "workbench")
+    ip.run_line_magic("dc", f"init {tmp_path / 'catalog'}")
+    ip.user_ns["orders"] = pd.DataFrame({"id": [1, 2], "item": ["tea", "jam"]})
+    ip.run_line_magic("dc", "write shop.orders orders --merge-keys id")
+    yield ip
+    ip.user_ns.pop("orders", None)
+
+
+def run(shell, line, cell=None):
+    """Run a magic; return its result and the texts it displayed."""
+    with capture_output() as captured:
+        if cell is None:
+            result = shell.run_line_magic("dc", line)
+        else:
+            result = shell.run_cell_magic("dc", line, cell)
+    shown = [o.data.get("text/plain", "") for o in captured.outputs]
+    return result, shown
+
+
+def test_write_show_describe_and_capture(shell):
+    result, _ = run(
+        shell,
+        "write shop.orders",
+        "import pandas as pd\npd.DataFrame({'id': [2, 3], 'item': ['honey', 'bread']})",
+    )
+    assert (result.mode, result.rows_added, result.rows_updated) == ("merge", 1, 1)
+    shown, _ = run(shell, "show shop.orders --limit 2 --columns item -o first_two")
+    assert list(shown.columns) == ["item"] and len(shown) == 2
+    assert shell.user_ns["first_two"] is shown
+    info, _ = run(shell, "describe shop.orders")
+    assert info.merge_keys == ["id"] and info.row_count == 3
+
+
+def test_sql_history_diff_tag_and_time_travel(shell):
+    frame, _ = run(shell, "sql -o totals", "SELECT count(*) AS n FROM shop.orders")
+    assert frame["n"].tolist() == [2] and shell.user_ns["totals"] is frame
+    run(shell, "tag before")
+    shell.user_ns["more"] = pd.DataFrame({"id": [9], "item": ["figs"]})
+    run(shell, "merge shop.orders more")
+    history, _ = run(shell, "history shop.orders --limit 5")
+    assert history["operations"].iloc[0] == ["WRITE_MERGE"]
+    change, _ = run(shell, "diff shop.orders before")
+    assert (change.added, change.removed, change.changed) == (1, 0, 0)
+    old, _ = run(shell, "show shop.orders --as-of before")
+    assert sorted(old["id"]) == [1, 2]
+    frame, _ = run(shell, "sql --as-of before", "SELECT max(id) AS top FROM shop.orders")
+    assert frame["top"].tolist() == [2]
+
+
+def test_transaction_cell_is_atomic(shell):
+    record, _ = run(
+        shell,
+        "transaction -m restock",
+        "import pandas as pd\n"
+        "dc_rows = pd.DataFrame({'id': [5], 'item': ['salt']})\n"
+        "import workbench\n"
+        "workbench.write(dc_rows, 'orders', namespace='shop')\n"
+        "workbench.write(pd.DataFrame({'sku': [5]}), 'stock', namespace='shop')",
+    )
+    assert record.commit_message == "restock" and len(record.changes) == 2
+    _, _shown = run(
+        shell,
+        "transaction",
+        "import workbench, pandas as pd\n"
+        "workbench.write(pd.DataFrame({'sku': [6]}), 'stock', namespace='shop')\n"
+        "raise ValueError('stop')",
+    )
+    assert dc.read("stock", "shop", read_as="pandas")["sku"].tolist() == [5]
+
+
+def test_use_ls_catalogs_drop_optimize_vacuum(shell):
+    listing, _ = run(shell, "catalogs")
+    assert listing.rows[0][0] == "default"
+    run(shell, "use default/shop")
+    tables, _ = run(shell, "ls")
+    assert [r[0] for r in tables.rows] == ["orders"]
+    info, _ = run(shell, "describe orders")
+    assert info.namespace == "shop", "short names use the current namespace"
+    message, _ = run(shell, "optimize orders")
+    assert "optimized" in str(message)
+    message, _ = run(shell, "drop orders")
+    assert "dropped" in str(message) and not dc.table_exists("orders", "shop")
+    result, _ = run(shell, "vacuum --retain 0 --dry-run")
+    assert isinstance(result, dc.VacuumResult)
+
+
+BAD_LINES = [
+    ("bogus", "Unknown command"),
+    ("show", "the following arguments are required: table"),
+    ("show shop.orders --limit many", "invalid int value"),
+    ("show shop.nope", "TableNotFoundError"),
+    ("use nowhere", "CatalogNotFoundError"),
+    ("write shop.orders missing_variable", "No variable 'missing_variable'"),
+    ("history --since no-such-tag", "TimeTravelError"),
+    ("vacuum --retain soon", "Cannot read duration"),
+    ("ls dc://", "InvalidUrlError"),
+    ("show 'unterminated", "Cannot split"),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), BAD_LINES)
+def test_bad_lines_show_a_short_error_and_change_nothing(shell, line, expected):
+    root = dc.get_catalog().root
+    before = tree_digest(root)
+    result, shown = run(shell, line)
+    assert result is None and len(shown) == 1 and expected in shown[0]
+    assert "Traceback" not in shown[0]
+    assert tree_digest(root) == before
+
+
+def test_debug_flag_raises_the_real_error(shell):
+    with pytest.raises(dc.TableNotFoundError):
+        shell.run_line_magic("dc", "show shop.nope --debug")
+
+
+def test_help_and_command_help_list_the_language(shell):
+    result, _ = run(shell, "help")
+    assert str(result) == help_text() and "timetravel" in str(result)
+    result, _ = run(shell, "diff --help")
+    assert "usage: %dc diff" in str(result)
+
+
+def test_completion_offers_commands_catalogs_and_tables(shell):
+    assert completions("hi") == ["history"]
+    assert completions("show sh") == ["shop.orders"]
+    assert "default/shop" in completions("use ")
+    assert "dc://default/shop" in completions("ls dc")
+    assert completions("show 'oops") == []

@@ -1,0 +1,65 @@
+"""The ``%dc`` / ``%%dc`` magics: a small command language over the public ``workbench`` API.
+
+Loaded by ``%load_ext workbench``. Magics only parse, call the API and display results.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+
+from workbench.core.errors import WorkbenchError
+from workbench.magics.commands import Commands, Message, Session
+from workbench.magics.completion import completions
+from workbench.magics.parser import HelpRequested, parse
+
+__all__ = ["WorkbenchMagics", "load"]
+
+
+@magics_class
+class WorkbenchMagics(Magics):
+    """``%dc <command> ...`` and ``%%dc <command> ...`` with the cell as input."""
+
+    def __init__(self, shell: Any):
+        super().__init__(shell)
+        self.session = Session()
+        self.commands = Commands(shell, self.session)
+
+    @line_cell_magic
+    def dc(self, line: str, cell: str | None = None) -> Any:
+        """Run a workbench command; ``%dc help`` lists them."""
+        from IPython.display import display
+
+        debug = "--debug" in line.split()
+        try:
+            args = parse(line)
+        except HelpRequested as shown:
+            return Message(str(shown))
+        except WorkbenchError as error:
+            if debug:
+                raise
+            display(Message(f"{type(error).__name__}: {error}", error=True))
+            return None
+        try:
+            result = self.commands.run(args, cell)
+        except WorkbenchError as error:
+            if args.debug:
+                raise
+            display(Message(f"{type(error).__name__}: {error}", error=True))
+            return None
+        if args.output:
+            self.shell.user_ns[args.output] = result
+        return result
+
+
+def _complete(shell: Any, event: Any) -> list[str]:
+    line = event.line.split(None, 1)
+    return completions(line[1] if len(line) > 1 else "")
+
+
+def load(ipython: Any) -> None:
+    """Register the magics and the completer on an IPython shell."""
+    ipython.register_magics(WorkbenchMagics)
+    ipython.set_hook("complete_command", _complete, str_key="%dc")
+    ipython.set_hook("complete_command", _complete, str_key="%%dc")

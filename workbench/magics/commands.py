@@ -1,0 +1,344 @@
+"""What each ``%dc`` command does: resolve names, call the public API, return a displayable result.
+
+Handlers never touch storage themselves, so a notebook does exactly what a script calling
+``workbench`` would.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from argparse import Namespace as Args
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from html import escape
+from typing import Any
+
+import workbench as dc
+from workbench.core.errors import InvalidArgumentError, InvalidUrlError
+from workbench.core.urls import parse_url
+from workbench.magics.parser import MagicUsageError, help_text
+
+
+@dataclass
+class Session:
+    """What ``%dc use`` set: the catalog and namespace that short names refer to."""
+
+    catalog: str | None = None
+    namespace: str | None = None
+
+
+@dataclass(frozen=True)
+class Message:
+    """A short result or error line, plain in a terminal and styled in a notebook."""
+
+    text: str
+    error: bool = False
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        style = "color:#b00020;border-left:3px solid #b00020" if self.error else "color:#1b5e20"
+        body = escape(self.text).replace("\n", "<br>")
+        return f"<div style='{style};padding:4px 8px;font-family:monospace'>{body}</div>"
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Rows of names and details (catalogs, namespaces, tables) as a small table."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Any]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __repr__(self) -> str:
+        lines = [self.title] + ["  " + "  ".join(str(v) for v in row) for row in self.rows]
+        return "\n".join(lines) if self.rows else f"{self.title}: (empty)"
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{escape(c)}</th>" for c in self.columns)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in row) + "</tr>"
+            for row in self.rows
+        )
+        return f"<b>{escape(self.title)}</b><table><tr>{head}</tr>{body}</table>"
+
+
+def resolve_table(text: str, session: Session) -> tuple[str, str | None, str | None]:
+    """(table, namespace, catalog) from ``ns.table``, ``table`` or a ``dc://`` URL."""
+    if text.startswith("dc://"):
+        url = parse_url(text)
+        if url.table is None:
+            raise InvalidUrlError(f"{text!r} does not name a table (dc://catalog/namespace/table).")
+        return url.table, url.namespace, url.catalog
+    namespace, _, table = text.rpartition(".")
+    return table, namespace or session.namespace, session.catalog
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([dhms]?)")
+_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1, "": 1}
+
+
+def parse_duration(text: str) -> timedelta:
+    """``7d``, ``12h``, ``30m``, ``45s`` or plain seconds."""
+    match = _DURATION.fullmatch(text.strip())
+    if not match:
+        raise MagicUsageError(f"Cannot read duration {text!r}; write e.g. 7d, 12h, 30m or 0.")
+    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+
+
+def parse_point(text: str | None) -> Any:
+    """A time-travel point: ns (int), ISO datetime, or a transaction id / tag (str)."""
+    if text is None:
+        return None
+    if text.isdigit():
+        return int(text)
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return text
+
+
+class Commands:
+    """The handlers, bound to an IPython shell (for variables and cell code) and a session."""
+
+    def __init__(self, shell: Any, session: Session):
+        self.shell = shell
+        self.session = session
+
+    def run(self, args: Args, cell: str | None) -> Any:
+        """Dispatch a parsed command."""
+        handler: Callable[[Args, str | None], Any] = getattr(self, f"do_{args.command}")
+        return handler(args, cell)
+
+    # ------------------------------------------------------------------------ catalogs
+    def do_help(self, args: Args, cell: str | None) -> Message:
+        return Message(help_text())
+
+    def do_init(self, args: Args, cell: str | None) -> Listing:
+        if args.catalog:
+            catalogs = {}
+            for spec in args.catalog:
+                name, sep, root = spec.partition("=")
+                if not sep or not name or not root:
+                    raise MagicUsageError(f"--catalog takes NAME=ROOT, got {spec!r}.")
+                catalogs[name] = dc.Catalog(dc.CatalogProperties(root))
+            dc.init(catalogs=catalogs)
+        else:
+            dc.init_local(args.path)
+        self.session.catalog = self.session.namespace = None
+        return self.do_catalogs(args, cell)
+
+    def do_catalogs(self, args: Args, cell: str | None) -> Listing:
+        default = dc.get_catalog()
+        rows = [
+            [name, cat.root, "default" if cat is default else ""]
+            for name, cat in dc.list_catalogs().items()
+        ]
+        return Listing("catalogs", ["name", "root", ""], rows)
+
+    def do_use(self, args: Args, cell: str | None) -> Message:
+        catalog, _, namespace = args.target.partition("/")
+        dc.get_catalog(catalog)  # raises CatalogNotFoundError with the registered names
+        if namespace and not dc.namespace_exists(namespace, catalog):
+            raise dc.NamespaceNotFoundError(
+                f"Namespace {namespace!r} does not exist in catalog {catalog!r}; see %dc ls."
+            )
+        self.session.catalog, self.session.namespace = catalog, namespace or None
+        return Message(
+            f"using catalog {catalog}" + (f", namespace {namespace}" if namespace else "")
+        )
+
+    def do_ls(self, args: Args, cell: str | None) -> Listing:
+        as_of = parse_point(args.as_of)
+        target = args.target
+        if target is None or not target.startswith("dc://"):
+            catalog = self.session.catalog or _default_catalog_name()
+            namespace = target or self.session.namespace
+            target = f"dc://{catalog}" + (f"/{namespace}" if namespace else "")
+        items = dc.list(target, as_of=as_of)
+        if items and isinstance(items[0], dc.Namespace):
+            return Listing(target, ["namespace"], [[n.name] for n in items])
+        if items and isinstance(items[0], dc.TableInfo):
+            info = items[0]
+            return Listing(
+                target,
+                ["version", "rows", "files", "bytes", "merge keys"],
+                [
+                    [
+                        info.version,
+                        info.row_count,
+                        info.file_count,
+                        info.size_bytes,
+                        ", ".join(info.merge_keys),
+                    ]
+                ],
+            )
+        return Listing(target, ["table", "url"], [[t.name, t.url] for t in items])
+
+    # --------------------------------------------------------------------------- reads
+    def do_show(self, args: Args, cell: str | None) -> Any:
+        table, namespace, catalog = resolve_table(args.table, self.session)
+        columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
+        data = dc.read(
+            table,
+            namespace,
+            catalog,
+            read_as=dc.DatasetType.PYARROW,
+            columns=columns,
+            version=args.version,
+            as_of=parse_point(args.as_of),
+        )
+        return data.slice(0, args.limit).to_pandas()
+
+    def do_describe(self, args: Args, cell: str | None) -> dc.TableInfo:
+        table, namespace, catalog = resolve_table(args.table, self.session)
+        return dc.get_table(
+            table, namespace, catalog, version=args.version, as_of=parse_point(args.as_of)
+        )
+
+    def do_history(self, args: Args, cell: str | None) -> Any:
+        qualified = None
+        if args.table:
+            table, namespace, _ = resolve_table(args.table, self.session)
+            qualified = f"{namespace or 'default'}.{table}"
+        return dc.transactions(
+            read_as=dc.DatasetType.PANDAS,
+            catalog=self.session.catalog,
+            table=qualified,
+            since=parse_point(args.since),
+            limit=args.limit,
+        )
+
+    def do_diff(self, args: Args, cell: str | None) -> dc.TableDiff:
+        table, namespace, catalog = resolve_table(args.table, self.session)
+        return dc.diff(table, namespace, parse_point(args.before), parse_point(args.after), catalog)
+
+    def do_sql(self, args: Args, cell: str | None) -> Any:
+        if not cell or not cell.strip():
+            raise MagicUsageError("%%dc sql takes the SQL in the cell body, below the magic line.")
+        return dc.sql(
+            cell, engine=args.engine, as_of=parse_point(args.as_of), catalog=self.session.catalog
+        )
+
+    # -------------------------------------------------------------------------- writes
+    def _data(self, variable: str | None, cell: str | None, command: str) -> Any:
+        if variable:
+            if variable not in self.shell.user_ns:
+                raise MagicUsageError(f"No variable {variable!r} in the notebook namespace.")
+            return self.shell.user_ns[variable]
+        if cell and cell.strip():
+            return evaluate_cell(self.shell, cell)
+        raise MagicUsageError(
+            f"%dc {command} needs data: name a variable, or use %%dc {command} with a cell "
+            "whose last line is the DataFrame."
+        )
+
+    def do_write(self, args: Args, cell: str | None) -> dc.WriteResult:
+        table, namespace, catalog = resolve_table(args.table, self.session)
+        data = self._data(args.variable, cell, "write")
+        schema = None
+        if args.merge_keys:
+            keys = [k.strip() for k in args.merge_keys.split(",")]
+            arrow = dc.dataset_schema(data)
+            missing = [k for k in keys if k not in arrow.names]
+            if missing:
+                raise InvalidArgumentError(f"--merge-keys {missing} are not columns of the data.")
+            schema = dc.Schema.of([dc.Field.of(f, is_merge_key=f.name in keys) for f in arrow])
+        return dc.write(
+            data,
+            table,
+            namespace,
+            catalog,
+            mode=args.mode,
+            schema=schema,
+            auto_create_namespace=True,
+        )
+
+    def do_merge(self, args: Args, cell: str | None) -> dc.WriteResult:
+        table, namespace, catalog = resolve_table(args.table, self.session)
+        data = self._data(args.variable, cell, "merge")
+        return dc.write(data, table, namespace, catalog, mode=dc.TableWriteMode.MERGE)
+
+    def do_delete(self, args: Args, cell: str | None) -> dc.WriteResult:
+        table, namespace, catalog = resolve_table(args.table, self.session)
+        data = self._data(args.variable, cell, "delete")
+        return dc.write(data, table, namespace, catalog, mode=dc.TableWriteMode.DELETE)
+
+    def do_drop(self, args: Args, cell: str | None) -> Message:
+        table, namespace, catalog = resolve_table(args.table, self.session)
+        dc.drop_table(table, namespace, catalog)
+        return Message(
+            f"dropped {namespace or 'default'}.{table} (time travel still reads it until vacuum)"
+        )
+
+    def do_tag(self, args: Args, cell: str | None) -> Message:
+        txn = dc.tag(args.name, args.transaction, catalog=self.session.catalog)
+        return Message(f"tagged transaction {txn} as {args.name!r}")
+
+    def do_optimize(self, args: Args, cell: str | None) -> Message:
+        table, namespace, catalog = resolve_table(args.table, self.session)
+        metrics = dc.optimize(table, namespace, catalog)
+        return Message(
+            f"optimized: {metrics.get('numFilesRemoved', 0)} files compacted into "
+            f"{metrics.get('numFilesAdded', 0)}"
+        )
+
+    def do_vacuum(self, args: Args, cell: str | None) -> dc.VacuumResult:
+        return dc.vacuum(
+            self.session.catalog, retain=parse_duration(args.retain), dry_run=args.dry_run
+        )
+
+    def do_transaction(self, args: Args, cell: str | None) -> Any:
+        if not cell or not cell.strip():
+            raise MagicUsageError("%%dc transaction runs the cell body; put Python code below it.")
+        with dc.transaction(commit_message=args.message, catalog=self.session.catalog) as txn:
+            result = self.shell.run_cell(cell, store_history=False)
+            result.raise_error()
+        committed = dc.transactions(
+            read_as=dc.DatasetType.PYARROW, catalog=self.session.catalog, limit=1
+        ).to_pylist()
+        if committed and committed[0]["transaction_id"] == txn.id:
+            return dc.read_transaction(txn.id, catalog=self.session.catalog)
+        return Message("transaction committed with no changes")
+
+    # ------------------------------------------------------------------------- widgets
+    def do_browse(self, args: Args, cell: str | None) -> Any:
+        from workbench.widgets import CatalogBrowser
+
+        return CatalogBrowser(catalog=self.session.catalog)
+
+    def do_timeline(self, args: Args, cell: str | None) -> Any:
+        from workbench.widgets import HistoryBrowser
+
+        return HistoryBrowser(catalog=self.session.catalog)
+
+    def do_timetravel(self, args: Args, cell: str | None) -> Any:
+        from workbench.widgets import TimeTravel
+
+        table, namespace, catalog = resolve_table(args.table, self.session)
+        return TimeTravel(table, namespace, catalog)
+
+
+def _default_catalog_name() -> str:
+    from workbench.core.catalog import catalog_name
+
+    return catalog_name(dc.get_catalog())
+
+
+def evaluate_cell(shell: Any, cell: str) -> Any:
+    """Run a cell's statements in the notebook namespace and return its last expression."""
+    tree = ast.parse(cell)
+    if not tree.body or not isinstance(tree.body[-1], ast.Expr):
+        raise MagicUsageError("The cell's last line must be an expression giving the data.")
+    last = ast.Expression(tree.body.pop().value)
+    exec(compile(tree, "<%%dc cell>", "exec"), shell.user_ns)
+    return eval(compile(last, "<%%dc cell>", "eval"), shell.user_ns)

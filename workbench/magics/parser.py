@@ -1,0 +1,213 @@
+"""The ``%dc`` command language: argparse grammars per command; parsing never runs anything."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from typing import NoReturn
+
+from workbench.core.errors import WorkbenchError
+
+
+class MagicUsageError(WorkbenchError):
+    """A ``%dc`` line that does not parse; the message includes the command's usage."""
+
+
+class HelpRequested(Exception):
+    """``--help`` was asked for: carries the help text to show instead of running anything."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise MagicUsageError(
+            f"{message}\n{self.format_usage()}See %dc {self.prog.split()[-1]} --help."
+        )
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise HelpRequested(self.format_help())
+
+    def print_help(self, file: object = None) -> None:
+        raise HelpRequested(self.format_help())
+
+
+TABLE_HELP = "table as namespace.table, table (current namespace) or dc://catalog/namespace/table"
+TIME_HELP = "ns since epoch, ISO datetime, transaction id or tag"
+
+
+def _commands() -> dict[str, tuple[str, list[tuple[tuple[str, ...], dict]]]]:
+    """Each command's one-line summary and its arguments."""
+    table = (("table",), {"help": TABLE_HELP})
+    as_of = (("--as-of",), {"dest": "as_of", "help": f"read as of a past point ({TIME_HELP})"})
+    version = (("--version",), {"type": int, "help": "a Delta version of the table"})
+    return {
+        "help": ("list the commands", []),
+        "init": (
+            "register catalogs: a local path, or --catalog name=root ...",
+            [
+                (("path",), {"nargs": "?", "help": "local catalog folder (default ./.workbench)"}),
+                (
+                    ("--catalog",),
+                    {
+                        "action": "append",
+                        "default": [],
+                        "metavar": "NAME=ROOT",
+                        "help": "a named catalog root; repeat for several",
+                    },
+                ),
+            ],
+        ),
+        "catalogs": ("list the registered catalogs", []),
+        "ls": (
+            "list namespaces, tables or a table",
+            [
+                (("target",), {"nargs": "?", "help": "dc:// URL or namespace (default: current)"}),
+                as_of,
+            ],
+        ),
+        "use": (
+            "set the current catalog (and namespace) for later commands",
+            [
+                (("target",), {"help": "catalog or catalog/namespace"}),
+            ],
+        ),
+        "show": (
+            "show a table's rows",
+            [
+                table,
+                as_of,
+                version,
+                (("--limit",), {"type": int, "default": 20, "help": "rows to show (default 20)"}),
+                (("--columns",), {"help": "comma-separated columns"}),
+            ],
+        ),
+        "describe": (
+            "schema, merge keys, version, counts and size of a table",
+            [table, as_of, version],
+        ),
+        "history": (
+            "catalog transactions, newest first",
+            [
+                (("table",), {"nargs": "?", "help": "only transactions touching this table"}),
+                (("--limit",), {"type": int, "default": 20}),
+                (("--since",), {"help": f"from this point on ({TIME_HELP})"}),
+            ],
+        ),
+        "diff": (
+            "rows added, removed, changed and schema changes between two points",
+            [
+                table,
+                (("before",), {"help": f"a table version number or {TIME_HELP}"}),
+                (("after",), {"nargs": "?", "help": "as before (default: now)"}),
+            ],
+        ),
+        "sql": (
+            "(cell) run the cell's SQL over namespace.table names",
+            [
+                (("--engine",), {"choices": ["local", "spark"], "default": "local"}),
+                as_of,
+            ],
+        ),
+        "write": (
+            "(cell) write the DataFrame the cell evaluates to",
+            [
+                table,
+                (("variable",), {"nargs": "?", "help": "line form: a variable holding the data"}),
+                (
+                    ("--mode",),
+                    {
+                        "default": "auto",
+                        "help": "auto, create, add, append, replace, merge or delete",
+                    },
+                ),
+                (
+                    ("--merge-keys",),
+                    {"dest": "merge_keys", "help": "comma-separated, for new tables"},
+                ),
+            ],
+        ),
+        "merge": (
+            "upsert by merge keys (variable, or the cell's value)",
+            [
+                table,
+                (("variable",), {"nargs": "?"}),
+            ],
+        ),
+        "delete": (
+            "delete rows whose merge keys match (variable, or the cell's value)",
+            [
+                table,
+                (("variable",), {"nargs": "?"}),
+            ],
+        ),
+        "drop": ("drop a table", [table]),
+        "tag": (
+            "name the latest (or a given) catalog transaction",
+            [
+                (("name",), {}),
+                (("--transaction",), {"help": "transaction id to tag"}),
+            ],
+        ),
+        "optimize": ("compact a table's files", [table]),
+        "vacuum": (
+            "delete files no retained time-travel point needs",
+            [
+                (("--retain",), {"default": "7d", "help": "e.g. 7d, 12h, 30m, 0 (default 7d)"}),
+                (("--dry-run",), {"action": "store_true", "dest": "dry_run"}),
+            ],
+        ),
+        "transaction": (
+            "(cell) run the cell's Python in one catalog transaction",
+            [
+                (("-m", "--message"), {"dest": "message", "help": "commit message"}),
+            ],
+        ),
+        "browse": ("open the catalog browser", []),
+        "timeline": ("open the transaction history browser", []),
+        "timetravel": ("open the time-travel view of a table", [table]),
+    }
+
+
+COMMANDS = _commands()
+
+
+def _parser() -> _Parser:
+    root = _Parser(prog="%dc", add_help=False)
+    sub = root.add_subparsers(dest="command", parser_class=_Parser)
+    for name, (summary, arguments) in COMMANDS.items():
+        command = sub.add_parser(name, help=summary, description=summary, prog=f"%dc {name}")
+        for flags, options in arguments:
+            command.add_argument(*flags, **options)
+        command.add_argument(
+            "-o",
+            "--output",
+            dest="output",
+            metavar="VAR",
+            help="also store the result in this variable",
+        )
+        command.add_argument("--debug", action="store_true", help="show full tracebacks")
+    return root
+
+
+_PARSER = _parser()
+
+
+def parse(line: str) -> argparse.Namespace:
+    """Parse one ``%dc`` line; raise ``MagicUsageError`` or ``HelpRequested``."""
+    try:
+        words = shlex.split(line)
+    except ValueError as e:
+        raise MagicUsageError(f"Cannot split the line into words: {e}.") from None
+    if not words:
+        words = ["help"]
+    if words[0] not in COMMANDS:
+        raise MagicUsageError(
+            f"Unknown command {words[0]!r}; commands are {', '.join(COMMANDS)} (see %dc help)."
+        )
+    return _PARSER.parse_args(words)
+
+
+def help_text() -> str:
+    """The command summary that ``%dc help`` shows."""
+    width = max(map(len, COMMANDS))
+    lines = [f"  {name:<{width}}  {summary}" for name, (summary, _) in COMMANDS.items()]
+    return "%dc commands (%dc <command> --help for details):\n" + "\n".join(lines)

@@ -1,0 +1,108 @@
+"""Transaction history: a paged, filterable table, a commit timeline and a transaction's detail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as widgets
+
+import workbench as dc
+from workbench.widgets.render import preview_html, when
+
+COLUMNS = ["time", "commit_message", "tables", "operations", "rows_added", "rows_removed"]
+
+
+class HistoryBrowser(widgets.VBox):
+    """Browse a catalog's committed transactions, newest first."""
+
+    def __init__(self, catalog: str | None = None, page_size: int = 20):
+        self.catalog = catalog
+        self.page_size = page_size
+        self.page = 0
+        self.filter_box = widgets.Text(
+            placeholder="filter by message, table or operation", description="filter"
+        )
+        self.previous_button = widgets.Button(description="◀ newer", layout={"width": "90px"})
+        self.next_button = widgets.Button(description="older ▶", layout={"width": "90px"})
+        self.page_label = widgets.Label()
+        self.table = widgets.HTML()
+        self.picker = widgets.Dropdown(description="detail", layout={"width": "600px"})
+        self.detail = widgets.HTML()
+        self.timeline = self._timeline_widget()
+        self.filter_box.observe(lambda change: self.set_filter(change["new"]), names="value")
+        self.previous_button.on_click(lambda _: self.show_page(self.page - 1))
+        self.next_button.on_click(lambda _: self.show_page(self.page + 1))
+        self.picker.observe(lambda change: self.select(change["new"]), names="value")
+        controls = widgets.HBox(
+            [self.filter_box, self.previous_button, self.next_button, self.page_label]
+        )
+        super().__init__([controls, self.table, self.picker, self.detail, self.timeline])
+        self.add_class("wb-history")
+        self.reload()
+
+    @staticmethod
+    def _timeline_widget() -> Any:
+        import plotly.graph_objects as go
+
+        figure = go.FigureWidget(
+            layout={
+                "height": 260,
+                "margin": {"t": 30, "b": 30},
+                "title": "commits",
+                "yaxis": {"title": "rows added"},
+            }
+        )
+        figure.add_scatter(mode="markers", name="transactions")
+        return figure
+
+    def reload(self) -> None:
+        """Re-read the history (after new commits)."""
+        history = dc.transactions(read_as=dc.DatasetType.PANDAS, catalog=self.catalog)
+        history.insert(0, "time", [when(t) for t in history["end_time"]])
+        self.history = history
+        scatter = self.timeline.data[0]
+        with self.timeline.batch_update():
+            scatter.x = [t / 1e9 for t in history["end_time"]]
+            scatter.y = history["rows_added"].tolist()
+            scatter.text = history["commit_message"].fillna("").tolist()
+        self.set_filter(self.filter_box.value)
+
+    def set_filter(self, text: str) -> None:
+        """Keep transactions whose message, tables or operations contain ``text``."""
+        if self.filter_box.value != text:
+            self.filter_box.value = text
+            return
+        needle = text.lower()
+        if needle:
+            haystack = (
+                self.history["commit_message"].fillna("").str.lower()
+                + " "
+                + self.history["tables"].map(" ".join).str.lower()
+                + " "
+                + self.history["operations"].map(" ".join).str.lower()
+            )
+            self.shown = self.history[haystack.str.contains(needle, regex=False)]
+        else:
+            self.shown = self.history
+        self.show_page(0)
+
+    @property
+    def pages(self) -> int:
+        """Number of pages of the filtered history."""
+        return max(1, -(-len(self.shown) // self.page_size))
+
+    def show_page(self, page: int) -> None:
+        """Show page ``page`` (0 = newest)."""
+        self.page = min(max(page, 0), self.pages - 1)
+        rows = self.shown.iloc[self.page * self.page_size : (self.page + 1) * self.page_size]
+        self.page_label.value = f"page {self.page + 1} of {self.pages} ({len(self.shown)} shown)"
+        self.table.value = preview_html(rows[COLUMNS], "transactions", "wb-history-table")
+        self.picker.options = [
+            (f"{row.time}  {row.commit_message or ''}  {', '.join(row.tables)}", row.transaction_id)
+            for row in rows.itertuples()
+        ]
+
+    def select(self, transaction_id: str | None) -> None:
+        """Show one transaction's per-table detail."""
+        if transaction_id:
+            self.detail.value = dc.read_transaction(transaction_id, self.catalog)._repr_html_()
