@@ -76,13 +76,14 @@ def test_transaction_cell_is_atomic(shell):
         "workbench.write(pd.DataFrame({'sku': [5]}), 'stock', namespace='shop')",
     )
     assert record.commit_message == "restock" and len(record.changes) == 2
-    _, _shown = run(
-        shell,
-        "transaction",
-        "import workbench, pandas as pd\n"
-        "workbench.write(pd.DataFrame({'sku': [6]}), 'stock', namespace='shop')\n"
-        "raise ValueError('stop')",
-    )
+    with pytest.raises(ValueError, match="stop"):  # the user's own error, after the rollback
+        run(
+            shell,
+            "transaction",
+            "import workbench, pandas as pd\n"
+            "workbench.write(pd.DataFrame({'sku': [6]}), 'stock', namespace='shop')\n"
+            "raise ValueError('stop')",
+        )
     assert dc.read("stock", "shop", read_as="pandas")["sku"].tolist() == [5]
 
 
