@@ -7,7 +7,7 @@ comma := ,
 EXTRAS ?= dev,ray,jupyter
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: venv install test test-unit test-integration test-notebooks lint format benchmark demo lab build clean clean-venv clean-build
+.PHONY: venv install browser-deps test test-unit test-integration test-notebooks lint format benchmark demo lab build clean clean-venv clean-build
 
 venv: $(PY)
 
@@ -21,14 +21,21 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install -e ".[$(EXTRAS)]"
 	touch $@
 
-test: install
-	$(PY) -m pytest tests tutorials --nbval --nbval-current-env -p no:cacheprovider -q
+# The browser test drives JupyterLab in Debian's Chromium (never a downloaded browser build).
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "Installing Debian's chromium for the browser test"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }
+
+test: install browser-deps
+	WORKBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest tests tutorials --nbval --nbval-current-env -p no:cacheprovider -q
 
 test-unit: install
 	$(PY) -m pytest tests -m "not integration" -q
 
-test-integration: install
-	$(PY) -m pytest tests -m integration -q
+test-integration: install browser-deps
+	WORKBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest tests -m integration -q
 
 test-notebooks: install
 	$(PY) -m pytest tutorials --nbval --nbval-current-env -q

@@ -301,7 +301,7 @@ class Commands:
         if not cell or not cell.strip():
             raise MagicUsageError("%%dc transaction runs the cell body; put Python code below it.")
         with dc.transaction(commit_message=args.message, catalog=self.session.catalog) as txn:
-            result = self.shell.run_cell(cell, store_history=False)
+            result = self.shell.run_cell(cell, store_history=False, silent=True)
             result.raise_error()
         committed = dc.transactions(
             read_as=dc.DatasetType.PYARROW, catalog=self.session.catalog, limit=1

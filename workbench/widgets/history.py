@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import ipywidgets as widgets
+import pandas as pd
 
 import workbench as dc
-from workbench.widgets.render import preview_html, when
+from workbench.widgets.render import preview_html, text, when
 
 COLUMNS = ["time", "commit_message", "tables", "operations", "rows_added", "rows_removed"]
 
@@ -62,7 +63,7 @@ class HistoryBrowser(widgets.VBox):
         self.history = history
         scatter = self.timeline.data[0]
         with self.timeline.batch_update():
-            scatter.x = [t / 1e9 for t in history["end_time"]]
+            scatter.x = pd.to_datetime(history["end_time"], unit="ns", utc=True).tolist()
             scatter.y = history["rows_added"].tolist()
             scatter.text = history["commit_message"].fillna("").tolist()
         self.set_filter(self.filter_box.value)
@@ -98,7 +99,7 @@ class HistoryBrowser(widgets.VBox):
         self.page_label.value = f"page {self.page + 1} of {self.pages} ({len(self.shown)} shown)"
         self.table.value = preview_html(rows[COLUMNS], "transactions", "wb-history-table")
         self.picker.options = [
-            (f"{row.time}  {row.commit_message or ''}  {', '.join(row.tables)}", row.transaction_id)
+            (f"{row.time}  {text(row.commit_message)}  {', '.join(row.tables)}", row.transaction_id)
             for row in rows.itertuples()
         ]
 

@@ -28,3 +28,8 @@ def when(ns: int) -> str:
     """A commit time (ns since epoch) as local ISO text to the millisecond."""
     moment = datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).astimezone()
     return moment.isoformat(sep=" ", timespec="milliseconds")
+
+
+def text(value: Any) -> str:
+    """A cell value as text, with missing values (None, NaN) as empty text."""
+    return value if isinstance(value, str) else ""

@@ -8,7 +8,7 @@ import ipywidgets as widgets
 
 import workbench as dc
 from workbench.core.errors import WorkbenchError
-from workbench.widgets.render import error_html, preview_html, when
+from workbench.widgets.render import error_html, preview_html, text, when
 
 
 class TimeTravel(widgets.VBox):
@@ -85,7 +85,7 @@ class TimeTravel(widgets.VBox):
         point = self.points.iloc[index]
         txn = point["transaction_id"]
         self.label.value = (
-            f"<b>{when(point['end_time'])}</b> {point['commit_message'] or ''} <code>{txn}</code>"
+            f"<b>{when(point['end_time'])}</b> {text(point['commit_message'])} <code>{txn}</code>"
         )
         try:
             rows = dc.read(
