@@ -51,6 +51,8 @@ format: install
 benchmark: install
 	$(PY) -m benchmarks.core_bench
 	$(PY) -m benchmarks.paired_bench
+	$(PY) -m benchmarks.txn_bench
+	$(PY) -m benchmarks.ui_bench
 
 demo: install
 	$(PY) -m workbench.demo
