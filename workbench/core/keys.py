@@ -21,13 +21,13 @@ def check_dedupe(dedupe: str | None) -> None:
         )
 
 
-def require_key_columns(data: pa.Table, keys: list[str], table: str, action: str) -> None:
-    """Raise ``MergeKeyError`` unless every merge-key column is in ``data``."""
-    missing = [k for k in keys if k not in data.column_names]
+def require_key_columns(columns: list[str], keys: list[str], table: str, action: str) -> None:
+    """Raise ``MergeKeyError`` unless every merge-key column is among ``columns``."""
+    missing = [k for k in keys if k not in columns]
     if missing:
         raise MergeKeyError(
             f"{action} on table {table!r} needs its merge key column(s) {missing} in the data; "
-            f"the data has {data.column_names}."
+            f"the data has {columns}."
         )
 
 

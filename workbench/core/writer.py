@@ -26,7 +26,7 @@ from workbench.core.evolution import (
     to_storage,
 )
 from workbench.core.formats import content_type_of
-from workbench.core.keys import check_dedupe, require_key_columns, unique_keys
+from workbench.core.keys import check_dedupe, unique_keys
 from workbench.core.manifest import write_data_file
 from workbench.core.models import WriteResult
 from workbench.core.namespaces import ensure_namespace
@@ -68,7 +68,9 @@ def write(
     loc = locate(table, namespace, catalog)
     declared = Schema.of(schema) if schema is not None else None
     fmt = content_type_of(content_type) if content_type is not None else None
-    incoming = to_pyarrow(data)
+    on_spark = type(data).__module__.startswith("pyspark")
+    incoming = None if on_spark else to_pyarrow(data)
+    incoming_schema = spark_arrow_schema(data) if on_spark else incoming.schema
     properties = encode_properties(table_properties)
     with operation(loc.catalog) as txn:
         txn.require_writable()
@@ -78,9 +80,13 @@ def write(
                     f"Cannot delete from table {loc.qualified!r}: it does not exist in catalog "
                     f"{loc.catalog_name!r}."
                 )
-            return _write_new_table(
-                txn, loc, incoming, declared, mode, properties, auto_create_namespace
-            )
+            plan = plan_new(loc, incoming_schema, declared, mode, properties)
+            ensure_namespace(txn, loc, auto_create_namespace)
+            if on_spark:
+                from workbench.engines.spark.write import write_new_table
+
+                return write_new_table(txn, loc, data, plan, properties)
+            return _write_new_table(txn, loc, incoming, plan, properties)
         if mode is TableWriteMode.CREATE:
             raise TableAlreadyExistsError(
                 f"Table {loc.qualified!r} already exists, so mode CREATE cannot write to it; use "
@@ -88,8 +94,21 @@ def write(
             )
         opened = open_table(loc)
         if opened.schemaless:
+            incoming = incoming if incoming is not None else to_pyarrow(data)
             return _write_schemaless(txn, opened, incoming, mode, fmt or ContentType.PARQUET)
-        return _write_existing(txn, opened, incoming, declared, mode, properties, dedupe)
+        mode, plan = plan_existing(opened, incoming_schema, declared, mode, properties)
+        if on_spark:
+            from workbench.engines.spark.write import write_existing_table
+
+            return write_existing_table(txn, opened, data, mode, plan, properties, dedupe)
+        return _write_existing(txn, opened, incoming, mode, plan, properties, dedupe)
+
+
+def spark_arrow_schema(frame: Any) -> pa.Schema:
+    """The Arrow schema of a Spark DataFrame, without importing pyspark elsewhere."""
+    from workbench.engines.spark.files import arrow_schema
+
+    return arrow_schema(frame.schema)
 
 
 def _parse_mode(mode: TableWriteMode | str) -> TableWriteMode:
@@ -103,33 +122,42 @@ def _parse_mode(mode: TableWriteMode | str) -> TableWriteMode:
         ) from None
 
 
+def plan_new(
+    loc: Location,
+    incoming: pa.Schema,
+    declared: Schema | None,
+    mode: TableWriteMode,
+    properties: dict[str, str],
+) -> SchemaPlan:
+    """Validate a write that creates a table and work out its schema."""
+    validate_readable(incoming, decode_reader_types(properties), loc.qualified)
+    if declared is not None:
+        validate_readable(declared.arrow, decode_reader_types(properties), loc.qualified)
+        declared = to_storage(declared)
+    plan = plan_new_table(storage_schema(incoming), declared)
+    keys = plan.schema.merge_keys
+    if mode is TableWriteMode.MERGE and not keys:
+        raise MergeKeyError(_no_keys_message(loc, mode))
+    require_key_columns(incoming.names, keys, loc.qualified, "Creating")
+    return plan
+
+
 def _write_new_table(
     txn: Transaction,
     loc: Location,
     incoming: pa.Table,
-    declared: Schema | None,
-    mode: TableWriteMode,
+    plan: SchemaPlan,
     properties: dict[str, str],
-    auto_create_namespace: bool,
 ) -> WriteResult:
     from deltalake import write_deltalake
 
-    validate_readable(incoming.schema, decode_reader_types(properties), loc.qualified)
-    if declared is not None:
-        validate_readable(declared.arrow, decode_reader_types(properties), loc.qualified)
-        declared = to_storage(declared)
-    plan = plan_new_table(storage_schema(incoming.schema), declared)
     keys = plan.schema.merge_keys
-    if mode is TableWriteMode.MERGE and not keys:
-        raise MergeKeyError(_no_keys_message(loc, mode))
     data = conform(incoming, plan.schema, fill_missing=True, table=loc.qualified)
     if keys:
-        require_key_columns(incoming, keys, loc.qualified, "Creating")
         data = unique_keys(data, keys, loc.qualified, dedupe=None)
-    ensure_namespace(txn, loc, auto_create_namespace)
     change = txn.touch_table(loc.namespace, loc.name)
     options = loc.catalog.properties.storage_options or None
-    commit = _commit_properties(txn, "CREATE_TABLE")
+    commit = commit_properties(txn, "CREATE_TABLE")
     try:
         if properties:
             create_delta_table(loc, plan.schema, properties, txn.id)
@@ -142,21 +170,20 @@ def _write_new_table(
             )
     except BaseException as e:
         remove_created(loc)
-        _reraise(e, loc, "it was not created")
+        reraise(e, loc, "it was not created")
     version = 1 if properties else 0
     txn.record(change, "CREATE_TABLE", version, added=data.num_rows)
     return WriteResult(loc.ref, "create", version, rows_added=data.num_rows)
 
 
-def _write_existing(
-    txn: Transaction,
+def plan_existing(
     opened: OpenTable,
-    incoming: pa.Table,
+    incoming: pa.Schema,
     declared: Schema | None,
     mode: TableWriteMode,
     properties: dict[str, str],
-    dedupe: str | None,
-) -> WriteResult:
+) -> tuple[TableWriteMode, SchemaPlan]:
+    """Resolve AUTO, check the mode against the table's keys, validate and plan the schema."""
     name = opened.loc.qualified
     keys = opened.schema.merge_keys
     if mode is TableWriteMode.AUTO:
@@ -169,30 +196,43 @@ def _write_existing(
             "Use mode=dc.TableWriteMode.MERGE (or AUTO) to insert and update by key."
         )
     readers = decode_reader_types({**opened.properties, **properties})
-    validate_readable(incoming.schema, readers, name)
-    plan = SchemaPlan(opened.schema)
+    validate_readable(incoming, readers, name)
+    if mode in (TableWriteMode.MERGE, TableWriteMode.DELETE):
+        require_key_columns(incoming.names, keys, name, mode.name)
     if mode is TableWriteMode.DELETE:
-        require_key_columns(incoming, keys, name, "DELETE")
+        return mode, SchemaPlan(opened.schema)
+    if declared is not None:
+        validate_readable(declared.arrow, readers, name)
+        declared = to_storage(declared)
+    plan = plan_existing_table(
+        opened.schema, storage_schema(incoming), declared, opened.evolution_mode, name
+    )
+    return mode, plan
+
+
+def _write_existing(
+    txn: Transaction,
+    opened: OpenTable,
+    incoming: pa.Table,
+    mode: TableWriteMode,
+    plan: SchemaPlan,
+    properties: dict[str, str],
+    dedupe: str | None,
+) -> WriteResult:
+    name = opened.loc.qualified
+    keys = opened.schema.merge_keys
+    if mode is TableWriteMode.DELETE:
         incoming = conform(incoming.select(keys), opened.schema, fill_missing=False, table=name)
         incoming = unique_keys(incoming, keys, name, dedupe="first")
-    else:
-        if declared is not None:
-            validate_readable(declared.arrow, readers, name)
-            declared = to_storage(declared)
-        plan = plan_existing_table(
-            opened.schema, storage_schema(incoming.schema), declared, opened.evolution_mode, name
-        )
-        if mode is TableWriteMode.MERGE:
-            require_key_columns(incoming, keys, name, "MERGE")
-        if keys:
-            incoming = unique_keys(incoming, keys, name, dedupe)
-    change, opened = _touch(txn, opened)
-    with _restore_on_failure(txn, opened, properties):
+    elif keys:
+        incoming = unique_keys(incoming, keys, name, dedupe)
+    change, opened = touch(txn, opened)
+    with restore_on_failure(txn, opened, properties):
         if mode is TableWriteMode.DELETE:
             result = _delete(txn, opened, incoming, keys)
         elif mode is TableWriteMode.MERGE:
             if plan.widened:
-                _rewrite(txn, opened, plan.schema, extra=None)
+                rewrite_widened(txn, opened, plan.schema, extra=None)
             result = _merge(txn, opened, incoming, plan, keys)
         else:
             data = conform(incoming, plan.schema, fill_missing=True, table=name)
@@ -204,7 +244,7 @@ def _write_existing(
     return result
 
 
-def _touch(txn: Transaction, opened: OpenTable) -> tuple[TableChange, OpenTable]:
+def touch(txn: Transaction, opened: OpenTable) -> tuple[TableChange, OpenTable]:
     """Claim the table for this transaction, reopening it if abandoned versions were repaired."""
     change = txn.touch_table(opened.loc.namespace, opened.loc.name)
     if change.version != opened.version:
@@ -221,7 +261,7 @@ def _no_keys_message(loc: Location, mode: TableWriteMode) -> str:
 
 
 @contextmanager
-def _restore_on_failure(
+def restore_on_failure(
     txn: Transaction, opened: OpenTable, properties: dict[str, str]
 ) -> Iterator[None]:
     """Run a write; if it fails, roll the table back to the version it started from."""
@@ -234,17 +274,17 @@ def _restore_on_failure(
             opened.delta.alter.set_table_properties(
                 changed,
                 raise_if_not_exists=False,
-                commit_properties=_commit_properties(txn, "SET_PROPERTIES"),
+                commit_properties=commit_properties(txn, "SET_PROPERTIES"),
             )
         yield
     except BaseException as e:
         current = latest(opened.uri, opened.incarnation, _options(opened.loc))
         if current.version() > before:
-            current.restore(before, commit_properties=_commit_properties(txn, "ROLLBACK"))
-        _reraise(e, opened.loc, f"it was restored to version {before}")
+            current.restore(before, commit_properties=commit_properties(txn, "ROLLBACK"))
+        reraise(e, opened.loc, f"it was restored to version {before}")
 
 
-def _reraise(error: BaseException, loc: Location, outcome: str) -> None:
+def reraise(error: BaseException, loc: Location, outcome: str) -> None:
     from deltalake.exceptions import CommitFailedError
 
     if isinstance(error, (WorkbenchError, KeyboardInterrupt, SystemExit)):
@@ -263,7 +303,7 @@ def _options(loc: Location) -> dict[str, str] | None:
     return loc.catalog.properties.storage_options or None
 
 
-def _commit_properties(txn: Transaction, operation: str) -> Any:
+def commit_properties(txn: Transaction, operation: str) -> Any:
     from deltalake import CommitProperties
 
     return CommitProperties(custom_metadata={TXN_TAG: txn.id, "workbench.operation": operation})
@@ -275,7 +315,7 @@ def _schema_mode(plan: SchemaPlan) -> str | None:
     return "merge" if plan.added else None
 
 
-def _changes(plan: SchemaPlan) -> tuple[str, ...]:
+def schema_change_labels(plan: SchemaPlan) -> tuple[str, ...]:
     return tuple([f"+{c}" for c in plan.added] + [f"~{c}" for c in plan.widened])
 
 
@@ -285,18 +325,22 @@ def _add(
     from deltalake import write_deltalake
 
     if plan.widened:
-        version = _rewrite(txn, opened, plan.schema, extra=data)
+        version = rewrite_widened(txn, opened, plan.schema, extra=data)
     else:
         write_deltalake(
             opened.delta,
             data,
             mode="append",
             schema_mode=_schema_mode(plan),
-            commit_properties=_commit_properties(txn, mode.name),
+            commit_properties=commit_properties(txn, mode.name),
         )
         version = opened.version
     return WriteResult(
-        opened.loc.ref, mode.value, version, data.num_rows, schema_changes=_changes(plan)
+        opened.loc.ref,
+        mode.value,
+        version,
+        data.num_rows,
+        schema_changes=schema_change_labels(plan),
     )
 
 
@@ -309,7 +353,7 @@ def _replace(txn: Transaction, opened: OpenTable, data: pa.Table, plan: SchemaPl
         data,
         mode="overwrite",
         schema_mode=_schema_mode(plan),
-        commit_properties=_commit_properties(txn, "REPLACE"),
+        commit_properties=commit_properties(txn, "REPLACE"),
     )
     return WriteResult(
         opened.loc.ref,
@@ -317,11 +361,13 @@ def _replace(txn: Transaction, opened: OpenTable, data: pa.Table, plan: SchemaPl
         opened.version,
         rows_added=data.num_rows,
         rows_removed=removed,
-        schema_changes=_changes(plan),
+        schema_changes=schema_change_labels(plan),
     )
 
 
-def _rewrite(txn: Transaction, opened: OpenTable, schema: Schema, extra: pa.Table | None) -> int:
+def rewrite_widened(
+    txn: Transaction, opened: OpenTable, schema: Schema, extra: pa.Table | None
+) -> int:
     """Rewrite every row with widened column types (plus ``extra`` rows) in one commit."""
     import pyarrow as pa
     from deltalake import write_deltalake
@@ -335,7 +381,7 @@ def _rewrite(txn: Transaction, opened: OpenTable, schema: Schema, extra: pa.Tabl
         rows,
         mode="overwrite",
         schema_mode="overwrite",
-        commit_properties=_commit_properties(txn, "WIDEN"),
+        commit_properties=commit_properties(txn, "WIDEN"),
     )
     return opened.version
 
@@ -367,7 +413,7 @@ def _merge(
         source_alias="s",
         target_alias="t",
         merge_schema=bool(plan.added),
-        commit_properties=_commit_properties(txn, "MERGE"),
+        commit_properties=commit_properties(txn, "MERGE"),
     )
     if updates:
         merger = merger.when_matched_update({_quote(c): f"s.{_quote(c)}" for c in updates})
@@ -380,7 +426,7 @@ def _merge(
         opened.version,
         rows_added=metrics.get("num_target_rows_inserted", 0),
         rows_updated=metrics.get("num_target_rows_updated", 0),
-        schema_changes=_changes(plan),
+        schema_changes=schema_change_labels(plan),
     )
 
 
@@ -391,7 +437,7 @@ def _delete(txn: Transaction, opened: OpenTable, source: pa.Table, keys: list[st
             predicate=_key_predicate(keys),
             source_alias="s",
             target_alias="t",
-            commit_properties=_commit_properties(txn, "DELETE"),
+            commit_properties=commit_properties(txn, "DELETE"),
         )
         .when_matched_delete()
         .execute()
@@ -418,15 +464,15 @@ def _write_schemaless(
         )
     validate_content_type(fmt, opened.reader_types, name)
     replace = mode is TableWriteMode.REPLACE
-    change, opened = _touch(txn, opened)
+    change, opened = touch(txn, opened)
     removed = describe(opened).row_count if replace else 0
-    with _restore_on_failure(txn, opened, {}):
+    with restore_on_failure(txn, opened, {}):
         entry = write_data_file(opened, incoming, fmt)
         write_deltalake(
             opened.delta,
             entry,
             mode="overwrite" if replace else "append",
-            commit_properties=_commit_properties(txn, mode.name),
+            commit_properties=commit_properties(txn, mode.name),
         )
     txn.record(change, f"WRITE_{mode.name}", opened.version, incoming.num_rows, removed)
     return WriteResult(opened.loc.ref, mode.value, opened.version, rows_added=incoming.num_rows)
