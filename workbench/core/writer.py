@@ -26,7 +26,7 @@ from workbench.core.evolution import (
     to_storage,
 )
 from workbench.core.formats import content_type_of
-from workbench.core.keys import check_dedupe, unique_keys
+from workbench.core.keys import check_dedupe, require_key_columns, unique_keys
 from workbench.core.manifest import write_data_file
 from workbench.core.models import WriteResult
 from workbench.core.namespaces import ensure_namespace
