@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.errors import CatalogNotFoundError, InvalidArgumentError
 from workbench.core.names import validate_name
@@ -94,8 +94,12 @@ _registry = _Registry()
 def init(
     catalogs: dict[str, Catalog] | None = None,
     default: str | None = None,
+    spark: dict[str, Any] | None = None,
 ) -> dict[str, Catalog]:
-    """Register catalogs by name (replacing earlier ones); starts no Ray or Spark."""
+    """Register catalogs by name (replacing earlier ones); starts no Ray or Spark.
+
+    ``spark`` configures the Spark session used later: master, driver_memory and conf.
+    """
     if catalogs is None:
         catalogs = {DEFAULT_CATALOG: Catalog(CatalogProperties(DEFAULT_LOCAL_ROOT))}
     if not isinstance(catalogs, dict) or not all(isinstance(c, Catalog) for c in catalogs.values()):
@@ -103,6 +107,10 @@ def init(
             "init(catalogs=...) takes a dict of name -> dc.Catalog(dc.CatalogProperties(root))."
         )
     _registry.set(catalogs, default)
+    if spark is not None:
+        from workbench.engines.spark.settings import configure
+
+        configure(spark)
     return dict(_registry.catalogs)
 
 

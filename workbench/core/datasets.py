@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 
 _ACCEPTED = (
     "pandas.DataFrame, pyarrow.Table/RecordBatch, polars.DataFrame/LazyFrame, numpy.ndarray, "
-    "daft.DataFrame, ray.data.Dataset, a list of pyarrow.parquet.ParquetFile, or a dict of columns"
+    "daft.DataFrame, ray.data.Dataset, a pyspark DataFrame, a list of pyarrow.parquet.ParquetFile, "
+    "or a dict of columns"
 )
 
 
@@ -38,6 +39,8 @@ def to_pyarrow(data: Any) -> pa.Table:
         return _numpy_to_arrow(data)
     if module == "daft":
         return data.to_arrow()
+    if module == "pyspark":
+        return data.toArrow()
     if module == "ray" and hasattr(data, "to_arrow_refs"):
         import ray
 
@@ -108,6 +111,10 @@ def from_pyarrow(table: pa.Table, read_as: DatasetType = DatasetType.DAFT) -> An
         import ray.data
 
         return ray.data.from_arrow(table)
+    if read_as is DatasetType.SPARK:
+        from workbench.engines.spark.session import spark_session
+
+        return spark_session().createDataFrame(table)
     raise UnsupportedDatasetError(
         f"Cannot convert an in-memory table to {read_as.name}; {read_as.name} is only produced by "
         "reading a table (dc.read)."

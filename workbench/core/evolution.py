@@ -129,6 +129,11 @@ class SchemaPlan:
     added: list[str] = field(default_factory=list)
     widened: list[str] = field(default_factory=list)
 
+    @property
+    def changed(self) -> bool:
+        """True when the write changes the table's schema."""
+        return bool(self.added or self.widened)
+
 
 def plan_new_table(incoming: pa.Schema, declared: Schema | None) -> SchemaPlan:
     """Schema of a table created by a write: the declared one plus any extra data columns."""

@@ -46,6 +46,12 @@ def read(
         return from_pyarrow(manifest.select(columns) if columns else manifest, read_as)
     if read_as is DatasetType.PYARROW_PARQUET:
         return parquet_files(opened)
+    if read_as is DatasetType.SPARK:
+        from workbench.engines.spark.read import read_table
+
+        frame = read_table(opened)
+        frame = frame.select(*columns) if columns else frame
+        return frame.limit(limit) if limit is not None else frame
     try:
         dataset = ordered_dataset(opened)
         if limit is None:

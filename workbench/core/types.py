@@ -61,6 +61,7 @@ class DatasetType(str, Enum):
     POLARS = "polars"
     NUMPY = "numpy"
     PYARROW_PARQUET = "pyarrow_parquet"
+    SPARK = "spark"
 
     def readable_content_types(self) -> frozenset[ContentType]:
         """Content types this dataset type's reader can load."""
@@ -76,6 +77,9 @@ _READABLE = {
     DatasetType.PYARROW: _ALL_FORMATS,
     DatasetType.NUMPY: _ALL_FORMATS,
     DatasetType.PYARROW_PARQUET: frozenset({ContentType.PARQUET}),
+    DatasetType.SPARK: frozenset(
+        {ContentType.PARQUET, ContentType.CSV, ContentType.JSON, ContentType.ORC}
+    ),
 }
 
 
