@@ -27,3 +27,14 @@ def tree_digest(root: str | Path) -> str:
             digest.update(str(path.relative_to(root)).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local SparkSession for the whole test run (cold start is ~5-10 s)."""
+    pytest.importorskip("pyspark")
+    from workbench.engines.spark.session import spark_session
+
+    session = spark_session()
+    yield session
+    session.stop()

@@ -106,9 +106,8 @@ def ordered_dataset(opened: OpenTable) -> pads.Dataset:
             strict=True,
         )
     )
-    # deltalake lists the newest commit's files first; reverse, then order by write time.
-    fragments.reverse()
-    fragments.sort(key=lambda f: written.get(f.path, 0))
+    # Oldest commit first; within a commit, files are numbered in write order (part-00000...).
+    fragments.sort(key=lambda f: (written.get(f.path, 0), f.path))
     return pads.FileSystemDataset(fragments, dataset.schema, dataset.format, dataset.filesystem)
 
 

@@ -8,11 +8,12 @@ snapshot, or ``as_of`` a past point), so projections and filters are pushed down
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from workbench.core.catalog import get_catalog
 from workbench.core.datasets import from_pyarrow
-from workbench.core.errors import InvalidArgumentError, WorkbenchError
+from workbench.core.errors import InvalidArgumentError
 from workbench.core.types import DatasetType
 
 _QUALIFIED = re.compile(r"\b([A-Za-z0-9][A-Za-z0-9_-]*)\.([A-Za-z0-9][A-Za-z0-9_-]*)\b")
@@ -22,15 +23,35 @@ _STRINGS = re.compile(r"'(?:[^']|'')*'")
 def referenced_tables(
     query: str, catalog: str | None = None, as_of: Any = None
 ) -> list[tuple[str, str]]:
-    """The ``namespace.table`` names in ``query`` that exist in the catalog."""
+    """The ``namespace.table`` names in ``query`` (outside string literals) that exist."""
+    found: list[tuple[str, str]] = []
+    qualified_names(
+        query, lambda ns, name: found.append((ns, name)) or f"{ns}.{name}", catalog, as_of
+    )
+    return list(dict.fromkeys(found))
+
+
+def qualified_names(
+    query: str,
+    replace: Callable[[str, str], str],
+    catalog: str | None = None,
+    as_of: Any = None,
+) -> str:
+    """``query`` with each existing ``namespace.table`` (outside strings) replaced."""
     from workbench.core.transaction import view
 
     seen = view(get_catalog(catalog), as_of)
-    found = []
-    for ns, name in _QUALIFIED.findall(_STRINGS.sub("''", query)):
-        if (ns, name) not in found and seen.entry(ns, name) is not None:
-            found.append((ns, name))
-    return found
+
+    def substitute(match: re.Match[str]) -> str:
+        ns, name = match.group(1), match.group(2)
+        return replace(ns, name) if seen.entry(ns, name) is not None else match.group(0)
+
+    parts = _STRINGS.split(query)
+    literals = _STRINGS.findall(query)
+    out = [_QUALIFIED.sub(substitute, parts[0])]
+    for literal, part in zip(literals, parts[1:], strict=True):
+        out += [literal, _QUALIFIED.sub(substitute, part)]
+    return "".join(out)
 
 
 def sql(
@@ -45,10 +66,10 @@ def sql(
 
     read_as = parse_dataset_type(read_as)
     if engine == "spark":
-        raise WorkbenchError(
-            "engine='spark' needs the Spark engine (workbench.engines.spark), which is not part "
-            "of this version yet; use engine='local'."
-        )
+        from workbench.engines.spark.sql import run_sql
+
+        frame = run_sql(query, as_of, catalog)
+        return frame if read_as is DatasetType.SPARK else from_pyarrow(frame.toArrow(), read_as)
     if engine != "local":
         raise InvalidArgumentError(f"Unknown SQL engine {engine!r}; use 'local' or 'spark'.")
     result = _run_local(query, as_of, catalog)

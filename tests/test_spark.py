@@ -1,0 +1,218 @@
+"""The Spark engine on a real local SparkSession: every mode, parity with the local engine,
+transactions, failure cleanup, SQL, the data source and settings."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import workbench as dc
+from tests.conftest import tree_digest
+from workbench.core.tables import locate, open_table
+
+pytestmark = pytest.mark.integration
+
+KEYED = dc.Schema.of(
+    [
+        dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True),
+        dc.Field.of(pa.field("v", pa.string())),
+        dc.Field.of(pa.field("score", pa.float64()), future_default=0.0),
+    ]
+)
+
+
+def rows(table: str, namespace: str = "default") -> list[dict]:
+    data = dc.read(table, namespace, read_as=dc.DatasetType.PYARROW).sort_by("id")
+    return data.to_pylist()
+
+
+def frame(spark, data: dict, ddl: str):
+    return spark.createDataFrame(list(zip(*data.values(), strict=True)), ddl)
+
+
+OPERATIONS = [
+    ("create", {"id": [1, 2, 3], "v": ["a", "b", "c"]}, "id long, v string"),
+    ("merge", {"id": [2, 4], "v": ["B", "d"], "extra": [7, 8]}, "id long, v string, extra int"),
+    ("merge", {"id": [3], "score": [1.5]}, "id long, score double"),
+    ("delete", {"id": [1, 9]}, "id long"),
+    ("replace", {"id": [5, 6], "v": ["e", "f"]}, "id long, v string"),
+    ("merge", {"id": [6, 7], "v": ["F", "g"]}, "id long, v string"),
+]
+
+
+def test_every_mode_on_spark_matches_the_local_engine(spark, tmp_path):
+    results = {}
+    for engine in ("local", "spark"):
+        dc.init_local(tmp_path / engine)
+        for mode, data, ddl in OPERATIONS:
+            payload = frame(spark, data, ddl) if engine == "spark" else pa.table(data)
+            dc.write(payload, "t", mode=mode, schema=KEYED if mode == "create" else None)
+        results[engine] = rows("t")
+        assert dc.get_table("t").schema.names == ["id", "v", "score", "extra"]
+    assert results["spark"] == results["local"]
+    assert dc.transactions(read_as="pandas")["engine"].iloc[0] == "spark"
+
+
+def test_append_replace_and_widening_on_spark(spark, catalog):
+    dc.write(frame(spark, {"n": [1, 2]}, "n int"), "log")
+    dc.write(frame(spark, {"n": [3], "tag": ["x"]}, "n int, tag string"), "log", mode="append")
+    assert dc.read("log", read_as="pandas")["n"].tolist() == [1, 2, 3]
+    dc.write(frame(spark, {"n": [2**40]}, "n long"), "log", mode="append")
+    assert dc.get_table("log").schema.field("n").type == pa.int64()
+    assert sorted(dc.read("log", read_as="pandas")["n"]) == [1, 2, 3, 2**40]
+    result = dc.write(frame(spark, {"n": [9]}, "n long"), "log", mode="replace")
+    assert result.rows_removed == 4 and dc.read("log", read_as="pandas")["n"].tolist() == [9]
+
+
+def test_spark_reads_at_versions_and_as_of(spark, catalog):
+    dc.write(pa.table({"id": [1, 2], "v": ["a", "b"]}), "t", schema=KEYED)
+    dc.tag("start")
+    dc.write(frame(spark, {"id": [3], "v": ["c"]}, "id long, v string"), "t")
+    now = dc.read("t", read_as=dc.DatasetType.SPARK)
+    assert sorted(r.id for r in now.collect()) == [1, 2, 3]
+    assert dc.read("t", read_as=dc.DatasetType.SPARK, as_of="start").count() == 2
+    assert dc.read("t", read_as=dc.DatasetType.SPARK, version=0, columns=["v"]).columns == ["v"]
+
+
+def test_merge_rewrites_only_files_holding_matching_keys(spark, catalog):
+    data = spark.range(0, 400).selectExpr("id", "cast(id as string) as v").repartition(4, "id")
+    dc.write(data, "t", schema=KEYED)
+    files_before = _files("t")
+    assert len(files_before) == 4 and dc.get_table("t").row_count == 400
+    dc.write(frame(spark, {"id": [5], "v": ["five"]}, "id long, v string"), "t")
+    files_after = _files("t")
+    assert len(files_before - files_after) == 1, "only the file holding key 5 is rewritten"
+    assert len(files_after - files_before) >= 1 and dc.get_table("t").row_count == 400
+    assert next(r for r in rows("t") if r["id"] == 5)["v"] == "five"
+
+
+def _files(table: str) -> set[str]:
+    return set(open_table(locate(table)).delta.file_uris())
+
+
+def test_spark_and_local_writes_share_one_transaction(spark, catalog):
+    dc.write(pa.table({"id": [1], "v": ["a"]}), "a", schema=KEYED)
+    with pytest.raises(RuntimeError), dc.transaction():
+        dc.write(frame(spark, {"id": [2], "v": ["b"]}, "id long, v string"), "a")
+        dc.write(pa.table({"k": [1]}), "b")
+        raise RuntimeError("abort")
+    assert [r["id"] for r in rows("a")] == [1] and not dc.table_exists("b")
+    with dc.transaction(commit_message="both"):
+        dc.write(frame(spark, {"id": [2], "v": ["b"]}, "id long, v string"), "a")
+        dc.write(pa.table({"k": [1]}), "b")
+    latest = dc.transactions(read_as="pyarrow").to_pylist()[0]
+    assert sorted(latest["tables"]) == ["default.a", "default.b"] and latest["engine"] == "spark"
+
+
+def test_a_failed_spark_job_commits_nothing_and_leaves_no_files(spark, catalog):
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
+
+    dc.write(pa.table({"id": [1], "v": ["a"]}), "t", schema=KEYED)
+    before = tree_digest(catalog.root + "/default/t")
+
+    @F.udf(returnType=StringType())
+    def explode(value):
+        raise ValueError("bad row")
+
+    broken = frame(spark, {"id": [2], "v": ["b"]}, "id long, v string").withColumn(
+        "v", explode("v")
+    )
+    with pytest.raises(Exception, match="bad row"):
+        dc.write(broken, "t")
+    assert rows("t") == [{"id": 1, "v": "a", "score": 0.0}]
+    assert tree_digest(catalog.root + "/default/t") == before
+    assert not [d for d in os.listdir(catalog.root + "/default/t") if d.startswith("spark-")]
+
+
+def test_spark_key_checks_and_dedupe(spark, catalog):
+    dc.write(pa.table({"id": [1], "v": ["a"]}), "t", schema=KEYED)
+    duplicate = frame(spark, {"id": [2, 2], "v": ["x", "y"]}, "id long, v string")
+    with pytest.raises(dc.MergeKeyError, match="repeat a merge key"):
+        dc.write(duplicate, "t")
+    with pytest.raises(dc.MergeKeyError, match="null merge key"):
+        dc.write(frame(spark, {"id": [None], "v": ["x"]}, "id long, v string"), "t")
+    dc.write(duplicate, "t", dedupe="first")
+    assert len(rows("t")) == 2
+
+
+def test_spark_sql_and_the_workbench_data_source(spark, catalog):
+    dc.write(pa.table({"id": [1, 2], "v": ["a", "b"]}), "t", "shop", auto_create_namespace=True)
+    dc.tag("two")
+    dc.write(pa.table({"id": [3], "v": ["c"]}), "t", "shop", mode="append")
+    counted = dc.sql("SELECT count(*) AS n FROM shop.t WHERE v <> 'shop.t'", engine="spark")
+    assert counted["n"].tolist() == [3]
+    assert dc.sql("SELECT * FROM shop.t", engine="spark", as_of="two", read_as="spark").count() == 2
+    reader = spark.read.format("workbench").option("root", catalog.root)
+    assert reader.load("shop.t").count() == 3
+    assert reader.option("asOf", "two").load("shop.t").count() == 2
+    extra = frame(spark, {"id": [4], "v": ["d"]}, "id long, v string")
+    extra.write.format("workbench").option("root", catalog.root).mode("append").save("shop.t")
+    assert sorted(dc.read("t", "shop", read_as="pandas")["id"]) == [1, 2, 3, 4]
+    extra.write.format("workbench").option("root", catalog.root).mode("overwrite").save("shop.t")
+    assert dc.read("t", "shop", read_as="pandas")["id"].tolist() == [4]
+
+
+def test_settings_come_from_init_environment_and_file(tmp_path, monkeypatch):
+    from workbench.engines.spark import settings
+
+    (tmp_path / "workbench.toml").write_text(
+        '[spark]\nmaster = "local[1]"\ndriver_memory = "1g"\nconf = {"a.b" = "file"}\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    settings.configure(None)
+    assert settings.current().master == "local[1]"
+    monkeypatch.setenv("WORKBENCH_SPARK_MASTER", "local[2]")
+    monkeypatch.setenv("WORKBENCH_SPARK_CONF_a__b", "env")
+    assert (settings.current().master, settings.current().conf) == ("local[2]", {"a.b": "env"})
+    dc.init_local(tmp_path / "c")
+    dc.init(
+        {"c": dc.Catalog(dc.CatalogProperties(str(tmp_path / "c")))},
+        spark={"master": "spark://cluster:7077", "conf": {"a.b": "init"}},
+    )
+    chosen = settings.current()
+    assert (chosen.master, chosen.driver_memory, chosen.conf["a.b"]) == (
+        "spark://cluster:7077",
+        "1g",
+        "init",
+    )
+    settings.configure(None)
+    with pytest.raises(dc.InvalidArgumentError):
+        settings.configure({"masters": "x"})
+
+
+MODES = st.sampled_from(["merge", "delete", "replace"])
+
+
+@settings(
+    max_examples=5,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    steps=st.lists(
+        st.tuples(MODES, st.lists(st.integers(0, 8), min_size=1, max_size=4, unique=True)),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_random_operation_sequences_give_identical_tables(spark, tmp_path_factory, steps):
+    results = {}
+    for engine in ("local", "spark"):
+        dc.init_local(tmp_path_factory.mktemp(engine))
+        dc.write(pa.table({"id": [0, 1, 2], "v": ["a", "b", "c"]}), "t", schema=KEYED)
+        for mode, keys in steps:
+            data = (
+                {"id": keys}
+                if mode == "delete"
+                else {"id": keys, "v": [f"{mode}{k}" for k in keys]}
+            )
+            ddl = "id long" if mode == "delete" else "id long, v string"
+            payload = frame(spark, data, ddl) if engine == "spark" else pa.table(data)
+            dc.write(payload, "t", mode=mode)
+        results[engine] = rows("t")
+    assert results["spark"] == results["local"]
