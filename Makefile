@@ -4,10 +4,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 comma := ,
-EXTRAS ?= dev,ray,jupyter
+EXTRAS ?= dev,ray,jupyter,spark
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: venv install browser-deps test test-unit test-integration test-notebooks lint format benchmark demo lab build clean clean-venv clean-build
+.PHONY: venv install java-check browser-deps test test-unit test-integration test-notebooks lint format benchmark demo lab build clean clean-venv clean-build
 
 venv: $(PY)
 
@@ -21,6 +21,12 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install -e ".[$(EXTRAS)]"
 	touch $@
 
+# Spark 4 needs Java 17 or 21 (conda users get it from environment.yml).
+java-check:
+	@java -version >/dev/null 2>&1 || { \
+		echo "Java 17+ is needed for the Spark engine: sudo apt-get install -y openjdk-17-jre-headless"; \
+		exit 1; }
+
 # The browser test drives JupyterLab in Debian's Chromium (never a downloaded browser build).
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { \
@@ -28,13 +34,13 @@ browser-deps:
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }
 
-test: install browser-deps
+test: install java-check browser-deps
 	WORKBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest tests tutorials --nbval --nbval-current-env -p no:cacheprovider -q
 
 test-unit: install
 	$(PY) -m pytest tests -m "not integration" -q
 
-test-integration: install browser-deps
+test-integration: install java-check browser-deps
 	WORKBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest tests -m integration -q
 
 test-notebooks: install
