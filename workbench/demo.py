@@ -1,4 +1,9 @@
-"""``make demo``: an end-to-end run on the default local catalog that ends in an HTML report."""
+"""``make demo``: a Spark pipeline on the default local catalog, ending in an HTML report.
+
+Raw events (generated on Spark) -> cleaned events -> daily aggregates. Late-arriving events are
+merged by key and bring a new column; each refresh of the derived tables is one catalog
+transaction; time travel compares the two runs.
+"""
 
 from __future__ import annotations
 
@@ -6,87 +11,138 @@ import html
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 import workbench as dc
 
-NAMESPACE = "demo"
+NAMESPACE = "pipeline"
 REPORT = Path("reports") / "demo.html"
+EVENTS = 30_000
 
 
-def _events(start: int, count: int, seed: int) -> pd.DataFrame:
-    """Synthetic sensor readings with a unique ``reading_id``."""
-    rng = np.random.default_rng(seed)
-    return pd.DataFrame(
-        {
-            "reading_id": np.arange(start, start + count, dtype=np.int64),
-            "sensor": rng.choice(["north", "south", "east", "west"], count),
-            "celsius": rng.normal(21.0, 4.0, count).round(2),
-        }
+def raw_events(spark: Any, first_id: int, count: int, seed: int, with_channel: bool) -> Any:
+    """Synthetic purchase events; a few are invalid (negative amounts, missing kinds)."""
+    from pyspark.sql import functions as F
+
+    frame = spark.range(first_id, first_id + count).select(
+        F.col("id").alias("event_id"),
+        (F.rand(seed) * 500).cast("long").alias("user_id"),
+        F.when(F.rand(seed + 1) < 0.01, None)
+        .otherwise(
+            F.element_at(
+                F.array(F.lit("view"), F.lit("cart"), F.lit("buy")),
+                (F.rand(seed + 2) * 3).cast("int") + 1,
+            )
+        )
+        .alias("kind"),
+        F.round(F.rand(seed + 3) * 120 - 2, 2).alias("amount"),
+        F.expr(
+            f"timestamp_seconds(1767225600 + cast(rand({seed + 4}) * 14 * 86400 as long))"
+        ).alias("ts"),
     )
+    if with_channel:
+        channel = F.element_at(
+            F.array(F.lit("web"), F.lit("app")), (F.rand(seed + 5) * 2).cast("int") + 1
+        )
+        frame = frame.withColumn("channel", channel)
+    return frame
+
+
+def refresh(spark: Any, run: str) -> None:
+    """Rebuild the cleaned and daily tables from raw events in one catalog transaction."""
+    from pyspark.sql import functions as F
+
+    with dc.transaction(commit_message=f"refresh {run}"):
+        raw = dc.read("raw_events", NAMESPACE, read_as=dc.DatasetType.SPARK)
+        clean = raw.filter("amount >= 0 AND kind IS NOT NULL")
+        dc.write(clean, "clean_events", NAMESPACE, mode="replace")
+        daily = clean.groupBy(F.to_date("ts").alias("day"), "kind").agg(
+            F.count("*").alias("events"), F.round(F.sum("amount"), 2).alias("revenue")
+        )
+        keys = dc.Schema.of(
+            [
+                dc.Field.of(pa.field("day", pa.date32()), is_merge_key=True),
+                dc.Field.of(pa.field("kind", pa.string()), is_merge_key=True),
+            ]
+        )
+        dc.write(daily, "daily", NAMESPACE, mode="replace", schema=keys)
 
 
 def run() -> Path:
-    """Run the demo pipeline and write its report; return the report's path."""
+    """Run the pipeline twice (before and after late data) and write the report."""
+    from workbench.engines.spark.session import spark_session
+
     catalog = dc.init_local()
     steps: list[str] = []
 
-    def step(text: str, result: object = None) -> None:
-        steps.append(text + (f" -> {result}" if result is not None else ""))
-        print(f"[demo] {steps[-1]}")
+    def step(text: str) -> None:
+        steps.append(text)
+        print(f"[demo] {text}", flush=True)
 
+    started = time.perf_counter()
+    spark = spark_session()
+    step(f"Spark session ready ({spark.sparkContext.master})")
     if dc.namespace_exists(NAMESPACE):
         dc.drop_namespace(NAMESPACE, purge=True)
-    dc.create_namespace(NAMESPACE)
-    schema = dc.Schema.of(
-        [
-            dc.Field.of(pa.field("reading_id", pa.int64()), is_merge_key=True),
-            dc.Field.of(pa.field("sensor", pa.string())),
-            dc.Field.of(pa.field("celsius", pa.float64())),
-        ]
+    keyed = dc.Schema.of([dc.Field.of(pa.field("event_id", pa.int64()), is_merge_key=True)])
+    result = dc.write(
+        raw_events(spark, 0, EVENTS, 1, False),
+        "raw_events",
+        NAMESPACE,
+        schema=keyed,
+        auto_create_namespace=True,
     )
+    step(f"raw_events: {result.rows_added} generated events written by Spark")
+    refresh(spark, "run 1")
+    first_run = dc.transactions(read_as="pyarrow", limit=1).column("transaction_id")[0].as_py()
+    dc.tag(f"demo-run-1-{first_run[:12]}", first_run)
+    step("run 1: clean_events and daily rebuilt in one transaction")
+    late = raw_events(spark, EVENTS - 1_000, 3_000, 2, True)
+    result = dc.write(late, "raw_events", NAMESPACE)
     step(
-        "create readings (20,000 rows)",
-        dc.write(_events(0, 20_000, 1), "readings", NAMESPACE, schema=schema),
+        f"late data merged: {result.rows_added} new, {result.rows_updated} updated, "
+        f"schema changes {', '.join(result.schema_changes) or '-'}"
     )
-    late = _events(19_000, 2_000, 2).assign(quality=lambda d: np.where(d.celsius > 25, "hot", "ok"))
-    step("merge 2,000 late rows with a new 'quality' column", dc.write(late, "readings", NAMESPACE))
-    faulty = pd.DataFrame({"reading_id": np.arange(0, 500, dtype=np.int64)})
-    step("delete 500 faulty readings", dc.write(faulty, "readings", NAMESPACE, mode="delete"))
-    readings = dc.read("readings", NAMESPACE, read_as=dc.DatasetType.PANDAS)
-    daily = readings.groupby("sensor", as_index=False).agg(
-        readings=("reading_id", "count"), mean_celsius=("celsius", "mean")
+    refresh(spark, "run 2")
+    step("run 2: derived tables rebuilt in one transaction")
+    change = dc.diff("daily", NAMESPACE, before=first_run)
+    step(f"daily, run 1 -> run 2: {change.changed} rows changed, {change.added} added")
+    compare = dc.sql(
+        "SELECT kind, sum(events) AS events, round(sum(revenue), 2) AS revenue "
+        f"FROM {NAMESPACE}.daily GROUP BY kind ORDER BY kind"
     )
-    dc.tag(f"demo-before-summary-{time.time_ns()}")
-    before = dc.transactions(read_as=dc.DatasetType.PYARROW).column("transaction_id")[0].as_py()
-    with dc.transaction(commit_message="demo: summary and audit"):
-        dc.write(daily, "sensor_summary", NAMESPACE)
-        audit = pd.DataFrame({"step": ["summary"], "rows_in": [len(readings)]})
-        dc.write(audit, "audit", NAMESPACE)
-    step("one transaction wrote sensor_summary and audit together")
-    first = dc.read("readings", NAMESPACE, read_as=dc.DatasetType.PANDAS, version=0)
-    step(f"time travel: version 0 had {len(first)} rows, latest has {len(readings)}")
-    existed = dc.table_exists("sensor_summary", NAMESPACE, as_of=before)
-    step(f"catalog as of the transaction before the summary: summary table existed={existed}")
+    before = dc.sql(
+        f"SELECT kind, sum(events) AS events_run_1 FROM {NAMESPACE}.daily GROUP BY kind "
+        "ORDER BY kind",
+        as_of=first_run,
+    )
+    summary = compare.merge(before, on="kind")
+    step(f"finished in {time.perf_counter() - started:.1f} s")
     history = dc.transactions(read_as=dc.DatasetType.PANDAS).head(6)
-    info = dc.get_table("readings", NAMESPACE)
-    return _report(catalog.root, steps, info, daily, history)
+    info = dc.get_table("raw_events", NAMESPACE)
+    return _report(catalog.root, steps, info, summary, change, history)
 
 
 def _report(
-    root: str, steps: list[str], info: dc.TableInfo, summary: pd.DataFrame, history: pd.DataFrame
+    root: str,
+    steps: list[str],
+    info: dc.TableInfo,
+    summary: Any,
+    change: dc.TableDiff,
+    history: Any,
 ) -> Path:
     items = "".join(f"<li>{html.escape(s)}</li>" for s in steps)
-    recent = history[["commit_message", "tables", "operations", "rows_added", "rows_removed"]]
+    recent = history[["commit_message", "engine", "tables", "operations", "rows_added"]]
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(
         "<!doctype html><html><head><meta charset='utf-8'><title>workbench demo</title></head>"
-        f"<body><h1>workbench demo</h1><p>Catalog: <code>{html.escape(root)}</code></p>"
-        f"<h2>Steps</h2><ol>{items}</ol><h2>Table readings</h2>{info._repr_html_()}"
-        f"<h2>Per-sensor summary</h2>{summary.to_html(index=False)}"
+        f"<body><h1>workbench demo: a Spark pipeline</h1><p>Catalog: <code>{html.escape(root)}"
+        f"</code></p><h2>Steps</h2><ol>{items}</ol>"
+        f"<h2>Events per kind, run 2 beside run 1 (time travel)</h2>{summary.to_html(index=False)}"
+        f"<h2>daily: run 1 -> run 2</h2>{change._repr_html_()}"
+        f"<h2>Table raw_events</h2>{info._repr_html_()}"
         f"<h2>Recent catalog transactions</h2>{recent.to_html(index=False)}</body></html>",
         encoding="utf-8",
     )

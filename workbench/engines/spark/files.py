@@ -100,4 +100,4 @@ def arrow_schema(spark_type: Any) -> pa.Schema:
     """The Arrow schema of a Spark StructType."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    return to_arrow_schema(spark_type)
+    return to_arrow_schema(spark_type, timezone="UTC")
