@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.engines.spark.settings import current
@@ -11,6 +13,7 @@ from workbench.engines.spark.settings import current
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 BASE_CONF = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
@@ -18,22 +21,29 @@ BASE_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.shuffle.partitions": "8",
+    "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG_CONFIG}",
 }
+_registered: set[int] = set()
 
 
 def spark_session() -> SparkSession:
     """The shared session (``local[*]`` unless configured; see ``settings``)."""
     from pyspark.sql import SparkSession
 
-    # Python workers must run this interpreter (with workbench and pyarrow), not the PATH one.
+    # Python workers must run this interpreter (with workbench and pyarrow), not the PATH one;
+    # a local session binds to loopback.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
     settings = current()
     builder = SparkSession.builder.master(settings.master).appName("workbench")
     builder = builder.config("spark.driver.memory", settings.driver_memory)
     for key, value in {**BASE_CONF, **settings.conf}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
-    from workbench.engines.spark.datasource import WorkbenchDataSource
+    if id(session) not in _registered:
+        from workbench.engines.spark.datasource import WorkbenchDataSource
 
-    session.dataSource.register(WorkbenchDataSource)
+        session.dataSource.register(WorkbenchDataSource)
+        _registered.add(id(session))
     return session
