@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
@@ -52,10 +53,14 @@ def conform(frame: DataFrame, schema: Schema, fill_missing: bool) -> DataFrame:
     from pyspark.sql import functions as F
 
     types = {f.name: f.dataType for f in spark_schema(schema.arrow).fields}
+    current = {f.name: f.dataType for f in frame.schema.fields}
     columns = []
     for field in schema:
         if field.name in frame.columns:
-            columns.append(F.col(_quoted(field.name)).cast(types[field.name]).alias(field.name))
+            column = F.col(_quoted(field.name))
+            if current[field.name] != types[field.name]:
+                column = column.cast(types[field.name])
+            columns.append(column.alias(field.name))
         elif fill_missing:
             value = F.lit(field.future_default)
             columns.append(value.cast(types[field.name]).alias(field.name))
@@ -233,26 +238,66 @@ def _add_or_replace(
     )
 
 
-def _table_files(opened: OpenTable) -> dict[str, int]:
-    """Absolute path of each file of the table's current version -> (relative path, size)."""
+@dataclass(frozen=True)
+class _TableFile:
+    """One file of the table's current version."""
+
+    path: str  # relative, as in the Delta log
+    size: int
+    rows: int
+    low: Any  # min and max of the first merge key, when the statistics have them
+    high: Any
+
+
+def _table_files(opened: OpenTable, key: str) -> dict[str, _TableFile]:
+    """The table's files by absolute path, with row counts and the first key's range."""
     import pyarrow as pa
 
     actions = pa.table(opened.delta.get_add_actions(flatten=True))
+
+    def column(name: str) -> list[Any]:
+        if name in actions.column_names:
+            return actions.column(name).to_pylist()
+        return [None] * actions.num_rows
+
+    rows = zip(
+        column("path"),
+        column("size_bytes"),
+        column("num_records"),
+        column(f"min.{key}"),
+        column(f"max.{key}"),
+        strict=True,
+    )
     return {
-        os.path.normpath(os.path.join(opened.uri, unquote(path))): (path, size)
-        for path, size in zip(
-            actions.column("path").to_pylist(),
-            actions.column("size_bytes").to_pylist(),
-            strict=True,
+        os.path.normpath(os.path.join(opened.uri, unquote(path))): _TableFile(
+            path, size, count or 0, low, high
         )
+        for path, size, count, low, high in rows
     }
 
 
-def _files_with_keys(opened: OpenTable, source: DataFrame, keys: list[str]) -> list[str]:
-    """Absolute paths of the table files holding any of ``source``'s keys."""
-    from workbench.engines.spark.read import read_table
+def _files_with_keys(
+    files: dict[str, _TableFile], schema: Schema, source: DataFrame, keys: list[str]
+) -> list[str]:
+    """Absolute paths of the table files holding any of ``source``'s keys: candidates by the
+    first key's min/max statistics, then an exact semi-join over the candidates only."""
+    from pyspark.sql import functions as F
 
-    current = read_table(opened).select(*[_quoted(k) for k in keys], "_metadata.file_path")
+    from workbench.engines.spark.read import read_files
+
+    low, high = source.agg(F.min(_quoted(keys[0])), F.max(_quoted(keys[0]))).collect()[0]
+    if low is None:
+        return []
+    candidates = [
+        path
+        for path, f in files.items()
+        if f.low is None or f.high is None or not (f.high < low or f.low > high)
+    ]
+    if not candidates:
+        return []
+    current = read_files(candidates, schema).select(
+        *[_quoted(k) for k in keys], "_metadata.file_path"
+    )
     hits = current.join(source.select(*keys).distinct(), keys, "left_semi")
     return [
         os.path.normpath(unquote(urlparse(r[0]).path))
@@ -272,11 +317,11 @@ def _merge(
 
     from workbench.engines.spark.read import read_files
 
-    files = _table_files(opened)
+    files = _table_files(opened, keys[0])
     source = conform(
         source, Schema(f for f in plan.schema if f.name in source.columns), fill_missing=False
     )
-    touched = _files_with_keys(opened, source, keys)
+    touched = _files_with_keys(files, opened.schema, source, keys)
     old = read_files(touched, plan.schema)
     joined = old.alias("o").join(
         source.alias("s"),
@@ -296,20 +341,19 @@ def _merge(
         else:
             value = F.when(in_table, ours).otherwise(F.lit(field.future_default))
         columns.append(value.cast(types[field.name]).alias(field.name))
-    counts = joined.agg(
-        F.sum(F.when(in_source & ~in_table, 1).otherwise(0)).alias("inserted"),
-        F.sum(F.when(in_source & in_table, 1).otherwise(0)).alias("updated"),
-    ).collect()[0]
-    actions, _, folder = _write_files(joined.select(columns), opened.uri, txn)
+    actions, written, folder = _write_files(joined.select(columns), opened.uri, txn)
     folders.append(folder)
-    removes = remove_actions([files[path] for path in touched])
+    # The output holds every row of the rewritten files plus the inserted ones.
+    inserted = written - sum(files[path].rows for path in touched)
+    updated = source.count() - inserted
+    removes = remove_actions([(files[p].path, files[p].size) for p in touched])
     version = _commit(txn, opened, removes + actions, "append", "MERGE")
     return WriteResult(
         opened.loc.ref,
         "merge",
         version,
-        rows_added=int(counts["inserted"] or 0),
-        rows_updated=int(counts["updated"] or 0),
+        rows_added=inserted,
+        rows_updated=updated,
         schema_changes=schema_change_labels(plan),
     )
 
@@ -319,15 +363,14 @@ def _delete(
 ) -> WriteResult:
     from workbench.engines.spark.read import read_files
 
-    files = _table_files(opened)
-    touched = _files_with_keys(opened, source, keys)
+    files = _table_files(opened, keys[0])
+    touched = _files_with_keys(files, opened.schema, source, keys)
     if not touched:
         return WriteResult(opened.loc.ref, "delete", opened.version, rows_added=0)
-    old = read_files(touched, opened.schema)
-    kept = old.join(source, keys, "left_anti")
-    removed = old.join(source, keys, "left_semi").count()
-    actions, _, folder = _write_files(kept, opened.uri, txn)
+    kept = read_files(touched, opened.schema).join(source, keys, "left_anti")
+    actions, written, folder = _write_files(kept, opened.uri, txn)
     folders.append(folder)
-    removes = remove_actions([files[path] for path in touched])
+    removed = sum(files[path].rows for path in touched) - written
+    removes = remove_actions([(files[p].path, files[p].size) for p in touched])
     version = _commit(txn, opened, removes + actions, "append", "DELETE")
     return WriteResult(opened.loc.ref, "delete", version, rows_added=0, rows_removed=removed)
