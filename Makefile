@@ -59,8 +59,9 @@ benchmark: install
 	$(PY) -m benchmarks.paired_bench
 	$(PY) -m benchmarks.txn_bench
 	$(PY) -m benchmarks.ui_bench
+	$(PY) -m benchmarks.spark_bench
 
-demo: install
+demo: install java-check
 	$(PY) -m workbench.demo
 
 lab: install
