@@ -507,6 +507,21 @@ def current_transaction() -> Transaction | None:
 
 
 @contextmanager
+def _open(txn: Transaction) -> Iterator[Transaction]:
+    """Make ``txn`` current for the block; commit it if the block succeeds, else abort it."""
+    token = _current.set(txn)
+    try:
+        yield txn
+    except BaseException:
+        txn.abort()
+        raise
+    else:
+        txn.commit()
+    finally:
+        _current.reset(token)
+
+
+@contextmanager
 def transaction(
     commit_message: str | None = None,
     catalog: str | None = None,
@@ -526,16 +541,8 @@ def transaction(
     txn = Transaction(
         cat, catalog_name(cat), commit_message, state=state, read_only=as_of is not None
     )
-    token = _current.set(txn)
-    try:
+    with _open(txn):
         yield txn
-    except BaseException:
-        txn.abort()
-        raise
-    else:
-        txn.commit()
-    finally:
-        _current.reset(token)
 
 
 @contextmanager
@@ -552,17 +559,8 @@ def operation(catalog: Catalog, message: str | None = None) -> Iterator[Transact
             )
         yield open_txn
         return
-    txn = Transaction(catalog, catalog_name(catalog), message)
-    token = _current.set(txn)
-    try:
+    with _open(Transaction(catalog, catalog_name(catalog), message)) as txn:
         yield txn
-    except BaseException:
-        txn.abort()
-        raise
-    else:
-        txn.commit()
-    finally:
-        _current.reset(token)
 
 
 def view(catalog: Catalog, as_of: Any = None) -> Transaction:
