@@ -36,9 +36,13 @@ def latest(
 def at_version(
     uri: str, incarnation: str, version: int, storage_options: dict[str, str] | None = None
 ) -> DeltaTable:
-    """The table at ``version``: the cached handle when that is the newest, else a fresh one."""
+    """The table at ``version``: the cached handle when it is at (or advances to) that version,
+    else a fresh one. A handle already at ``version`` needs no log listing."""
     from deltalake import DeltaTable
 
+    cached = _handles.get((uri, incarnation))
+    if cached is not None and cached.version() == version:
+        return cached
     handle = latest(uri, incarnation, storage_options)
     if handle.version() == version:
         return handle

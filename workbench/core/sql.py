@@ -25,9 +25,12 @@ def referenced_tables(
 ) -> list[tuple[str, str]]:
     """The ``namespace.table`` names in ``query`` (outside string literals) that exist."""
     found: list[tuple[str, str]] = []
-    qualified_names(
-        query, lambda ns, name: found.append((ns, name)) or f"{ns}.{name}", catalog, as_of
-    )
+
+    def collect(namespace: str, name: str) -> str:
+        found.append((namespace, name))
+        return f"{namespace}.{name}"
+
+    qualified_names(query, collect, catalog, as_of)
     return list(dict.fromkeys(found))
 
 

@@ -69,7 +69,6 @@ class TableChange:
     rows_added: int = 0
     rows_removed: int = 0
     dropped: bool = False
-    details: dict[str, Any] = field(default_factory=dict)
 
     @property
     def entry(self) -> TableEntry | None:
@@ -118,7 +117,6 @@ class Transaction:
         self.reads: dict[tuple[str, str], TableEntry | None] = {}
         self.changes: dict[tuple[str, str], TableChange] = {}
         self.namespace_changes: dict[str, str] = {}
-        self.details: dict[str, Any] = {}
         self.closed = False
         self.claimed: list[tuple[str, str]] = []
         self._registered = False
@@ -326,7 +324,7 @@ class Transaction:
                     "incarnation": change.incarnation,
                     "rows_added": change.rows_added,
                     "rows_removed": change.rows_removed,
-                    "details": _json({**self.details, **change.details}),
+                    "details": None,
                 }
             )
         rows += namespace_rows(NAMESPACE_DROPPED)
@@ -398,12 +396,6 @@ class Transaction:
     def __repr__(self) -> str:
         mode = "read-only" if self.read_only else "read-write"
         return f"Transaction({self.id}, {mode}, catalog={self.catalog_name!r})"
-
-
-def _json(details: dict[str, Any]) -> str | None:
-    import json
-
-    return json.dumps(details, default=str) if details else None
 
 
 # ------------------------------------------------------------------- Delta-level helpers (tags)

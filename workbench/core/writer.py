@@ -386,12 +386,13 @@ def rewrite_widened(
     return opened.version
 
 
-def _quote(column: str) -> str:
+def quote_identifier(column: str) -> str:
+    """A column name quoted for SQL (deltalake predicates, Spark expressions)."""
     return "`" + column.replace("`", "``") + "`"
 
 
 def _key_predicate(keys: list[str]) -> str:
-    return " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in keys)
+    return " AND ".join(f"t.{quote_identifier(k)} = s.{quote_identifier(k)}" for k in keys)
 
 
 def _merge(
@@ -416,9 +417,11 @@ def _merge(
         commit_properties=commit_properties(txn, "MERGE"),
     )
     if updates:
-        merger = merger.when_matched_update({_quote(c): f"s.{_quote(c)}" for c in updates})
+        merger = merger.when_matched_update(
+            {quote_identifier(c): f"s.{quote_identifier(c)}" for c in updates}
+        )
     metrics = merger.when_not_matched_insert(
-        {_quote(c): f"s.{_quote(c)}" for c in source.column_names}
+        {quote_identifier(c): f"s.{quote_identifier(c)}" for c in source.column_names}
     ).execute()
     return WriteResult(
         opened.loc.ref,

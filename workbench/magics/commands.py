@@ -56,9 +56,6 @@ class Listing:
     columns: list[str]
     rows: list[list[Any]] = field(default_factory=list)
 
-    def __len__(self) -> int:
-        return len(self.rows)
-
     def __repr__(self) -> str:
         lines = [self.title] + ["  " + "  ".join(str(v) for v in row) for row in self.rows]
         return "\n".join(lines) if self.rows else f"{self.title}: (empty)"

@@ -24,6 +24,7 @@ from workbench.core.transaction import Transaction
 from workbench.core.types import TableWriteMode
 from workbench.core.writer import (
     commit_properties,
+    quote_identifier,
     reraise,
     restore_on_failure,
     rewrite_widened,
@@ -44,10 +45,6 @@ if TYPE_CHECKING:
 ENGINE = "spark"
 
 
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def conform(frame: DataFrame, schema: Schema, fill_missing: bool) -> DataFrame:
     """Cast columns to the table's types, in schema order; add absent ones when asked."""
     from pyspark.sql import functions as F
@@ -57,7 +54,7 @@ def conform(frame: DataFrame, schema: Schema, fill_missing: bool) -> DataFrame:
     columns = []
     for field in schema:
         if field.name in frame.columns:
-            column = F.col(_quoted(field.name))
+            column = F.col(quote_identifier(field.name))
             if current[field.name] != types[field.name]:
                 column = column.cast(types[field.name])
             columns.append(column.alias(field.name))
@@ -67,17 +64,22 @@ def conform(frame: DataFrame, schema: Schema, fill_missing: bool) -> DataFrame:
     return frame.select(columns)
 
 
-def checked_keys(frame: DataFrame, keys: list[str], table: str, dedupe: str | None) -> DataFrame:
-    """The frame with non-null, unique merge keys (de-duplicated when asked)."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    null_key = " OR ".join(f"{_quoted(k)} IS NULL" for k in keys)
+def reject_null_keys(frame: DataFrame, keys: list[str], table: str) -> None:
+    """Raise ``MergeKeyError`` if any row has a null merge key."""
+    null_key = " OR ".join(f"{quote_identifier(k)} IS NULL" for k in keys)
     if frame.filter(null_key).limit(1).count():
         raise MergeKeyError(
             f"Rows written to table {table!r} have a null merge key {keys}; drop those rows or "
             "fill the key before writing."
         )
+
+
+def checked_keys(frame: DataFrame, keys: list[str], table: str, dedupe: str | None) -> DataFrame:
+    """The frame with non-null, unique merge keys (de-duplicated when asked)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    reject_null_keys(frame, keys, table)
     if not frame.groupBy(*keys).count().filter("count > 1").limit(1).count():
         return frame
     if dedupe is None:
@@ -155,11 +157,11 @@ def write_existing_table(
     keys = opened.schema.merge_keys
     if mode is TableWriteMode.DELETE:
         source = conform(
-            frame.select(*[_quoted(k) for k in keys]),
+            frame.select(*[quote_identifier(k) for k in keys]),
             Schema(f for f in opened.schema if f.name in keys),
             fill_missing=False,
         ).dropDuplicates(keys)
-        source = checked_keys(source, keys, name, "first")
+        reject_null_keys(source, keys, name)
     else:
         source = checked_keys(frame, keys, name, dedupe) if keys else frame
     change, opened = touch(txn, opened)
@@ -285,7 +287,9 @@ def _files_with_keys(
 
     from workbench.engines.spark.read import read_files
 
-    low, high = source.agg(F.min(_quoted(keys[0])), F.max(_quoted(keys[0]))).collect()[0]
+    low, high = source.agg(
+        F.min(quote_identifier(keys[0])), F.max(quote_identifier(keys[0]))
+    ).collect()[0]
     if low is None:
         return []
     candidates = [
@@ -296,7 +300,7 @@ def _files_with_keys(
     if not candidates:
         return []
     current = read_files(candidates, schema).select(
-        *[_quoted(k) for k in keys], "_metadata.file_path"
+        *[quote_identifier(k) for k in keys], "_metadata.file_path"
     )
     hits = current.join(source.select(*keys).distinct(), keys, "left_semi")
     return [
@@ -325,15 +329,18 @@ def _merge(
     old = read_files(touched, plan.schema)
     joined = old.alias("o").join(
         source.alias("s"),
-        [F.col(f"o.{_quoted(k)}") == F.col(f"s.{_quoted(k)}") for k in keys],
+        [F.col(f"o.{quote_identifier(k)}") == F.col(f"s.{quote_identifier(k)}") for k in keys],
         "full_outer",
     )
-    in_source = F.col(f"s.{_quoted(keys[0])}").isNotNull()
-    in_table = F.col(f"o.{_quoted(keys[0])}").isNotNull()
+    in_source = F.col(f"s.{quote_identifier(keys[0])}").isNotNull()
+    in_table = F.col(f"o.{quote_identifier(keys[0])}").isNotNull()
     types = {f.name: f.dataType for f in spark_schema(plan.schema.arrow).fields}
     columns = []
     for field in plan.schema:
-        theirs, ours = F.col(f"s.{_quoted(field.name)}"), F.col(f"o.{_quoted(field.name)}")
+        theirs, ours = (
+            F.col(f"s.{quote_identifier(field.name)}"),
+            F.col(f"o.{quote_identifier(field.name)}"),
+        )
         if field.name in keys:
             value = F.coalesce(theirs, ours)
         elif field.name in source.columns:
