@@ -6,7 +6,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.conform import conform, default_column
+from workbench.core import keyed_rewrite
+from workbench.core.conform import conform
 from workbench.core.datasets import to_pyarrow
 from workbench.core.errors import (
     InvalidArgumentError,
@@ -25,6 +26,7 @@ from workbench.core.evolution import (
     storage_schema,
     to_storage,
 )
+from workbench.core.files import add_actions, remove_actions
 from workbench.core.formats import content_type_of
 from workbench.core.keys import check_dedupe, require_key_columns, unique_keys
 from workbench.core.manifest import write_data_file
@@ -197,7 +199,7 @@ def plan_existing(
         )
     readers = decode_reader_types({**opened.properties, **properties})
     validate_readable(incoming, readers, name)
-    if mode in (TableWriteMode.MERGE, TableWriteMode.DELETE):
+    if mode in (TableWriteMode.MERGE, TableWriteMode.DELETE, TableWriteMode.REPLACE):
         require_key_columns(incoming.names, keys, name, mode.name)
     if mode is TableWriteMode.DELETE:
         return mode, SchemaPlan(opened.schema)
@@ -231,8 +233,6 @@ def _write_existing(
         if mode is TableWriteMode.DELETE:
             result = _delete(txn, opened, incoming, keys)
         elif mode is TableWriteMode.MERGE:
-            if plan.widened:
-                rewrite_widened(txn, opened, plan.schema, extra=None)
             result = _merge(txn, opened, incoming, plan, keys)
         else:
             data = conform(incoming, plan.schema, fill_missing=True, table=name)
@@ -391,66 +391,82 @@ def quote_identifier(column: str) -> str:
     return "`" + column.replace("`", "``") + "`"
 
 
-def _key_predicate(keys: list[str]) -> str:
-    return " AND ".join(f"t.{quote_identifier(k)} = s.{quote_identifier(k)}" for k in keys)
+def evolve(txn: Transaction, opened: OpenTable, plan: SchemaPlan) -> OpenTable:
+    """Widen types (a rewrite) and add columns before an engine's files are committed."""
+    import pyarrow as pa
+    from deltalake import Schema as DeltaSchema
+
+    from workbench.core.handles import latest
+    from workbench.core.tables import open_table
+
+    if plan.widened:
+        rewrite_widened(txn, opened, plan.schema, extra=None)
+    added = [f.to_arrow() for f in plan.schema if f.name in plan.added]
+    if added:
+        fields = DeltaSchema.from_arrow(pa.schema(added)).fields
+        latest(opened.uri, opened.incarnation).alter.add_columns(
+            fields, commit_properties=commit_properties(txn, "ADD_COLUMNS")
+        )
+    if plan.changed:
+        txn.changes[(opened.loc.namespace, opened.loc.name)].version = latest(
+            opened.uri, opened.incarnation
+        ).version()
+        return open_table(opened.loc)
+    return opened
+
+
+def commit_files(
+    txn: Transaction, opened: OpenTable, actions: list[Any], mode: str, operation: str
+) -> int:
+    """Commit add/remove actions of files already in the table folder; return the version."""
+    from workbench.core.handles import latest
+
+    if not actions and mode == "append":
+        return opened.version
+    handle = latest(opened.uri, opened.incarnation)
+    handle.create_write_transaction(
+        actions, mode, handle.schema(), commit_properties=commit_properties(txn, operation)
+    )
+    return latest(opened.uri, opened.incarnation).version()
+
+
+def commit_rewrite(
+    txn: Transaction, opened: OpenTable, rewrite: keyed_rewrite.Rewrite, operation: str
+) -> int:
+    """Commit a keyed rewrite: remove the replaced files, add the written ones."""
+    removes = remove_actions([(f.path, f.size) for f in rewrite.removed])
+    try:
+        return commit_files(
+            txn, opened, removes + add_actions(opened.uri, rewrite.written), "append", operation
+        )
+    except BaseException:
+        rewrite.discard()
+        raise
 
 
 def _merge(
     txn: Transaction, opened: OpenTable, incoming: pa.Table, plan: SchemaPlan, keys: list[str]
 ) -> WriteResult:
-    import pyarrow as pa
-
     name = opened.loc.qualified
+    opened = evolve(txn, opened, plan)
     source = conform(incoming, plan.schema, fill_missing=False, table=name)
-    updates = [c for c in source.column_names if c not in keys]
-    for f in plan.schema:
-        if f.name not in source.column_names and f.future_default is not None:
-            source = source.append_column(
-                pa.field(f.name, f.type), default_column(f, source.num_rows)
-            )
-    merger = opened.delta.merge(
-        source,
-        predicate=_key_predicate(keys),
-        source_alias="s",
-        target_alias="t",
-        merge_schema=bool(plan.added),
-        commit_properties=commit_properties(txn, "MERGE"),
-    )
-    if updates:
-        merger = merger.when_matched_update(
-            {quote_identifier(c): f"s.{quote_identifier(c)}" for c in updates}
-        )
-    metrics = merger.when_not_matched_insert(
-        {quote_identifier(c): f"s.{quote_identifier(c)}" for c in source.column_names}
-    ).execute()
+    rewrite = keyed_rewrite.merge(opened, source, plan.schema, keys)
+    version = commit_rewrite(txn, opened, rewrite, "MERGE")
     return WriteResult(
         opened.loc.ref,
         "merge",
-        opened.version,
-        rows_added=metrics.get("num_target_rows_inserted", 0),
-        rows_updated=metrics.get("num_target_rows_updated", 0),
+        version,
+        rows_added=source.num_rows - rewrite.matched,
+        rows_updated=rewrite.matched,
         schema_changes=schema_change_labels(plan),
     )
 
 
 def _delete(txn: Transaction, opened: OpenTable, source: pa.Table, keys: list[str]) -> WriteResult:
-    metrics = (
-        opened.delta.merge(
-            source,
-            predicate=_key_predicate(keys),
-            source_alias="s",
-            target_alias="t",
-            commit_properties=commit_properties(txn, "DELETE"),
-        )
-        .when_matched_delete()
-        .execute()
-    )
+    rewrite = keyed_rewrite.delete(opened, source, opened.schema, keys)
+    version = commit_rewrite(txn, opened, rewrite, "DELETE")
     return WriteResult(
-        opened.loc.ref,
-        "delete",
-        opened.version,
-        rows_added=0,
-        rows_removed=metrics.get("num_target_rows_deleted", 0),
+        opened.loc.ref, "delete", version, rows_added=0, rows_removed=rewrite.matched
     )
 
 

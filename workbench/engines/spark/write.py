@@ -10,34 +10,30 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 from workbench.core.errors import MergeKeyError
 from workbench.core.evolution import SchemaPlan
+from workbench.core.files import add_actions, remove_actions
 from workbench.core.handles import latest
+from workbench.core.keyed_rewrite import TableFile, candidate_files, table_files
 from workbench.core.models import WriteResult
 from workbench.core.schema import Schema
 from workbench.core.tables import Location, OpenTable, create_delta_table, describe, remove_created
 from workbench.core.transaction import Transaction
 from workbench.core.types import TableWriteMode
 from workbench.core.writer import (
+    commit_files,
     commit_properties,
+    evolve,
     quote_identifier,
     reraise,
     restore_on_failure,
-    rewrite_widened,
     schema_change_labels,
     touch,
 )
-from workbench.engines.spark.files import (
-    add_actions,
-    remove_actions,
-    spark_schema,
-    staging_folder,
-    written_files,
-)
+from workbench.engines.spark.files import spark_schema, staging_folder, written_files
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -169,7 +165,7 @@ def write_existing_table(
     folders: list[str] = []
     try:
         with restore_on_failure(txn, opened, properties):
-            opened = _evolve(txn, opened, plan)
+            opened = evolve(txn, opened, plan)
             if mode is TableWriteMode.DELETE:
                 result = _delete(txn, opened, source, keys, folders)
             elif mode is TableWriteMode.MERGE:
@@ -182,38 +178,6 @@ def write_existing_table(
         raise
     txn.record(change, f"WRITE_{mode.name}", result.version, result.rows_added, result.rows_removed)
     return result
-
-
-def _evolve(txn: Transaction, opened: OpenTable, plan: SchemaPlan) -> OpenTable:
-    """Widen types (a rewrite) and add columns before Spark's files are committed."""
-    from deltalake import Schema as DeltaSchema
-
-    from workbench.core.tables import open_table
-
-    if plan.widened:
-        rewrite_widened(txn, opened, plan.schema, extra=None)
-    added = [f.arrow for f in plan.schema if f.name in plan.added]
-    if added:
-        import pyarrow as pa
-
-        fields = DeltaSchema.from_arrow(pa.schema(added)).fields
-        latest(opened.uri, opened.incarnation).alter.add_columns(
-            fields, commit_properties=commit_properties(txn, "ADD_COLUMNS")
-        )
-    if plan.changed:
-        txn.changes[(opened.loc.namespace, opened.loc.name)].version = latest(
-            opened.uri, opened.incarnation
-        ).version()
-        return open_table(opened.loc)
-    return opened
-
-
-def _commit(txn: Transaction, opened: OpenTable, actions: list, mode: str, operation: str) -> int:
-    handle = latest(opened.uri, opened.incarnation)
-    handle.create_write_transaction(
-        actions, mode, handle.schema(), commit_properties=commit_properties(txn, operation)
-    )
-    return latest(opened.uri, opened.incarnation).version()
 
 
 def _add_or_replace(
@@ -229,7 +193,7 @@ def _add_or_replace(
     folders.append(folder)
     replace = mode is TableWriteMode.REPLACE
     removed = describe(opened).row_count if replace else 0
-    version = _commit(txn, opened, actions, "overwrite" if replace else "append", mode.name)
+    version = commit_files(txn, opened, actions, "overwrite" if replace else "append", mode.name)
     return WriteResult(
         opened.loc.ref,
         mode.value,
@@ -240,71 +204,32 @@ def _add_or_replace(
     )
 
 
-@dataclass(frozen=True)
-class _TableFile:
-    """One file of the table's current version."""
-
-    path: str  # relative, as in the Delta log
-    size: int
-    rows: int
-    low: Any  # min and max of the first merge key, when the statistics have them
-    high: Any
-
-
-def _table_files(opened: OpenTable, key: str) -> dict[str, _TableFile]:
-    """The table's files by absolute path, with row counts and the first key's range."""
-    import pyarrow as pa
-
-    actions = pa.table(opened.delta.get_add_actions(flatten=True))
-
-    def column(name: str) -> list[Any]:
-        if name in actions.column_names:
-            return actions.column(name).to_pylist()
-        return [None] * actions.num_rows
-
-    rows = zip(
-        column("path"),
-        column("size_bytes"),
-        column("num_records"),
-        column(f"min.{key}"),
-        column(f"max.{key}"),
-        strict=True,
-    )
-    return {
-        os.path.normpath(os.path.join(opened.uri, unquote(path))): _TableFile(
-            path, size, count or 0, low, high
-        )
-        for path, size, count, low, high in rows
-    }
-
-
 def _files_with_keys(
-    files: dict[str, _TableFile], schema: Schema, source: DataFrame, keys: list[str]
-) -> list[str]:
-    """Absolute paths of the table files holding any of ``source``'s keys: candidates by the
-    first key's min/max statistics, then an exact semi-join over the candidates only."""
+    files: list[TableFile], schema: Schema, source: DataFrame, keys: list[str]
+) -> list[TableFile]:
+    """The table files holding any of ``source``'s keys: candidates by the keys' min/max
+    statistics, then an exact semi-join over the candidates only."""
     from pyspark.sql import functions as F
 
     from workbench.engines.spark.read import read_files
 
-    low, high = source.agg(
-        F.min(quote_identifier(keys[0])), F.max(quote_identifier(keys[0]))
+    bounds = source.agg(
+        *[F.min(quote_identifier(k)).alias(f"lo{i}") for i, k in enumerate(keys)],
+        *[F.max(quote_identifier(k)).alias(f"hi{i}") for i, k in enumerate(keys)],
     ).collect()[0]
-    if low is None:
+    if bounds["lo0"] is None:
         return []
-    candidates = [
-        path
-        for path, f in files.items()
-        if f.low is None or f.high is None or not (f.high < low or f.low > high)
-    ]
+    low = {k: bounds[f"lo{i}"] for i, k in enumerate(keys)}
+    high = {k: bounds[f"hi{i}"] for i, k in enumerate(keys)}
+    candidates = {f.absolute: f for f in candidate_files(files, low, high)}
     if not candidates:
         return []
-    current = read_files(candidates, schema).select(
+    current = read_files(list(candidates), schema).select(
         *[quote_identifier(k) for k in keys], "_metadata.file_path"
     )
     hits = current.join(source.select(*keys).distinct(), keys, "left_semi")
     return [
-        os.path.normpath(unquote(urlparse(r[0]).path))
+        candidates[os.path.normpath(unquote(urlparse(r[0]).path))]
         for r in hits.select("file_path").distinct().collect()
     ]
 
@@ -321,12 +246,12 @@ def _merge(
 
     from workbench.engines.spark.read import read_files
 
-    files = _table_files(opened, keys[0])
+    files = table_files(opened, keys)
     source = conform(
         source, Schema(f for f in plan.schema if f.name in source.columns), fill_missing=False
     )
     touched = _files_with_keys(files, opened.schema, source, keys)
-    old = read_files(touched, plan.schema)
+    old = read_files([f.absolute for f in touched], plan.schema)
     joined = old.alias("o").join(
         source.alias("s"),
         [F.col(f"o.{quote_identifier(k)}") == F.col(f"s.{quote_identifier(k)}") for k in keys],
@@ -351,10 +276,10 @@ def _merge(
     actions, written, folder = _write_files(joined.select(columns), opened.uri, txn)
     folders.append(folder)
     # The output holds every row of the rewritten files plus the inserted ones.
-    inserted = written - sum(files[path].rows for path in touched)
+    inserted = written - sum(f.rows for f in touched)
     updated = source.count() - inserted
-    removes = remove_actions([(files[p].path, files[p].size) for p in touched])
-    version = _commit(txn, opened, removes + actions, "append", "MERGE")
+    removes = remove_actions([(f.path, f.size) for f in touched])
+    version = commit_files(txn, opened, removes + actions, "append", "MERGE")
     return WriteResult(
         opened.loc.ref,
         "merge",
@@ -370,14 +295,13 @@ def _delete(
 ) -> WriteResult:
     from workbench.engines.spark.read import read_files
 
-    files = _table_files(opened, keys[0])
-    touched = _files_with_keys(files, opened.schema, source, keys)
+    touched = _files_with_keys(table_files(opened, keys), opened.schema, source, keys)
     if not touched:
         return WriteResult(opened.loc.ref, "delete", opened.version, rows_added=0)
-    kept = read_files(touched, opened.schema).join(source, keys, "left_anti")
+    kept = read_files([f.absolute for f in touched], opened.schema).join(source, keys, "left_anti")
     actions, written, folder = _write_files(kept, opened.uri, txn)
     folders.append(folder)
-    removed = sum(files[path].rows for path in touched) - written
-    removes = remove_actions([(files[p].path, files[p].size) for p in touched])
-    version = _commit(txn, opened, removes + actions, "append", "DELETE")
+    removed = sum(f.rows for f in touched) - written
+    removes = remove_actions([(f.path, f.size) for f in touched])
+    version = commit_files(txn, opened, removes + actions, "append", "DELETE")
     return WriteResult(opened.loc.ref, "delete", version, rows_added=0, rows_removed=removed)
