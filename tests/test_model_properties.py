@@ -107,3 +107,70 @@ def test_unkeyed_table_keeps_write_order(operations):
             dc.write(pa.table({"v": pa.array(values, pa.int64())}), "log", mode=mode)
             model = list(values) if op == "replace" else [*model, *values]
         assert dc.read("log", read_as=dc.DatasetType.PYARROW).column("v").to_pylist() == model
+
+
+NULLABLE = {"n": "Int64", "f": "Float64", "flag": "boolean", "s": "string"}
+NULLABLE_VALUES = {
+    "n": st.one_of(st.none(), st.integers(-(2**62), 2**62)),
+    "f": st.one_of(st.none(), st.floats(-1e6, 1e6, allow_nan=False)),
+    "flag": st.one_of(st.none(), st.booleans()),
+    "s": st.one_of(st.none(), st.text("abc", max_size=3)),
+}
+
+
+@st.composite
+def nullable_frames(draw, all_columns: bool = False):
+    """A pandas frame of unique keys and nullable extension-dtype columns with nulls."""
+    import pandas as pd
+
+    keys = draw(st.lists(KEYS, min_size=1, max_size=6, unique=True))
+    names = sorted(NULLABLE)
+    chosen = names if all_columns else sorted(draw(st.sets(st.sampled_from(names))))
+    data = {"id": pd.array(keys, dtype="int64")}
+    for column in chosen:
+        values = draw(st.lists(NULLABLE_VALUES[column], min_size=len(keys), max_size=len(keys)))
+        data[column] = pd.array(values, dtype=NULLABLE[column])
+    return pd.DataFrame(data)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    first=nullable_frames(all_columns=True),
+    operations=st.lists(
+        st.one_of(
+            st.tuples(st.just("merge"), nullable_frames()),
+            st.tuples(st.just("delete"), st.lists(KEYS, min_size=1, max_size=4, unique=True)),
+            st.tuples(st.just("replace"), nullable_frames(all_columns=True)),
+        ),
+        max_size=5,
+    ),
+)
+def test_pandas_extension_dtypes_and_nulls_match_model(first, operations):
+    """Nullable pandas columns keep their dtype and exact values through every keyed mode."""
+    import pandas as pd
+
+    with tempfile.TemporaryDirectory() as root:
+        dc.init_local(root)
+        schema = dc.Schema.of([dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True)])
+        model: dict = {}
+        dc.write(first, "t", schema=schema)
+        for row in first.to_dict("records"):
+            model[row["id"]] = row
+        for op, payload in operations:
+            if op == "delete":
+                dc.write(pd.DataFrame({"id": payload}), "t", mode="delete")
+                for key in payload:
+                    model.pop(key, None)
+                continue
+            dc.write(payload, "t", mode=op)
+            if op == "replace":
+                model.clear()
+            for row in payload.to_dict("records"):
+                model.setdefault(row["id"], {column: pd.NA for column in NULLABLE}).update(row)
+        got = dc.read("t", read_as=dc.DatasetType.PANDAS)
+        assert {c: str(got[c].dtype) for c in NULLABLE} == NULLABLE
+        got = got.sort_values("id", ignore_index=True)
+        expected = pd.DataFrame(
+            [model[key] for key in sorted(model)], columns=["id", *NULLABLE]
+        ).astype({"id": "int64", **NULLABLE})
+        pd.testing.assert_frame_equal(got[expected.columns], expected)

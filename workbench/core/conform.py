@@ -45,7 +45,13 @@ def _cast(column: pa.ChunkedArray, f: Field, table: str) -> pa.ChunkedArray:
     try:
         return column.cast(f.type)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        fix = "Cast or clean the column first."
+        if pa.types.is_timestamp(f.type) and pa.types.is_timestamp(column.type):
+            fix = (
+                "Delta Lake stores microseconds; round the column first, e.g. "
+                f"df[{f.name!r}] = df[{f.name!r}].dt.floor('us')."
+            )
         raise SchemaValidationError(
             f"Column {f.name!r} of table {table!r} is {f.type}; the data's {column.type} values "
-            f"do not convert without loss ({e}). Cast or clean the column first."
+            f"do not convert without loss ({e}). {fix}"
         ) from e

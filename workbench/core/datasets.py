@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.errors import UnsupportedDatasetError
+from workbench.core.errors import SchemaValidationError, UnsupportedDatasetError
 from workbench.core.types import DatasetType
 
 if TYPE_CHECKING:
@@ -22,7 +22,20 @@ def _module(obj: Any) -> str:
 
 
 def to_pyarrow(data: Any) -> pa.Table:
-    """Convert any supported dataset to a pyarrow Table (zero-copy where the library allows)."""
+    """Convert any supported dataset to a pyarrow Table (zero-copy where the library allows);
+    column names must be unique."""
+    table = _to_pyarrow(data)
+    names = table.column_names
+    if len(set(names)) != len(names):
+        duplicated = sorted({n for n in names if names.count(n) > 1})
+        raise SchemaValidationError(
+            f"The data has duplicate column names {duplicated}; rename them so every column has "
+            "its own name."
+        )
+    return table
+
+
+def _to_pyarrow(data: Any) -> pa.Table:
     import pyarrow as pa
 
     if isinstance(data, pa.Table):
@@ -31,7 +44,9 @@ def to_pyarrow(data: Any) -> pa.Table:
         return pa.Table.from_batches([data])
     module = _module(data)
     if module == "pandas" and type(data).__name__ == "DataFrame":
-        return pa.Table.from_pandas(data, preserve_index=False).replace_schema_metadata(None)
+        from workbench.core.pandas_io import arrow_from_pandas
+
+        return arrow_from_pandas(data)
     if module == "polars":
         frame = data.collect() if type(data).__name__ == "LazyFrame" else data
         return frame.to_arrow()
@@ -96,9 +111,13 @@ def from_pyarrow(table: pa.Table, read_as: DatasetType = DatasetType.DAFT) -> An
     if read_as is DatasetType.PYARROW:
         return table
     if read_as is DatasetType.PANDAS:
-        return table.to_pandas()
+        from workbench.core.pandas_io import pandas_from_arrow
+
+        return pandas_from_arrow(table)
     if read_as is DatasetType.NUMPY:
-        return table.to_pandas().to_numpy()
+        from workbench.core.pandas_io import numpy_from_arrow
+
+        return numpy_from_arrow(table)
     if read_as is DatasetType.POLARS:
         import polars as pl
 
@@ -125,7 +144,9 @@ def to_pandas(data: Any) -> Any:
     """Convert any supported dataset to a pandas DataFrame."""
     if _module(data) == "pandas":
         return data
-    return to_pyarrow(data).to_pandas()
+    from workbench.core.pandas_io import pandas_from_arrow
+
+    return pandas_from_arrow(to_pyarrow(data))
 
 
 def dataset_length(data: Any) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from workbench.core.errors import SchemaValidationError
@@ -63,15 +63,25 @@ def storage_type(t: pa.DataType, column: str) -> pa.DataType:
 
 
 def storage_schema(schema: pa.Schema) -> pa.Schema:
-    """Apply ``storage_type`` to every column of an Arrow schema."""
+    """Apply ``storage_type`` to every column of an Arrow schema, noting zones it drops."""
     import pyarrow as pa
 
-    return pa.schema([f.with_type(storage_type(f.type, f.name)) for f in schema])
+    return pa.schema([_storage_field(Field.from_arrow(f)).to_arrow() for f in schema])
 
 
 def to_storage(schema: Schema) -> Schema:
     """The same schema with each field's type as Delta Lake stores it."""
-    return Schema(f.with_type(storage_type(f.type, f.name)) for f in schema)
+    return Schema(_storage_field(f) for f in schema)
+
+
+def _storage_field(f: Field) -> Field:
+    """``f`` with its stored type; a timestamp's zone other than UTC is kept as a note."""
+    import pyarrow.types as pt
+
+    stored = f.with_type(storage_type(f.type, f.name))
+    if pt.is_timestamp(f.type) and f.type.tz not in (None, "UTC", "+00:00") and not f.timezone:
+        stored = replace(stored, timezone=f.type.tz)
+    return stored
 
 
 def same_type(a: pa.DataType, b: pa.DataType) -> bool:
@@ -210,7 +220,7 @@ def _evolve_column(
         fields[new.name] = old.with_type(wider)
         plan.widened.append(new.name)
     if declared and new.future_default != old.future_default:
-        fields[new.name] = Field(fields[new.name].arrow, old.is_merge_key, new.future_default)
+        fields[new.name] = replace(fields[new.name], future_default=new.future_default)
 
 
 def _check_castable(target: Field, incoming: pa.Field, table: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.arguments import optional_whole_number
 from workbench.core.datasets import from_pyarrow
 from workbench.core.errors import (
     InvalidArgumentError,
@@ -12,10 +13,12 @@ from workbench.core.errors import (
     TableVersionNotFoundError,
 )
 from workbench.core.manifest import resolve_paths
+from workbench.core.schema import TIMEZONE_META
 from workbench.core.tables import OpenTable, locate, open_table
 from workbench.core.types import DatasetType
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     import pyarrow.dataset as pads
 
 
@@ -33,6 +36,7 @@ def read(
     a past moment, transaction id or tag; ``limit`` reads only the first rows. Schemaless tables
     give their file manifest."""
     read_as = parse_dataset_type(read_as)
+    limit = optional_whole_number("limit", limit)
     opened = open_table(locate(table, namespace, catalog), version, as_of)
     if columns is not None:
         columns = _check_columns(opened, columns)
@@ -63,7 +67,20 @@ def read(
             f"Version {opened.version} of table {opened.loc.qualified!r} can no longer be read: "
             f"dc.vacuum removed files it needs ({e})."
         ) from e
-    return from_pyarrow(data, read_as)
+    return from_pyarrow(with_zones(data), read_as)
+
+
+def with_zones(table: pa.Table) -> pa.Table:
+    """Timestamps stored in UTC shown in the zone they were written in (a metadata change)."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    for i, f in enumerate(table.schema):
+        zone = (f.metadata or {}).get(TIMEZONE_META)
+        if zone is not None and pt.is_timestamp(f.type):
+            typed = f.with_type(pa.timestamp(f.type.unit, zone.decode()))
+            table = table.set_column(i, typed, table.column(i).cast(typed.type))
+    return table
 
 
 def parse_dataset_type(read_as: DatasetType | str) -> DatasetType:

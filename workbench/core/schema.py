@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Union
 
 from workbench.core.errors import SchemaValidationError
@@ -14,15 +14,23 @@ if TYPE_CHECKING:
 
 MERGE_KEY_META = b"workbench.mergeKey"
 FUTURE_DEFAULT_META = b"workbench.futureDefault"
+TIMEZONE_META = b"workbench.timezone"
+PANDAS_DTYPE_META = b"workbench.pandasDtype"
 
 
 @dataclass(frozen=True)
 class Field:
-    """One column: an Arrow field, whether it is a merge key, and its default for new rows."""
+    """One column: an Arrow field, whether it is a merge key, and its default for new rows.
+
+    ``timezone`` and ``pandas_dtype`` remember what the stored type cannot say (a zone other
+    than UTC; a pandas dtype), so reads give the column back as it was written.
+    """
 
     arrow: pa.Field
     is_merge_key: bool = False
     future_default: Any = None
+    timezone: str | None = None
+    pandas_dtype: str | None = None
 
     @classmethod
     def of(cls, field: pa.Field, is_merge_key: bool = False, future_default: Any = None) -> Field:
@@ -42,10 +50,13 @@ class Field:
         """Read a field back from Arrow, decoding workbench metadata."""
         meta = field.metadata or {}
         default = meta.get(FUTURE_DEFAULT_META)
+        zone, note = meta.get(TIMEZONE_META), meta.get(PANDAS_DTYPE_META)
         return cls(
             field.remove_metadata(),
             meta.get(MERGE_KEY_META) == b"true",
             json.loads(default) if default is not None else None,
+            zone.decode() if zone is not None else None,
+            note.decode() if note is not None else None,
         )
 
     @property
@@ -65,11 +76,15 @@ class Field:
             meta[MERGE_KEY_META] = b"true"
         if self.future_default is not None:
             meta[FUTURE_DEFAULT_META] = json.dumps(self.future_default).encode()
+        if self.timezone is not None:
+            meta[TIMEZONE_META] = self.timezone.encode()
+        if self.pandas_dtype is not None:
+            meta[PANDAS_DTYPE_META] = self.pandas_dtype.encode()
         return self.arrow.with_metadata(meta) if meta else self.arrow
 
     def with_type(self, data_type: pa.DataType) -> Field:
         """Same field with another type (used when a type is widened)."""
-        return Field(self.arrow.with_type(data_type), self.is_merge_key, self.future_default)
+        return replace(self, arrow=self.arrow.with_type(data_type))
 
 
 SchemaLike = Union["Schema", "pa.Schema", Sequence[Union[Field, "pa.Field"]]]
