@@ -90,7 +90,30 @@ def test_killed_writers_leave_whole_transactions_and_are_repaired(tmp_path):
     heads = [DeltaTable(f"{root}/bank/{t}").version() for t in ("a", "b")]
     recorded = [dc.get_table(t, namespace="bank").version for t in ("a", "b")]
     assert heads[0] > recorded[0] or heads[1] > recorded[1], "the last kill left dangling versions"
+    assert_only_recorded_versions_readable(root)
     # The next writer repairs tables left with uncommitted versions and commits normally.
     workers.writer(root, 3, 99, str(tmp_path / "after"))
     reported |= committed_ids(tmp_path / "after")
     assert_catalog_consistent(root, reported)
+    assert_only_recorded_versions_readable(root)
+
+
+def assert_only_recorded_versions_readable(root: str) -> None:
+    """Delta versions of killed or repaired transactions are refused; recorded ones read."""
+    dc.init_local(root)
+    recorded: dict[str, set[int]] = {"a": set(), "b": set()}
+    for h in dc.transactions(read_as=dc.DatasetType.PYARROW).to_pylist():
+        for change in dc.read_transaction(h["transaction_id"]).changes:
+            if change["table_name"] in recorded:
+                recorded[change["table_name"]].add(change["table_version"])
+    unrecorded = 0
+    for table, versions in recorded.items():
+        head = DeltaTable(f"{root}/bank/{table}").version()
+        for version in range(head + 1):
+            if version in versions:
+                dc.read(table, namespace="bank", version=version, read_as=dc.DatasetType.PYARROW)
+            else:
+                unrecorded += 1
+                with pytest.raises(dc.TableVersionNotFoundError):
+                    dc.read(table, namespace="bank", version=version)
+    assert unrecorded, "kills and repairs left Delta versions the log never recorded"

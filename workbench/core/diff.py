@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
@@ -47,16 +48,24 @@ class TableDiff:
 VERSION_LIMIT = 10**12  # ints below are Delta versions, above are ns timestamps
 
 
+def _is_version(point: Any) -> bool:
+    return (
+        isinstance(point, numbers.Integral)
+        and not isinstance(point, bool)
+        and (point < VERSION_LIMIT)
+    )
+
+
 def _open_at(loc: Any, point: Any) -> OpenTable:
     """A table at a Delta version (int below 10**12), an ``as_of`` point, or now (None)."""
-    if isinstance(point, int) and not isinstance(point, bool) and point < VERSION_LIMIT:
+    if _is_version(point):
         return open_table(loc, version=point)
     return open_table(loc, as_of=point)
 
 
 def _describe_point(opened: OpenTable, spec: Any) -> str:
-    is_version = isinstance(spec, int) and spec < VERSION_LIMIT
-    return f"version {opened.version}" + ("" if spec is None or is_version else f" ({spec})")
+    shown = spec is None or _is_version(spec)
+    return f"version {opened.version}" + ("" if shown else f" ({spec})")
 
 
 def diff(

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import numbers
 import os
+import time
 from bisect import bisect_right
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.errors import TimeTravelError
-from workbench.core.lock import metadata_dir
+from workbench.core.lock import metadata_dir, metadata_path
 from workbench.core.names import validate_name
 from workbench.core.txlog import CatalogState, log_of
 
@@ -17,8 +19,14 @@ if TYPE_CHECKING:
     from workbench.core.catalog import Catalog
 
 
+TAG_SUFFIX = ".json"
+
+
 def _tag_path(catalog: Catalog, name: str) -> str:
-    return os.path.join(metadata_dir(catalog), "tags", validate_name("tag", name) + ".json")
+    limit = catalog.max_name_length - len(TAG_SUFFIX)
+    return os.path.join(
+        metadata_dir(catalog), "tags", validate_name("tag", name, limit) + TAG_SUFFIX
+    )
 
 
 def resolve_sequence(catalog: Catalog, as_of: Any) -> int:
@@ -31,36 +39,85 @@ def resolve_sequence(catalog: Catalog, as_of: Any) -> int:
             "state to read."
         )
     if isinstance(as_of, str):
-        return _sequence_of_name(catalog, as_of)
-    if isinstance(as_of, datetime):
-        as_of = int(as_of.timestamp() * 1_000_000_000)
-    if not isinstance(as_of, int) or isinstance(as_of, bool):
+        named = _sequence_of_name(catalog, as_of)
+        if named is not None:
+            return named
+        as_of = _iso_time(catalog, as_of)
+    moment = instant_ns(as_of)
+    if moment > time.time_ns():
         raise TimeTravelError(
-            f"as_of={as_of!r} is not a time: pass ns since the epoch (int), a datetime, a "
-            "transaction id or a tag name."
+            f"as_of={as_of!r} is in the future; time travel reads the past (omit as_of to read "
+            "the latest state)."
         )
-    position = bisect_right(log.rows, as_of, key=lambda row: row["end_time"])
+    position = bisect_right(log.rows, moment, key=lambda row: row["end_time"])
     if position == 0:
         first = log.rows[0]["end_time"]
         raise TimeTravelError(
-            f"as_of={as_of} is before the catalog's first transaction (committed at {first} ns); "
-            "pick a later time."
+            f"as_of={as_of!r} is before the catalog's first transaction (committed at {first} "
+            "ns); pick a later time."
         )
     return log.rows[position - 1]["sequence"]
 
 
-def _sequence_of_name(catalog: Catalog, name: str) -> int:
-    rows = log_of(catalog).rows
-    for row in rows:
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_NS = 1_000_000_000
+
+
+def _aware_ns(moment: datetime) -> int:
+    """Exact ns since the epoch of a timezone-aware datetime (integer arithmetic, no floats)."""
+    return (moment - _EPOCH) // timedelta(microseconds=1) * 1000
+
+
+def _local_wall_ns(wall_ns: int) -> int:
+    """The instant of a naive wall-clock time in local time, read as ``datetime.timestamp()``
+    reads a naive datetime."""
+    seconds, nanos = divmod(wall_ns, _NS)
+    naive = datetime(1970, 1, 1) + timedelta(seconds=seconds)
+    return _aware_ns(naive.astimezone()) + nanos
+
+
+def instant_ns(value: Any) -> int:
+    """ns since the epoch of a time given as ns (int or numpy int), a datetime, a pandas
+    Timestamp or a numpy datetime64, exactly. Naive times are local time."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if type(value).__module__.startswith("pandas") and hasattr(value, "nanosecond"):
+        if value != value:  # NaT
+            raise TimeTravelError("as_of=NaT is not a time; pass a real timestamp.")
+        return int(value.value) if value.tzinfo is not None else _local_wall_ns(int(value.value))
+    if isinstance(value, datetime):
+        return _aware_ns(value if value.tzinfo is not None else value.astimezone())
+    if type(value).__name__ == "datetime64" and type(value).__module__ == "numpy":
+        import numpy as np
+
+        if np.isnat(value):
+            raise TimeTravelError("as_of=NaT is not a time; pass a real timestamp.")
+        return _local_wall_ns(int(value.astype("datetime64[ns]").astype(np.int64)))
+    raise TimeTravelError(
+        f"as_of={value!r} is not a time: pass ns since the epoch (int), a datetime or pandas "
+        "Timestamp (naive means local time), a transaction id or a tag name."
+    )
+
+
+def _sequence_of_name(catalog: Catalog, name: str) -> int | None:
+    """The sequence of the transaction with id ``name`` or tagged ``name``, if any."""
+    for row in log_of(catalog).rows:
         if row["transaction_id"] == name:
             return row["sequence"]
     tagged = _read_tags(catalog).get(name)
-    if tagged is not None:
-        return _sequence_of_name(catalog, tagged)
-    raise TimeTravelError(
-        f"as_of={name!r} is neither a transaction id nor a tag of catalog {catalog.root!r}; see "
-        "dc.transactions() and dc.tags()."
-    )
+    return None if tagged is None else _sequence_of_name(catalog, tagged)
+
+
+def _iso_time(catalog: Catalog, text: str) -> datetime:
+    """An ISO 8601 time given as text (e.g. '2026-11-21T09:30'), for as_of strings that name no
+    transaction or tag."""
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise TimeTravelError(
+            f"as_of={text!r} is neither a transaction id, a tag of catalog {catalog.root!r}, nor "
+            "an ISO time like '2026-11-21T09:30'; see dc.transactions() and dc.tags()."
+        ) from None
 
 
 def state_as_of(catalog: Catalog, as_of: Any) -> CatalogState:
@@ -81,14 +138,15 @@ def tag(name: str, transaction_id: str | None = None, catalog: str | None = None
         transaction_id = log.rows[-1]["transaction_id"]
     elif not any(r["transaction_id"] == transaction_id for r in log.rows):
         raise TimeTravelError(f"Transaction {transaction_id!r} is not in the catalog's log.")
-    path = _tag_path(cat, name)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        raise TimeTravelError(f"Tag {name!r} already exists; tags are immutable.") from None
-    with os.fdopen(fd, "w") as f:
-        json.dump({"transaction_id": transaction_id}, f)
+    with cat.writing():
+        path = _tag_path(cat, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            raise TimeTravelError(f"Tag {name!r} already exists; tags are immutable.") from None
+        with os.fdopen(fd, "w") as f:
+            json.dump({"transaction_id": transaction_id}, f)
     return transaction_id
 
 
@@ -100,11 +158,11 @@ def tags(catalog: str | None = None) -> dict[str, str]:
 
 
 def _read_tags(catalog: Catalog) -> dict[str, str]:
-    folder = os.path.join(metadata_dir(catalog), "tags")
+    folder = os.path.join(metadata_path(catalog), "tags")
     if not os.path.isdir(folder):
         return {}
     found = {}
     for entry in sorted(os.listdir(folder)):
         with open(os.path.join(folder, entry)) as f:
-            found[entry.removesuffix(".json")] = json.load(f)["transaction_id"]
+            found[entry.removesuffix(TAG_SUFFIX)] = json.load(f)["transaction_id"]
     return found

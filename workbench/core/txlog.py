@@ -40,7 +40,7 @@ def log_schema() -> pa.Schema:
             ("namespace", pa.string()),
             ("table_name", pa.string()),  # null for namespace rows
             ("table_version", pa.int64()),  # Delta version after the change; null = dropped
-            ("incarnation", pa.string()),  # id of the transaction that created the table
+            ("incarnation", pa.string()),  # unique id of the table's creation
             ("rows_added", pa.int64()),
             ("rows_removed", pa.int64()),
             ("engine", pa.string()),
@@ -96,6 +96,7 @@ class TransactionLog:
         self.rows: list[dict[str, Any]] = []
         self.state = CatalogState()
         self._states: dict[int, CatalogState] = {}
+        self._recorded: dict[str, list[int]] = {}  # incarnation -> Delta versions in the log
 
     @property
     def uri(self) -> str:
@@ -147,8 +148,15 @@ class TransactionLog:
         state = self.state.copy()
         for row in rows:
             state.apply(row)
+            if row["table_version"] is not None:
+                self._recorded.setdefault(row["incarnation"], []).append(row["table_version"])
         self.rows.extend(rows)
         self.state = state
+
+    def recorded_versions(self, incarnation: str) -> list[int]:
+        """The Delta versions of a table incarnation that committed transactions recorded: the
+        only versions the catalog ever showed (others belong to failed or unfinished ones)."""
+        return self._recorded.get(incarnation, [])
 
     def state_at(self, sequence: int) -> CatalogState:
         """The state right after the transaction with ``sequence`` committed."""
@@ -224,5 +232,6 @@ def log_of(catalog: Catalog) -> TransactionLog:
     """The cached log reader of a catalog (one per root in this process)."""
     log = _logs.get(catalog.root)
     if log is None:
+        catalog.check_root()
         log = _logs[catalog.root] = TransactionLog(catalog)
     return log
