@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from decimal import Decimal
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+from deltalake import DeltaTable
 
 import workbench as dc
 from tests.conftest import tree_digest
@@ -23,6 +31,7 @@ from workbench.exceptions import (
     TableNotFoundError,
     TableValidationError,
     TableVersionNotFoundError,
+    TimeTravelError,
     UnsupportedDatasetError,
     WorkbenchError,
 )
@@ -137,6 +146,56 @@ BAD_CALLS = {
         TableValidationError,
     ),
     "drop non-empty namespace": (lambda: dc.drop_namespace("default"), NamespaceNotEmptyError),
+    "negative limit": (lambda: dc.read("plain", limit=-1), InvalidArgumentError),
+    "limit as text": (lambda: dc.read("plain", limit="2"), InvalidArgumentError),
+    "fractional limit": (lambda: dc.read("plain", limit=2.5), InvalidArgumentError),
+    "boolean limit": (lambda: dc.read("plain", limit=True), InvalidArgumentError),
+    "boolean version": (lambda: dc.read("plain", version=True), InvalidArgumentError),
+    "negative version": (lambda: dc.read("plain", version=-1), InvalidArgumentError),
+    "version as float": (lambda: dc.read("plain", version=0.0), InvalidArgumentError),
+    "negative history limit": (lambda: dc.transactions(limit=-3), InvalidArgumentError),
+    "negative retries": (
+        lambda: dc.run_transaction(lambda: None, retries=-1),
+        InvalidArgumentError,
+    ),
+    "retries as text": (
+        lambda: dc.run_transaction(lambda: None, retries="3"),
+        InvalidArgumentError,
+    ),
+    "negative retention": (lambda: dc.vacuum(retain=-1), InvalidArgumentError),
+    "retention as text": (lambda: dc.vacuum(retain="7d"), InvalidArgumentError),
+    "infinite retention": (lambda: dc.vacuum(retain=float("nan")), InvalidArgumentError),
+    "replace keyed without key": (
+        lambda: dc.write(pd.DataFrame({"name": ["x"]}), "keyed", mode="replace"),
+        MergeKeyError,
+    ),
+    "duplicate pandas columns": (
+        lambda: dc.write(pd.DataFrame([[1, 2]], columns=["a", "a"]), "dupes"),
+        SchemaValidationError,
+    ),
+    "duplicate arrow columns": (
+        lambda: dc.write(pa.Table.from_arrays([pa.array([1]), pa.array([2])], ["a", "a"]), "d"),
+        SchemaValidationError,
+    ),
+    "duplicate columns into existing": (
+        lambda: dc.write(
+            pa.Table.from_arrays([pa.array([1]), pa.array([2])], ["id", "id"]), "plain"
+        ),
+        SchemaValidationError,
+    ),
+    "empty namespace": (
+        lambda: dc.write(pd.DataFrame({"a": [1]}), "t", namespace=""),
+        InvalidNameError,
+    ),
+    "name too long": (lambda: dc.write(pd.DataFrame({"a": [1]}), "x" * 256), InvalidNameError),
+    "namespace too long": (lambda: dc.create_namespace("n" * 256), InvalidNameError),
+    "tag too long": (lambda: dc.tag("t" * 251), InvalidNameError),
+    "as_of in the future": (
+        lambda: dc.read("plain", as_of=2**62),
+        TimeTravelError,
+    ),
+    "as_of not a time": (lambda: dc.read("plain", as_of=3.5), TimeTravelError),
+    "as_of unknown text": (lambda: dc.read("plain", as_of="yesterday"), TimeTravelError),
 }
 
 
@@ -174,7 +233,8 @@ def disk_full(*args, **kwargs):
 
 
 def test_failed_storage_commit_restores_table(catalog, monkeypatch):
-    """A fault inside deltalake's merge (injected: it cannot be produced otherwise) rolls back."""
+    """A fault in the merge's commit (injected: it cannot be produced otherwise) rolls back and
+    leaves none of the merge's files behind."""
     schema = dc.Schema.of(
         [
             dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True),
@@ -185,15 +245,21 @@ def test_failed_storage_commit_restores_table(catalog, monkeypatch):
         pa.table({"id": [1, 2], "score": pa.array([5, 6], pa.int32())}), "keyed", schema=schema
     )
     before = dc.read("keyed", read_as=dc.DatasetType.PYARROW)
-    import deltalake.table
-
-    monkeypatch.setattr(deltalake.table.TableMerger, "execute", disk_full)
+    files_before = set(DeltaTable(f"{catalog.root}/default/keyed").file_uris())
+    monkeypatch.setattr(DeltaTable, "create_write_transaction", disk_full)
     with pytest.raises(dc.WriteFailedError, match="restored to version 0"):
         # int64 scores widen the int32 column (a rewrite commit); the merge after it then fails.
         dc.write(pa.table({"id": [1], "score": pa.array([2**40], pa.int64())}), "keyed")
     monkeypatch.undo()
     assert dc.read("keyed", read_as=dc.DatasetType.PYARROW).equals(before)
     assert dc.get_table("keyed").schema.field("score").type == pa.int32()
+    written = {
+        str(p) for p in Path(catalog.root, "default", "keyed").glob("*.parquet")
+    } - files_before
+    widened = {
+        p for p in written if pq.read_schema(p).field("score").type == pa.int64()
+    }  # the rewrite's files stay (its commit is history); no merge output is left behind
+    assert len(written - widened) == 0
 
 
 def test_failed_create_leaves_no_table_or_namespace(catalog, monkeypatch):
@@ -204,3 +270,87 @@ def test_failed_create_leaves_no_table_or_namespace(catalog, monkeypatch):
         dc.write(pd.DataFrame({"id": [1]}), "t", namespace="fresh", auto_create_namespace=True)
     monkeypatch.undo()
     assert not dc.namespace_exists("fresh")
+
+
+def test_names_at_the_length_limit_write_drop_and_come_back(catalog):
+    longest = catalog.max_name_length
+    assert longest == 255
+    name, namespace = "t" * longest, "n" * longest
+    frame = pd.DataFrame({"id": [1, 2], "name": ["a", "b"]})
+    dc.write(frame, name, namespace=namespace, schema=KEYED, auto_create_namespace=True)
+    dc.tag("g" * (longest - len(".json")))
+    before_drop = dc.transactions(read_as=dc.DatasetType.PYARROW).column("end_time")[0].as_py()
+    for _ in range(2):  # drop and create again, twice
+        dc.drop_table(name, namespace=namespace)
+        assert not dc.table_exists(name, namespace=namespace)
+        dc.write(frame, name, namespace=namespace, schema=KEYED)
+    assert dc.read(name, namespace=namespace, read_as=dc.DatasetType.PYARROW).num_rows == 2
+    old = dc.read(name, namespace=namespace, as_of=before_drop, read_as=dc.DatasetType.PYARROW)
+    assert old.num_rows == 2
+    dc.vacuum(retain=0)
+    assert dc.list_tables(namespace) == [dc.TableRef(name, namespace, "default")]
+
+
+def test_a_catalog_root_that_is_a_file_is_named_as_such(tmp_path):
+    root = tmp_path / "not-a-folder"
+    root.write_text("hello")
+    with pytest.raises(dc.CatalogRootError, match="is a file, not a folder"):
+        dc.init_local(root)
+    folder = tmp_path / "became-a-file"
+    dc.init_local(folder)
+    folder.write_text("replaced by a file after init")
+    for call in (
+        lambda: dc.write(pd.DataFrame({"a": [1]}), "t"),
+        dc.list_namespaces,
+        lambda: dc.read("t"),
+    ):
+        with pytest.raises(dc.CatalogRootError):
+            call()
+
+
+READ_ONLY_SCRIPT = """
+import sys
+import pandas as pd
+import workbench as dc
+dc.init_local(sys.argv[1])
+expected = sys.argv[2].split(",") if sys.argv[2] else []
+assert [n.name for n in dc.list_namespaces()] == expected
+if expected:
+    assert dc.read("t", read_as="pyarrow").num_rows == 2
+    assert list(dc.tags()) == ["v1"]
+    assert dc.transactions(read_as="pyarrow").num_rows == 1
+writes = [lambda: dc.write(pd.DataFrame({"id": [3]}), "t"), lambda: dc.create_namespace("o")]
+if expected:
+    writes.append(lambda: dc.tag("v2"))
+for write in writes:
+    try:
+        write()
+    except dc.CatalogReadOnlyError as e:
+        assert "read-only" in str(e), e
+    else:
+        raise AssertionError("a write to a read-only catalog succeeded")
+print("checked")
+"""
+
+
+@pytest.mark.parametrize("populated", [True, False])
+def test_a_read_only_catalog_reads_and_refuses_writes_clearly(populated):
+    folder = tempfile.mkdtemp()  # not under pytest's private tmp folder: another user reads it
+    try:
+        os.chmod(folder, 0o755)
+        if populated:
+            dc.init_local(folder)
+            dc.write(pd.DataFrame({"id": [1, 2]}), "t")
+            dc.tag("v1")
+        before = tree_digest(folder)
+        command = [sys.executable, "-c", READ_ONLY_SCRIPT, folder, "default" if populated else ""]
+        if os.geteuid() == 0:  # root ignores permissions: run as an unprivileged user
+            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+        else:
+            subprocess.run(["chmod", "-R", "a-w", folder], check=True)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and "checked" in done.stdout, done.stderr[-2000:]
+        assert tree_digest(folder) == before
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", folder], check=False)
+        shutil.rmtree(folder, ignore_errors=True)

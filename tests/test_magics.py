@@ -114,6 +114,8 @@ BAD_LINES = [
     ("vacuum --retain soon", "Cannot read duration"),
     ("ls dc://", "InvalidUrlError"),
     ("show 'unterminated", "Cannot split"),
+    ("show shop.orders --version 99", "TableVersionNotFoundError"),
+    ("show shop.orders --limit -1", "InvalidArgumentError"),
 ]
 
 

@@ -90,6 +90,25 @@ def test_merge_rewrites_only_files_holding_matching_keys(spark, catalog):
     assert next(r for r in rows("t") if r["id"] == 5)["v"] == "five"
 
 
+def test_spark_reads_local_merges_and_refuses_unrecorded_versions(spark, catalog):
+    from deltalake import DeltaTable, write_deltalake
+
+    from tests.test_fidelity import files_use_declared_types
+
+    dc.write(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}), "t", schema=KEYED)
+    dc.write(pa.table({"id": [2, 4], "v": ["B", "d"]}), "t")  # local engine MERGE
+    dc.write(pa.table({"id": [1]}), "t", mode="delete")
+    files_use_declared_types(catalog.root, "t")
+    spark_rows = sorted((r.id, r.v) for r in dc.read("t", read_as=dc.DatasetType.SPARK).collect())
+    assert spark_rows == [(2, "B"), (3, "c"), (4, "d")]
+    uri = dc.get_table("t").uri
+    assert spark.read.parquet(*DeltaTable(uri).file_uris()).count() == 3
+    write_deltalake(uri, pa.table({"id": [9], "v": ["ghost"], "score": [0.0]}), mode="append")
+    ghost = DeltaTable(uri).version()
+    with pytest.raises(dc.TableVersionNotFoundError):
+        dc.read("t", read_as=dc.DatasetType.SPARK, version=ghost)
+
+
 def _files(table: str) -> set[str]:
     return set(open_table(locate(table)).delta.file_uris())
 

@@ -34,7 +34,14 @@ from workbench.core.namespaces import (
 from workbench.core.reader import read
 from workbench.core.schema import Field, Schema
 from workbench.core.sql import sql
-from workbench.core.tables import create_table, drop_table, get_table, list_tables, table_exists
+from workbench.core.tables import (
+    create_table,
+    delta_table,
+    drop_table,
+    get_table,
+    list_tables,
+    table_exists,
+)
 from workbench.core.timetravel import tag, tags
 from workbench.core.transaction import (
     Transaction,
@@ -92,6 +99,7 @@ __all__ = [
     "create_table",
     "dataset_length",
     "dataset_schema",
+    "delta_table",
     "diff",
     "drop_namespace",
     "drop_table",

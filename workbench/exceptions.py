@@ -2,6 +2,8 @@
 
 from workbench.core.errors import (
     CatalogNotFoundError,
+    CatalogReadOnlyError,
+    CatalogRootError,
     InvalidArgumentError,
     InvalidNameError,
     InvalidUrlError,
@@ -23,6 +25,8 @@ from workbench.core.errors import (
 
 __all__ = [
     "CatalogNotFoundError",
+    "CatalogReadOnlyError",
+    "CatalogRootError",
     "InvalidArgumentError",
     "InvalidNameError",
     "InvalidUrlError",

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import errno
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.errors import CatalogNotFoundError, InvalidArgumentError
-from workbench.core.names import validate_name
+from workbench.core.errors import (
+    CatalogNotFoundError,
+    CatalogReadOnlyError,
+    CatalogRootError,
+    InvalidArgumentError,
+)
+from workbench.core.names import MAX_NAME_LENGTH, validate_name
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -44,6 +52,48 @@ class Catalog:
     def root(self) -> str:
         """The catalog root URI or absolute path."""
         return self.properties.root
+
+    @property
+    def is_local(self) -> bool:
+        """True for a root on the local filesystem."""
+        return "://" not in self.root or self.root.startswith("file://")
+
+    def check_root(self) -> None:
+        """Raise ``CatalogRootError`` if the local root exists but is not a folder."""
+        path = self.root.removeprefix("file://")
+        if self.is_local and os.path.exists(path) and not os.path.isdir(path):
+            raise CatalogRootError(
+                f"The catalog root {path!r} is a file, not a folder, so it cannot hold tables; "
+                "point the catalog at a folder (dc.init_local('path/to/folder'))."
+            )
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Run a write under the root, turning the OS's refusal into ``CatalogReadOnlyError``."""
+        try:
+            yield
+        except OSError as e:
+            if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise
+            raise CatalogReadOnlyError(
+                f"Catalog {self.root!r} is read-only for this user ({e.strerror}); reads work, "
+                "but writes need write access to the folder. To change the data, copy the "
+                "tables into a catalog of your own with dc.copy(...)."
+            ) from e
+
+    @cached_property
+    def max_name_length(self) -> int:
+        """The longest namespace or table name this root stores as a folder name: the local
+        filesystem's limit, capped at 255 so a catalog folder can be copied anywhere."""
+        if not self.is_local:
+            return MAX_NAME_LENGTH
+        path = self.root.removeprefix("file://")
+        while not os.path.isdir(path) and os.path.dirname(path) != path:
+            path = os.path.dirname(path)
+        try:
+            return min(MAX_NAME_LENGTH, os.pathconf(path, "PC_NAME_MAX"))
+        except (OSError, ValueError):
+            return MAX_NAME_LENGTH
 
     @cached_property
     def _fs(self) -> tuple[pafs.FileSystem, str]:
@@ -106,6 +156,8 @@ def init(
         raise InvalidArgumentError(
             "init(catalogs=...) takes a dict of name -> dc.Catalog(dc.CatalogProperties(root))."
         )
+    for catalog in catalogs.values():
+        catalog.check_root()
     _registry.set(catalogs, default)
     if spark is not None:
         from workbench.engines.spark.settings import configure

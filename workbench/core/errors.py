@@ -19,6 +19,14 @@ class CatalogNotFoundError(WorkbenchError, LookupError):
     """No catalog with that name was registered through ``init``."""
 
 
+class CatalogRootError(WorkbenchError, NotADirectoryError):
+    """A catalog root exists but is not a folder, so it cannot hold namespaces and tables."""
+
+
+class CatalogReadOnlyError(WorkbenchError, PermissionError):
+    """The catalog root cannot be written by this user; reads still work."""
+
+
 class NamespaceNotFoundError(WorkbenchError, LookupError):
     """The namespace does not exist in the catalog."""
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.arguments import optional_whole_number
 from workbench.core.catalog import get_catalog
 from workbench.core.datasets import from_pyarrow
 from workbench.core.errors import TimeTravelError
@@ -77,6 +78,7 @@ def transactions(
     from workbench.core.reader import parse_dataset_type
     from workbench.core.timetravel import resolve_sequence
 
+    limit = optional_whole_number("limit", limit)
     cat = get_catalog(catalog)
     log = log_of(cat)
     log.refresh()

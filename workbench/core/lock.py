@@ -7,6 +7,7 @@ process, so no expiry guesswork is needed. The file also records the current hol
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import socket
@@ -23,14 +24,19 @@ if TYPE_CHECKING:
 LOCK_TIMEOUT_S = 120.0
 
 
-def metadata_dir(catalog: Catalog) -> str:
-    """The catalog's local ``_workbench`` folder (created on demand)."""
-    if "://" in catalog.root and not catalog.root.startswith("file://"):
+def metadata_path(catalog: Catalog) -> str:
+    """The catalog's local ``_workbench`` folder (which may not exist yet)."""
+    if not catalog.is_local:
         raise WorkbenchError(
             f"Catalog {catalog.root!r} is on an object store; catalog transactions need a local "
             "root for now (object-store commit locks are planned)."
         )
-    path = os.path.join(catalog.root.removeprefix("file://"), "_workbench")
+    return os.path.join(catalog.root.removeprefix("file://"), "_workbench")
+
+
+def metadata_dir(catalog: Catalog) -> str:
+    """The catalog's local ``_workbench`` folder, created for a write if missing."""
+    path = metadata_path(catalog)
     os.makedirs(path, exist_ok=True)
     return path
 
@@ -105,7 +111,9 @@ def is_active(catalog: Catalog, transaction_id: str) -> bool:
 
 
 def _claim_path(catalog: Catalog, namespace: str, name: str) -> str:
-    return os.path.join(metadata_dir(catalog), "claims", f"{namespace}.{name}")
+    # A digest, since namespace and table names may each be as long as a file name.
+    digest = hashlib.sha256(f"{namespace}/{name}".encode()).hexdigest()[:32]
+    return os.path.join(metadata_dir(catalog), "claims", digest)
 
 
 def claim_table(catalog: Catalog, namespace: str, name: str, transaction_id: str) -> str | None:

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from workbench.core.arguments import seconds
 from workbench.core.catalog import get_catalog
-from workbench.core.errors import InvalidArgumentError
 from workbench.core.handles import forget, latest
 from workbench.core.lock import is_active, metadata_dir
 from workbench.core.tables import locate, open_table
@@ -64,10 +64,7 @@ class VacuumResult:
 
 
 def _retention_ns(retain: timedelta | float | int) -> int:
-    seconds = retain.total_seconds() if isinstance(retain, timedelta) else float(retain)
-    if seconds < 0:
-        raise InvalidArgumentError(f"retain={retain!r} must not be negative.")
-    return int(seconds * 1_000_000_000)
+    return int(seconds("retain", retain) * 1_000_000_000)
 
 
 def vacuum(

@@ -58,6 +58,7 @@ class TableInfo:
     size_bytes: int
     schemaless: bool
     properties: dict[str, str] = field(default_factory=dict)
+    uri: str = ""  # the Delta table's folder: read it there at ``version`` from other tools
 
     @property
     def merge_keys(self) -> list[str]:

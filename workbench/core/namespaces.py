@@ -15,7 +15,7 @@ from workbench.core.transaction import Transaction, operation, view
 def create_namespace(namespace: str, catalog: str | None = None) -> Namespace:
     """Create a namespace; creating one that exists returns it unchanged."""
     cat = get_catalog(catalog)
-    validate_name("namespace", namespace)
+    validate_name("namespace", namespace, cat.max_name_length)
     with operation(cat) as txn:
         if not txn.has_namespace(namespace):
             txn.change_namespace(namespace, created=True)
@@ -46,7 +46,7 @@ def list_namespaces(catalog: str | None = None, as_of: Any = None) -> list[Names
 def drop_namespace(namespace: str, catalog: str | None = None, purge: bool = False) -> None:
     """Drop a namespace; one holding tables needs ``purge=True``, which drops them too."""
     cat = get_catalog(catalog)
-    validate_name("namespace", namespace)
+    validate_name("namespace", namespace, cat.max_name_length)
     with operation(cat) as txn:
         if not txn.has_namespace(namespace):
             raise NamespaceNotFoundError(

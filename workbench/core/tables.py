@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.arguments import whole_number
 from workbench.core.catalog import DEFAULT_NAMESPACE, Catalog, catalog_name, get_catalog
 from workbench.core.errors import (
     InvalidArgumentError,
+    InvalidNameError,
     NamespaceNotFoundError,
     TableAlreadyExistsError,
     TableNotFoundError,
@@ -24,7 +27,12 @@ from workbench.core.types import DatasetType, SchemaEvolutionMode, TableProperty
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
+    from workbench.core.txlog import TableEntry
+
 SCHEMALESS_PROPERTY = "workbench.schemaless"
+PATH_MAX = 4096  # Linux's limit on a path's length
+# Longest path inside a table folder: a Spark part file in its staging folder, or a checkpoint.
+LONGEST_FILE_SUFFIX = 128
 
 
 @dataclass(frozen=True)
@@ -55,12 +63,26 @@ class Location:
 def locate(table: str, namespace: str | None = None, catalog: str | None = None) -> Location:
     """Validate names and resolve the catalog of a table."""
     cat = get_catalog(catalog)
-    return Location(
+    loc = Location(
         cat,
         catalog_name(cat),
-        validate_name("namespace", namespace or DEFAULT_NAMESPACE),
-        validate_name("table", table),
+        namespace_name(cat, namespace),
+        validate_name("table", table, cat.max_name_length),
     )
+    if cat.is_local and len(os.fsencode(loc.uri)) + LONGEST_FILE_SUFFIX > PATH_MAX:
+        raise InvalidNameError(
+            f"The folder of table {loc.qualified[:40]}... would be {len(loc.uri)} characters "
+            f"long; with the files inside it that passes the {PATH_MAX}-byte path limit. Use "
+            "shorter names or a catalog root nearer the top of the filesystem."
+        )
+    return loc
+
+
+def namespace_name(catalog: Catalog, namespace: str | None) -> str:
+    """The validated namespace name (None means the default namespace; "" is invalid)."""
+    if namespace is None:
+        return DEFAULT_NAMESPACE
+    return validate_name("namespace", namespace, catalog.max_name_length)
 
 
 def require_namespace(loc: Location, exists: bool) -> None:
@@ -119,11 +141,8 @@ def open_table(loc: Location, version: int | None = None, as_of: Any = None) -> 
             f"Table {loc.qualified!r} does not exist in catalog {loc.catalog_name!r}{when}; list "
             "tables with dc.list_tables(...) or create it with dc.write(...)."
         )
-    if version is not None and (not isinstance(version, int) or not 0 <= version <= entry.version):
-        raise TableVersionNotFoundError(
-            f"Table {loc.qualified!r} has versions 0 to {entry.version}; {version!r} is not one "
-            "of them."
-        )
+    if version is not None:
+        _check_version(loc, entry, whole_number("version", version))
     uri = table_uri(loc.catalog, loc.namespace, loc.name, entry)
     options = loc.catalog.properties.storage_options or None
     wanted = entry.version if version is None else version
@@ -138,6 +157,21 @@ def open_table(loc: Location, version: int | None = None, as_of: Any = None) -> 
     return OpenTable(
         loc, uri, entry.incarnation, delta, schema, dict(delta.metadata().configuration)
     )
+
+
+def _check_version(loc: Location, entry: TableEntry, version: int) -> None:
+    """Only versions a committed catalog transaction recorded (or the one in view) are readable;
+    other Delta versions hold rows of failed or unfinished transactions."""
+    from workbench.core.txlog import log_of
+
+    recorded = log_of(loc.catalog).recorded_versions(entry.incarnation)
+    readable = sorted({v for v in recorded if v <= entry.version} | {entry.version})
+    if version not in readable:
+        shown = ", ".join(map(str, readable[-10:]))
+        raise TableVersionNotFoundError(
+            f"Table {loc.qualified!r} has no version {version}; its readable versions are "
+            f"{'..., ' if len(readable) > 10 else ''}{shown} (see dc.transactions(table=...))."
+        )
 
 
 def decode_reader_types(properties: Mapping[str, str]) -> list[DatasetType]:
@@ -277,7 +311,7 @@ def list_tables(
 ) -> list[TableRef]:
     """References to the tables of a namespace, sorted by name."""
     cat = get_catalog(catalog)
-    ns = validate_name("namespace", namespace or DEFAULT_NAMESPACE)
+    ns = namespace_name(cat, namespace)
     seen = view(cat, as_of)
     if not seen.has_namespace(ns):
         raise NamespaceNotFoundError(
@@ -306,6 +340,7 @@ def describe(opened: OpenTable) -> TableInfo:
         size_bytes=int(sum(sizes)),
         schemaless=opened.schemaless,
         properties=opened.properties,
+        uri=opened.uri,
     )
 
 
@@ -318,3 +353,19 @@ def get_table(
 ) -> TableInfo:
     """Describe a table: schema, merge keys, version, row/file counts, bytes, properties."""
     return describe(open_table(locate(table, namespace, catalog), version, as_of))
+
+
+def delta_table(
+    table: str,
+    namespace: str | None = None,
+    catalog: str | None = None,
+    as_of: Any = None,
+) -> DeltaTable:
+    """A ``deltalake.DeltaTable`` at the version the catalog shows (or showed ``as_of``): the
+    safe way for other tools to read a table folder, since the folder's newest Delta version
+    may belong to a transaction that has not committed."""
+    from deltalake import DeltaTable
+
+    opened = open_table(locate(table, namespace, catalog), as_of=as_of)
+    options = opened.loc.catalog.properties.storage_options or None
+    return DeltaTable(opened.uri, version=opened.version, storage_options=options)

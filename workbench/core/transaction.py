@@ -11,6 +11,7 @@ next writer of such a table restores it to the recorded version before writing.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import shutil
@@ -21,6 +22,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from workbench.core.arguments import seconds, whole_number
 from workbench.core.errors import TransactionConflictError, TransactionError
 from workbench.core.handles import forget, latest
 from workbench.core.lock import (
@@ -45,13 +47,14 @@ if TYPE_CHECKING:
 TXN_TAG = "workbench.txn"
 DROPPED_DIR = ("_workbench", "dropped")
 MAX_BACKOFF_S = 0.5
+MAX_ID_LENGTH = 32
 T = TypeVar("T")
 
 _current: ContextVar[Transaction | None] = ContextVar("workbench_transaction", default=None)
 
 
 def new_transaction_id() -> str:
-    """A unique id that sorts by start time."""
+    """A unique, fixed-length id that sorts by creation time (transactions, incarnations)."""
     return f"{time.time_ns():016x}{secrets.token_hex(6)}"
 
 
@@ -85,6 +88,8 @@ def live_path(catalog: Catalog, namespace: str, name: str) -> str:
 
 def dropped_path(catalog: Catalog, incarnation: str) -> str:
     """Where a dropped table's folder is kept for time travel until vacuum."""
+    if len(incarnation) > MAX_ID_LENGTH:  # catalogs before fixed-length ids used longer ones
+        incarnation = hashlib.sha256(incarnation.encode()).hexdigest()[:MAX_ID_LENGTH]
     return os.path.join(catalog.root, *DROPPED_DIR, incarnation)
 
 
@@ -162,7 +167,8 @@ class Transaction:
                 "the `with dc.transaction(as_of=...)` block to write."
             )
         if not self._registered:
-            register_active(self.catalog, self.id)
+            with self.catalog.writing():
+                register_active(self.catalog, self.id)
             self._registered = True
 
     def touch_table(self, namespace: str, name: str) -> TableChange:
@@ -196,7 +202,7 @@ class Transaction:
         change = TableChange(
             namespace,
             name,
-            incarnation=committed.incarnation if committed else f"{self.id}.{namespace}.{name}",
+            incarnation=committed.incarnation if committed else new_transaction_id(),
             pinned=committed,
             version=head,
             base=head,
@@ -575,6 +581,8 @@ def run_transaction(
     backoff_s: float = 0.05,
 ) -> T:
     """Run ``fn`` in a transaction, retrying it on ``TransactionConflictError``."""
+    retries = whole_number("retries", retries)
+    backoff_s = seconds("backoff_s", backoff_s)
     for attempt in range(retries + 1):
         try:
             with transaction(commit_message=commit_message, catalog=catalog):

@@ -185,16 +185,16 @@ class Commands:
     def do_show(self, args: Args, cell: str | None) -> Any:
         table, namespace, catalog = resolve_table(args.table, self.session)
         columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
-        data = dc.read(
+        return dc.read(
             table,
             namespace,
             catalog,
-            read_as=dc.DatasetType.PYARROW,
+            read_as=dc.DatasetType.PANDAS,
             columns=columns,
             version=args.version,
             as_of=parse_point(args.as_of),
+            limit=args.limit,
         )
-        return data.slice(0, args.limit).to_pandas()
 
     def do_describe(self, args: Args, cell: str | None) -> dc.TableInfo:
         table, namespace, catalog = resolve_table(args.table, self.session)

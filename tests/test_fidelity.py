@@ -1,0 +1,230 @@
+"""Data fidelity: what is read back is what was written and committed, exactly."""
+
+from __future__ import annotations
+
+import glob
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from deltalake import DeltaTable, write_deltalake
+
+import workbench as dc
+from workbench.exceptions import SchemaValidationError, TableVersionNotFoundError, TimeTravelError
+
+KEYED = dc.Schema.of(
+    [
+        dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True),
+        dc.Field.of(pa.field("name", pa.string())),
+    ]
+)
+
+
+def extension_frame() -> pd.DataFrame:
+    """A frame of pandas extension and non-default dtypes, with nulls."""
+    return pd.DataFrame(
+        {
+            "big": pd.array([1, None, 2**53 + 1], dtype="Int64"),
+            "small": pd.array([1, None, 3], dtype="UInt16"),
+            "ratio": pd.array([1.5, None, 2.0], dtype="Float64"),
+            "flag": pd.array([True, None, False], dtype="boolean"),
+            "text": pd.array(["a", None, "c"], dtype="string"),
+            "level": pd.Categorical(
+                ["lo", "hi", "lo"], categories=["lo", "mid", "hi"], ordered=True
+            ),
+            "city": pd.Categorical(["Oslo", None, "Lima"]),
+            "local": pd.to_datetime(["2024-03-31 01:30", "2024-10-27 02:30", None]).tz_localize(
+                "Europe/Paris", ambiguous=[True, True, True]
+            ),
+            "ns": pd.to_datetime(["2024-01-01 00:00:00.000001"] * 3).as_unit("ns"),
+            "byte": np.array([1, 2, 255], dtype="uint8"),
+            "plain": ["x", "y", "z"],
+        }
+    )
+
+
+def test_nullable_integers_never_pass_through_floats(catalog):
+    frame = pd.DataFrame({"v": pd.array([None, 2**53 + 1], dtype="Int64")})
+    dc.write(frame, "t")
+    back = dc.read("t", read_as=dc.DatasetType.PANDAS)
+    assert str(back["v"].dtype) == "Int64"
+    assert back["v"].iloc[1] == 2**53 + 1
+    as_numpy = dc.read("t", read_as=dc.DatasetType.NUMPY)
+    assert as_numpy[1, 0] == 2**53 + 1 and as_numpy.dtype != np.float64
+    # Integers with nulls written from Arrow (no pandas dtype noted) read as nullable ints too.
+    dc.write(pa.table({"w": pa.array([None, 2**60], pa.int64())}), "arrow_ints")
+    ints = dc.read("arrow_ints", read_as=dc.DatasetType.PANDAS)["w"]
+    assert str(ints.dtype) == "Int64" and ints.iloc[1] == 2**60
+
+
+def test_pandas_dtypes_round_trip_through_create_merge_and_delete(catalog):
+    frame = extension_frame()
+    dc.write(frame, "t")
+    pd.testing.assert_frame_equal(dc.read("t", read_as=dc.DatasetType.PANDAS), frame)
+    assert dc.read("t", read_as=dc.DatasetType.PYARROW).schema.field("local").type.tz == (
+        "Europe/Paris"
+    )
+    keyed = frame.assign(id=[1, 2, 3])
+    schema = dc.Schema.of([dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True)])
+    dc.write(keyed, "k", schema=schema)
+    dc.write(keyed.iloc[[1]].assign(big=pd.array([7], dtype="Int64")), "k", mode="merge")
+    dc.write(pd.DataFrame({"id": [3]}), "k", mode="delete")
+    back = dc.read("k", read_as=dc.DatasetType.PANDAS).sort_values("id", ignore_index=True)
+    expected = keyed.iloc[:2].copy()
+    expected.loc[1, "big"] = 7
+    pd.testing.assert_frame_equal(back[expected.columns], expected.reset_index(drop=True))
+
+
+def test_named_index_is_written_as_a_column_and_a_default_index_is_dropped(catalog):
+    dc.write(pd.DataFrame({"id": [1, 2], "v": [3, 4]}).set_index("id"), "named")
+    assert dc.read("named", read_as=dc.DatasetType.PANDAS).to_dict("list") == {
+        "id": [1, 2],
+        "v": [3, 4],
+    }
+    dc.write(pd.DataFrame({"v": [5, 6, 7]}).iloc[1:], "unnamed")
+    assert dc.get_table("unnamed").schema.names == ["v"]
+    two = pd.DataFrame({"a": [1, 2], "b": ["x", "y"], "v": [0.5, 1.5]}).set_index(["a", "b"])
+    dc.write(two, "multi")
+    assert dc.get_table("multi").schema.names == ["a", "b", "v"]
+    half = two.copy()
+    half.index = half.index.set_names(["a", None])
+    with pytest.raises(SchemaValidationError, match="named and unnamed levels"):
+        dc.write(half, "half")
+    clash = pd.DataFrame({"v": [1]}, index=pd.Index([9], name="v"))
+    with pytest.raises(SchemaValidationError, match="same name as a column"):
+        dc.write(clash, "clash")
+
+
+def files_use_declared_types(root: str, name: str, namespace: str = "default") -> None:
+    """Every data file of the table's current version has exactly the declared column types."""
+    info = dc.get_table(name, namespace=namespace)
+    declared = {f.name: f.type for f in info.schema}
+    for uri in DeltaTable(info.uri, version=info.version).file_uris():
+        stored = pq.read_schema(uri)
+        for column in stored:
+            assert column.type == declared[column.name] or (
+                pa.types.is_list(column.type) and pa.types.is_list(declared[column.name])
+            ), (uri, column)
+
+
+def test_every_reader_reads_a_merged_and_deleted_table(catalog):
+    import daft
+    import duckdb
+    import polars as pl
+
+    dc.write(pd.DataFrame({"id": [1, 2, 3], "name": ["a", "b", "c"]}), "t", schema=KEYED)
+    dc.write(pd.DataFrame({"id": [2, 4], "name": ["B", "d"]}), "t", mode="merge")
+    dc.write(pd.DataFrame({"id": [1]}), "t", mode="delete")
+    files_use_declared_types(catalog.root, "t")
+    expected = [(2, "B"), (3, "c"), (4, "d")]
+    info = dc.get_table("t")
+    via_daft = daft.read_deltalake(info.uri).sort("id").to_pydict()
+    assert list(zip(via_daft["id"], via_daft["name"], strict=True)) == expected
+    via_polars = pl.read_delta(info.uri).sort("id").rows()
+    assert via_polars == expected
+    via_duckdb = duckdb.sql(
+        f"SELECT id, name FROM read_parquet({DeltaTable(info.uri).file_uris()!r}) ORDER BY id"
+    ).fetchall()
+    assert via_duckdb == expected
+    assert sorted(dc.read("t").to_pydict()["id"]) == [2, 3, 4]  # dc.read as Daft, the default
+
+
+def test_only_versions_a_committed_transaction_recorded_are_readable(catalog):
+    dc.write(pd.DataFrame({"id": [1], "name": ["a"]}), "t", schema=KEYED)
+    path = dc.get_table("t").uri
+    # A dead writer's commit (its catalog transaction never committed) and the repair after it.
+    write_deltalake(path, pa.table({"id": [66], "name": ["ghost"]}), mode="append")
+    dc.write(pd.DataFrame({"id": [2], "name": ["b"]}), "t")
+    head = DeltaTable(path).version()
+    assert head == 3
+    for version in (1, 2):  # the ghost rows, then the repair
+        with pytest.raises(TableVersionNotFoundError, match="readable versions are 0, 3"):
+            dc.read("t", version=version)
+        with pytest.raises(TableVersionNotFoundError):
+            dc.diff("t", before=version)
+    assert dc.read("t", version=3, read_as=dc.DatasetType.PYARROW).column("id").to_pylist() == [
+        1,
+        2,
+    ]
+
+
+def test_a_rolled_back_write_leaves_no_readable_version(catalog, monkeypatch):
+    dc.write(pd.DataFrame({"id": [1], "name": ["a"]}), "t", schema=KEYED)
+
+    def fail(*args, **kwargs):
+        raise OSError("disk full")
+
+    # The merge adds a column (one Delta commit), then its file commit fails: rolled back.
+    monkeypatch.setattr(DeltaTable, "create_write_transaction", fail)
+    with pytest.raises(dc.WriteFailedError):
+        dc.write(pd.DataFrame({"id": [1], "extra": [5]}), "t")
+    monkeypatch.undo()
+    assert DeltaTable(dc.get_table("t").uri).version() >= 2
+    for version in range(1, DeltaTable(dc.get_table("t").uri).version() + 1):
+        with pytest.raises(TableVersionNotFoundError):
+            dc.read("t", version=version)
+
+
+@pytest.fixture
+def away_from_utc(monkeypatch):
+    """Local time in a zone with an offset and summer time, so naive times are tested for real."""
+    monkeypatch.setenv("TZ", "America/Sao_Paulo")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_time_travel_points_resolve_exactly(catalog, away_from_utc):
+    for i in range(8):
+        dc.write(pd.DataFrame({"v": [i]}), "t", mode="add" if i else "create")
+    history = dc.transactions(read_as=dc.DatasetType.PANDAS)
+    for end in history["end_time"]:
+        expected = dc.read("t", as_of=int(end), read_as=dc.DatasetType.PYARROW).num_rows
+        stamp = pd.Timestamp(int(end), tz="UTC")
+        naive_local = stamp.tz_convert(datetime.now().astimezone().tzinfo).tz_localize(None)
+        for point in (end, np.int64(end), stamp, stamp.tz_convert("Asia/Tokyo"), naive_local):
+            got = dc.read("t", as_of=point, read_as=dc.DatasetType.PYARROW).num_rows
+            assert got == expected, point
+    # A naive datetime and a naive pandas Timestamp are the same (local) instant.
+    naive = datetime.now()
+    aware = naive.astimezone()
+    rows = {
+        dc.read("t", as_of=p, read_as=dc.DatasetType.PYARROW).num_rows
+        for p in (naive, pd.Timestamp(naive), aware, aware.astimezone(timezone.utc))
+    }
+    assert len(rows) == 1
+    with pytest.raises(TimeTravelError, match="future"):
+        dc.read("t", as_of=time.time_ns() + 60 * 10**9)
+    with pytest.raises(TimeTravelError, match="future"):
+        dc.read("t", as_of=datetime.now() + pd.Timedelta(hours=1))
+
+
+def test_delta_table_helper_shows_the_committed_version_during_a_transaction(catalog):
+    dc.write(pd.DataFrame({"id": [1], "name": ["a"]}), "t", schema=KEYED)
+    with dc.transaction():
+        dc.write(pd.DataFrame({"id": [2], "name": ["b"]}), "t")
+        # Another thread is outside this transaction, like any other reader.
+        with ThreadPoolExecutor(1) as pool:
+            outside = pool.submit(dc.delta_table, "t").result()
+        assert outside.to_pyarrow_table().column("id").to_pylist() == [1]
+        assert DeltaTable(dc.get_table("t").uri).version() > outside.version()
+    assert sorted(dc.delta_table("t").to_pyarrow_table().column("id").to_pylist()) == [1, 2]
+
+
+def test_long_string_keys_are_never_pruned_by_truncated_statistics(catalog):
+    """A key equal to a file's maximum is found even when writers truncate long statistics."""
+    keys = ["k" + "x" * 60 + str(i) for i in range(5)]
+    schema = dc.Schema.of([dc.Field.of(pa.field("k", pa.string()), is_merge_key=True)])
+    dc.write(pa.table({"k": keys, "v": [0] * 5}), "t", schema=schema)
+    dc.write(pa.table({"k": [keys[-1]], "v": [9]}), "t")
+    rows = dc.read("t", read_as=dc.DatasetType.PYARROW).to_pylist()
+    assert len(rows) == 5 and {r["k"]: r["v"] for r in rows}[keys[-1]] == 9
+    for path in glob.glob(os.path.join(dc.get_table("t").uri, "*.parquet")):
+        assert pq.read_schema(path).field("k").type == pa.string()

@@ -1,0 +1,49 @@
+"""Checks of the public API's numeric arguments, so a wrong type or sign fails clearly, up front."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from datetime import timedelta
+from typing import Any
+
+from workbench.core.errors import InvalidArgumentError
+
+
+def whole_number(name: str, value: Any, minimum: int = 0) -> int:
+    """``value`` as an int of at least ``minimum``; bools, floats and strings are refused."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidArgumentError(
+            f"{name}={value!r} must be a whole number (int) of at least {minimum}, not "
+            f"{type(value).__name__}; e.g. {name}={max(minimum, 10)}."
+        )
+    if value < minimum:
+        raise InvalidArgumentError(
+            f"{name}={value} is below {minimum}; pass a whole number of at least {minimum}, "
+            f"e.g. {name}={max(minimum, 10)}."
+        )
+    return int(value)
+
+
+def optional_whole_number(name: str, value: Any, minimum: int = 0) -> int | None:
+    """Like ``whole_number``, with None meaning "not given"."""
+    return None if value is None else whole_number(name, value, minimum)
+
+
+def seconds(name: str, value: Any) -> float:
+    """A non-negative, finite duration given as a ``timedelta`` or a number of seconds."""
+    if isinstance(value, timedelta):
+        total = value.total_seconds()
+    elif isinstance(value, numbers.Real) and not isinstance(value, bool):
+        total = float(value)
+    else:
+        raise InvalidArgumentError(
+            f"{name}={value!r} must be a datetime.timedelta or a number of seconds, not "
+            f"{type(value).__name__}; e.g. {name}=timedelta(days=7)."
+        )
+    if not math.isfinite(total) or total < 0:
+        raise InvalidArgumentError(
+            f"{name}={value!r} must be a finite, non-negative duration, e.g. "
+            f"{name}=timedelta(days=7)."
+        )
+    return total
