@@ -7,11 +7,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -23,6 +25,7 @@ from workbench.exceptions import (
     CatalogNotFoundError,
     InvalidArgumentError,
     InvalidNameError,
+    InvalidUrlError,
     MergeKeyError,
     NamespaceNotEmptyError,
     NamespaceNotFoundError,
@@ -196,6 +199,109 @@ BAD_CALLS = {
     ),
     "as_of not a time": (lambda: dc.read("plain", as_of=3.5), TimeTravelError),
     "as_of unknown text": (lambda: dc.read("plain", as_of="yesterday"), TimeTravelError),
+    "as_of at year 1": (lambda: dc.read("plain", as_of=datetime.min), TimeTravelError),
+    "polars object column": (
+        lambda: dc.write(pl.DataFrame({"o": pl.Series([object()], dtype=pl.Object)}), "o"),
+        SchemaValidationError,
+    ),
+    "mixed object column": (
+        lambda: dc.write(pd.DataFrame({"m": [1, "a"]}, dtype=object), "m"),
+        SchemaValidationError,
+    ),
+    "complex numbers": (
+        lambda: dc.write(pd.DataFrame({"c": [1 + 2j]}), "c"),
+        SchemaValidationError,
+    ),
+    "multiindex columns": (
+        lambda: dc.write(pd.DataFrame({("a", "b"): [1]}), "mi"),
+        SchemaValidationError,
+    ),
+    "no columns": (lambda: dc.write(pd.DataFrame(index=range(3)), "empty"), SchemaValidationError),
+    "names differing in case": (
+        lambda: dc.write(pd.DataFrame({"Id": [1], "id": [2]}), "cases"),
+        SchemaValidationError,
+    ),
+    "new column differing in case": (
+        lambda: dc.write(pd.DataFrame({"id": [3], "NAME": ["x"]}), "plain"),
+        SchemaValidationError,
+    ),
+    "negative decimal scale": (
+        lambda: dc.write(pa.table({"d": pa.array([Decimal("100")], pa.decimal128(5, -2))}), "d"),
+        SchemaValidationError,
+    ),
+    "period extension type": (
+        lambda: dc.write(pd.DataFrame({"p": pd.period_range("2024-01", periods=2, freq="M")}), "p"),
+        SchemaValidationError,
+    ),
+    "schema of ints": (
+        lambda: dc.write(pd.DataFrame({"a": [1]}), "s", schema=[1, 2]),
+        SchemaValidationError,
+    ),
+    "field of a string": (lambda: dc.Field.of("id"), SchemaValidationError),
+    "default of the wrong type": (
+        lambda: dc.Field.of(pa.field("x", pa.int64()), future_default="abc"),
+        SchemaValidationError,
+    ),
+    "list merge key": (
+        lambda: dc.Field.of(pa.field("x", pa.list_(pa.int64())), is_merge_key=True),
+        SchemaValidationError,
+    ),
+    "untyped declared column": (
+        lambda: dc.create_table("nulls", schema=pa.schema([("n", pa.null())])),
+        SchemaValidationError,
+    ),
+    "properties not a dict": (
+        lambda: dc.write(pd.DataFrame({"id": [3]}), "plain", table_properties="x"),
+        InvalidArgumentError,
+    ),
+    "delta flag not a flag": (
+        lambda: dc.write(
+            pd.DataFrame({"a": [1]}), "p2", table_properties={"delta.appendOnly": "banana"}
+        ),
+        InvalidArgumentError,
+    ),
+    "no supported readers": (
+        lambda: dc.write(
+            pd.DataFrame({"a": [1]}),
+            "p3",
+            table_properties={dc.TableProperty.SUPPORTED_READER_TYPES: []},
+        ),
+        InvalidArgumentError,
+    ),
+    "columns as a number": (lambda: dc.read("plain", columns=5), InvalidArgumentError),
+    "a column twice": (lambda: dc.read("plain", columns=["id", "id"]), InvalidArgumentError),
+    "history of a non-table": (lambda: dc.transactions(table=5), InvalidArgumentError),
+    "dry_run as text": (lambda: dc.vacuum(dry_run="no"), InvalidArgumentError),
+    "flag as text": (
+        lambda: dc.write(pd.DataFrame({"a": [1]}), "t", namespace="x", auto_create_namespace="no"),
+        InvalidArgumentError,
+    ),
+    "empty catalog name": (lambda: dc.read("plain", catalog=""), CatalogNotFoundError),
+    "unknown output type": (
+        lambda: dc.from_pyarrow(pa.table({"a": [1]}), "bogus"),
+        InvalidArgumentError,
+    ),
+    "manifest without paths": (
+        lambda: dc.from_manifest_table(pa.table({"a": [1]})),
+        InvalidArgumentError,
+    ),
+    "delete with text keys": (
+        lambda: dc.write(pd.DataFrame({"id": ["1"]}), "keyed", mode="delete"),
+        SchemaValidationError,
+    ),
+    "copy a missing namespace": (
+        lambda: dc.copy("dc://default/nope", "dc://default/copied"),
+        NamespaceNotFoundError,
+    ),
+    "commit message not text": (
+        lambda: dc.transaction(commit_message=5).__enter__(),
+        InvalidArgumentError,
+    ),
+    "run no function": (lambda: dc.run_transaction(None), InvalidArgumentError),
+    "url and data swapped": (
+        lambda: dc.put(pd.DataFrame({"a": range(100)}), "dc://default/x/y"),
+        InvalidUrlError,
+    ),
 }
 
 
@@ -309,6 +415,7 @@ def test_a_catalog_root_that_is_a_file_is_named_as_such(tmp_path):
 
 
 READ_ONLY_SCRIPT = """
+import os
 import sys
 import pandas as pd
 import workbench as dc
@@ -329,7 +436,10 @@ for write in writes:
         assert "read-only" in str(e), e
     else:
         raise AssertionError("a write to a read-only catalog succeeded")
-print("checked")
+print("checked", flush=True)
+# Skip interpreter teardown: Arrow's dataset-scan threads can abort a process at exit
+# ("terminate called without an active exception", apache/arrow#39862) after its work is done.
+os._exit(0)
 """
 
 
@@ -354,3 +464,29 @@ def test_a_read_only_catalog_reads_and_refuses_writes_clearly(populated):
     finally:
         subprocess.run(["chmod", "-R", "u+w", folder], check=False)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_tagging_inside_a_past_view_is_refused(seeded):
+    then = dc.transactions(read_as="pyarrow").column("end_time")[0].as_py()
+    with (
+        dc.transaction(as_of=then),
+        pytest.raises(dc.TransactionError, match="reads the past"),
+    ):
+        dc.tag("then")
+
+
+def test_an_empty_merge_or_delete_changes_nothing(seeded):
+    before = tree_digest(seeded.root)
+    empty = pa.table({"id": pa.array([], pa.int64()), "name": pa.array([], pa.string())})
+    assert dc.write(empty, "keyed").rows_added == 0
+    assert dc.write(empty.select(["id"]), "keyed", mode="delete").rows_removed == 0
+    assert dc.read("keyed", read_as=dc.DatasetType.PYARROW).num_rows == 2
+    assert dc.get_table("keyed").version == 0
+    assert before != tree_digest(seeded.root)  # two empty transactions were logged
+
+
+def test_append_only_tables_refuse_replace_with_the_reason(catalog):
+    dc.write(pd.DataFrame({"id": [1, 2]}), "ao", table_properties={"delta.appendOnly": True})
+    with pytest.raises(TableValidationError, match="append-only"):
+        dc.write(pd.DataFrame({"id": [3]}), "ao", mode="replace")
+    assert dc.read("ao", read_as=dc.DatasetType.PYARROW).column("id").to_pylist() == [1, 2]

@@ -228,3 +228,68 @@ def test_long_string_keys_are_never_pruned_by_truncated_statistics(catalog):
     assert len(rows) == 5 and {r["k"]: r["v"] for r in rows}[keys[-1]] == 9
     for path in glob.glob(os.path.join(dc.get_table("t").uri, "*.parquet")):
         assert pq.read_schema(path).field("k").type == pa.string()
+
+
+def test_arrow_types_that_delta_stores_differently_read_back_as_written(catalog):
+    import datetime as dt
+    import uuid
+
+    import polars as pl
+
+    written = pa.table(
+        {
+            "u8": pa.array([1, 255], pa.uint8()),
+            "u32": pa.array([0, 2**32 - 1], pa.uint32()),
+            "half": pa.array([np.float16(1.5), None], pa.float16()),
+            "day": pa.array([dt.datetime(2024, 1, 2), None], pa.date64()),
+            "secs": pa.array([0, 86_400], pa.timestamp("s", tz="Asia/Kolkata")),
+            "nanos": pa.array([1_000, 2_000], pa.timestamp("ns")),
+            "label": pa.array(["a", "b"]).dictionary_encode(),
+            "id": pa.ExtensionArray.from_storage(
+                pa.uuid(), pa.array([uuid.uuid4().bytes, uuid.uuid4().bytes], pa.binary(16))
+            ),
+        }
+    )
+    dc.write(written, "t")
+    back = dc.read("t", read_as=dc.DatasetType.PYARROW)
+    assert back.schema.remove_metadata() == written.schema.remove_metadata()
+    assert back.to_pylist() == written.to_pylist()
+    assert pl.from_arrow(back).schema == dc.read("t", read_as=dc.DatasetType.POLARS).schema
+    stored = dc.get_table("t").schema  # Delta's own types, as other engines read them
+    assert stored.field("u8").type == pa.int16() and stored.field("secs").type.tz == "UTC"
+
+
+def test_declaring_a_schema_keeps_the_pandas_dtypes_of_the_data(catalog):
+    frame = pd.DataFrame(
+        {
+            "id": [1, 2],
+            "flag": pd.array([True, None], dtype="boolean"),
+            "kind": pd.Categorical(["a", "b"]),
+        }
+    )
+    schema = dc.Schema.of(
+        [
+            dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True),
+            dc.Field.of(pa.field("flag", pa.bool_())),
+        ]
+    )
+    dc.write(frame, "t", schema=schema)
+    pd.testing.assert_frame_equal(dc.read("t", read_as=dc.DatasetType.PANDAS), frame)
+
+
+def test_series_and_arrow_streams_are_datasets(catalog):
+    import polars as pl
+
+    dc.write(pd.Series([1, 2], name="a"), "from_pandas")
+    dc.write(pl.Series("a", [3]), "from_pandas")
+    reader = pa.RecordBatchReader.from_batches(
+        pa.schema([("a", pa.int64())]), [pa.record_batch({"a": [4, 5]})]
+    )
+    dc.write(reader, "from_pandas")
+    assert dc.read("from_pandas", read_as=dc.DatasetType.PYARROW).column("a").to_pylist() == [
+        1,
+        2,
+        3,
+        4,
+        5,
+    ]

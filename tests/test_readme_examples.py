@@ -131,7 +131,8 @@ def test_mixed_content_types_with_limited_readers(catalog, capsys):
         table_properties={dc.TableProperty.SUPPORTED_READER_TYPES: readers},
     )
     for fmt in (dc.ContentType.AVRO, dc.ContentType.ORC, dc.ContentType.FEATHER):
-        dc.write(row, "plants", content_type=fmt)
+        with pytest.warns(UserWarning, match="stored as Parquet"):
+            dc.write(row, "plants", content_type=fmt)
     print(dc.read("plants", read_as=dc.DatasetType.PANDAS))
     assert capsys.readouterr().out.count("fern") == 4
 

@@ -47,3 +47,23 @@ def seconds(name: str, value: Any) -> float:
             f"{name}=timedelta(days=7)."
         )
     return total
+
+
+def flag(name: str, value: Any) -> bool:
+    """A yes/no argument: only ``True`` or ``False`` (a string like 'no' would read as yes)."""
+    if not isinstance(value, bool):
+        raise InvalidArgumentError(
+            f"{name}={value!r} must be True or False, not {type(value).__name__}."
+        )
+    return value
+
+
+def text(name: str, value: Any, optional: bool = True) -> str | None:
+    """A string argument (None allowed when ``optional``)."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgumentError(
+            f"{name}={value!r} must be a string, not {type(value).__name__}."
+        )
+    return value

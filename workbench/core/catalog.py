@@ -34,6 +34,11 @@ class CatalogProperties:
     storage_options: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.root, (str, os.PathLike)) or not os.fspath(self.root):
+            raise InvalidArgumentError(
+                f"A catalog root is a folder path or URI (str or pathlib.Path), not "
+                f"{self.root!r}; e.g. dc.CatalogProperties(root='/data/catalog')."
+            )
         root = os.fspath(self.root)
         if "://" not in root:
             root = os.path.abspath(os.path.expanduser(root))
@@ -45,7 +50,7 @@ class Catalog:
 
     def __init__(self, properties: CatalogProperties | str | os.PathLike[str]):
         if not isinstance(properties, CatalogProperties):
-            properties = CatalogProperties(os.fspath(properties))
+            properties = CatalogProperties(properties)
         self.properties = properties
 
     @property
@@ -168,7 +173,7 @@ def init(
 
 def init_local(path: str | os.PathLike[str] | None = None) -> Catalog:
     """Register one local catalog as the default (``./.workbench/`` unless ``path`` is given)."""
-    catalog = Catalog(CatalogProperties(os.fspath(path) if path else DEFAULT_LOCAL_ROOT))
+    catalog = Catalog(CatalogProperties(DEFAULT_LOCAL_ROOT if path is None else path))
     init({DEFAULT_CATALOG: catalog}, DEFAULT_CATALOG)
     return catalog
 
@@ -177,6 +182,11 @@ def get_catalog(name: str | None = None) -> Catalog:
     """The catalog called ``name``, or the default one (a local catalog is set up on first use)."""
     if not _registry.catalogs:
         init_local()
+    if name is not None and (not isinstance(name, str) or not name):
+        raise CatalogNotFoundError(
+            f"catalog={name!r} is not a catalog name; pass a registered name "
+            f"{sorted(_registry.catalogs)}, or None for the default catalog."
+        )
     name = name or _registry.default
     if name not in _registry.catalogs:
         raise CatalogNotFoundError(

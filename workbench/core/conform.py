@@ -42,6 +42,8 @@ def _cast(column: pa.ChunkedArray, f: Field, table: str) -> pa.ChunkedArray:
 
     if column.type == f.type:
         return column
+    if isinstance(column.type, pa.BaseExtensionType):  # stored as its storage type
+        column = pa.chunked_array([c.storage for c in column.chunks], column.type.storage_type)
     try:
         return column.cast(f.type)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:

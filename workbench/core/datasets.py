@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.errors import SchemaValidationError, UnsupportedDatasetError
+from workbench.core.errors import (
+    InvalidArgumentError,
+    SchemaValidationError,
+    UnsupportedDatasetError,
+    WorkbenchError,
+)
 from workbench.core.types import DatasetType
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 _ACCEPTED = (
-    "pandas.DataFrame, pyarrow.Table/RecordBatch, polars.DataFrame/LazyFrame, numpy.ndarray, "
+    "pandas.DataFrame/Series, pyarrow.Table/RecordBatch, polars.DataFrame/LazyFrame/Series, "
+    "numpy.ndarray, "
     "daft.DataFrame, ray.data.Dataset, a pyspark DataFrame, a list of pyarrow.parquet.ParquetFile, "
     "or a dict of columns"
 )
@@ -24,7 +30,18 @@ def _module(obj: Any) -> str:
 def to_pyarrow(data: Any) -> pa.Table:
     """Convert any supported dataset to a pyarrow Table (zero-copy where the library allows);
     column names must be unique."""
-    table = _to_pyarrow(data)
+    import pyarrow as pa
+
+    try:
+        table = _to_pyarrow(data)
+    except WorkbenchError:
+        raise
+    except (pa.ArrowException, TypeError, ValueError, UnicodeError, OverflowError) as e:
+        raise SchemaValidationError(
+            f"The {type(data).__name__} cannot be converted to Arrow ({brief(e)}); give every "
+            "column a single type Arrow knows (e.g. df['c'] = df['c'].astype(str) for a column "
+            "of mixed values)."
+        ) from e
     names = table.column_names
     if len(set(names)) != len(names):
         duplicated = sorted({n for n in names if names.count(n) > 1})
@@ -42,13 +59,23 @@ def _to_pyarrow(data: Any) -> pa.Table:
         return data
     if isinstance(data, pa.RecordBatch):
         return pa.Table.from_batches([data])
-    module = _module(data)
-    if module == "pandas" and type(data).__name__ == "DataFrame":
+    if isinstance(data, pa.RecordBatchReader):
+        return data.read_all()
+    module, kind = _module(data), type(data).__name__
+    if module in ("pandas", "polars") and kind == "Series":
+        data, kind = data.to_frame(), "DataFrame"
+    if module == "pandas" and kind == "DataFrame":
         from workbench.core.pandas_io import arrow_from_pandas
 
         return arrow_from_pandas(data)
     if module == "polars":
-        frame = data.collect() if type(data).__name__ == "LazyFrame" else data
+        frame = data.collect() if kind == "LazyFrame" else data
+        objects = [name for name, dtype in frame.schema.items() if str(dtype) == "Object"]
+        if objects:
+            raise SchemaValidationError(
+                f"Column(s) {objects} hold Python objects (polars Object), which have no Arrow "
+                "type; convert them to strings, numbers or structs first."
+            )
         return frame.to_arrow()
     if module == "numpy":
         return _numpy_to_arrow(data)
@@ -67,10 +94,18 @@ def _to_pyarrow(data: Any) -> pa.Table:
         return _concat([f.read() for f in data])
     if _is_parquet_file(data):
         return data.read()
+    if hasattr(data, "__arrow_c_stream__"):  # any other library that exports Arrow
+        return pa.RecordBatchReader.from_stream(data).read_all()
     raise UnsupportedDatasetError(
         f"Cannot use a {type(data).__module__}.{type(data).__name__} as a dataset; pass one of "
         f"{_ACCEPTED}."
     )
+
+
+def brief(value: Any, limit: int = 160) -> str:
+    """``str(value)`` cut to ``limit`` characters, for error messages."""
+    text = str(value).strip().replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _is_parquet_file(obj: Any) -> bool:
@@ -105,9 +140,9 @@ def _column(values: Any) -> pa.Array:
     return pa.array(values)
 
 
-def from_pyarrow(table: pa.Table, read_as: DatasetType = DatasetType.DAFT) -> Any:
+def from_pyarrow(table: pa.Table, read_as: DatasetType | str = DatasetType.DAFT) -> Any:
     """Convert a pyarrow Table to the requested dataset type."""
-    read_as = DatasetType(read_as)
+    read_as = parse_dataset_type(read_as)
     if read_as is DatasetType.PYARROW:
         return table
     if read_as is DatasetType.PANDAS:
@@ -138,6 +173,18 @@ def from_pyarrow(table: pa.Table, read_as: DatasetType = DatasetType.DAFT) -> An
         f"Cannot convert an in-memory table to {read_as.name}; {read_as.name} is only produced by "
         "reading a table (dc.read)."
     )
+
+
+def parse_dataset_type(read_as: DatasetType | str) -> DatasetType:
+    """``read_as`` as a ``DatasetType`` (its value or name in any case also works)."""
+    if isinstance(read_as, DatasetType):
+        return read_as
+    try:
+        return DatasetType(str(read_as).lower())
+    except ValueError:
+        raise InvalidArgumentError(
+            f"Unknown dataset type {read_as!r}; use one of {[t.name for t in DatasetType]}."
+        ) from None
 
 
 def to_pandas(data: Any) -> Any:

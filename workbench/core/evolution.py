@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from workbench.core.errors import SchemaValidationError
 from workbench.core.schema import Field, Schema
+from workbench.core.type_notes import note_for
 from workbench.core.types import SchemaEvolutionMode
 
 if TYPE_CHECKING:
@@ -20,6 +21,13 @@ def storage_type(t: pa.DataType, column: str) -> pa.DataType:
     import pyarrow as pa
     import pyarrow.types as pt
 
+    if isinstance(t, pa.BaseExtensionType):
+        if t.extension_name in ("arrow.uuid", "arrow.json", "arrow.bool8"):
+            return storage_type(t.storage_type, column)
+        raise SchemaValidationError(
+            f"Column {column!r} has the Arrow extension type {t.extension_name!r}, which Delta "
+            "Lake cannot store; cast it to its storage type (column.storage) or to a plain type."
+        )
     if pt.is_string(t) or pt.is_large_string(t) or pt.is_string_view(t):
         return pa.string()
     if pt.is_binary(t) or pt.is_large_binary(t) or pt.is_binary_view(t):
@@ -38,6 +46,11 @@ def storage_type(t: pa.DataType, column: str) -> pa.DataType:
     if pt.is_date(t):
         return pa.date32()
     if pt.is_decimal(t):
+        if t.scale < 0:
+            raise SchemaValidationError(
+                f"Column {column!r} is {t} with a negative scale, which Delta Lake cannot store; "
+                f"cast it to decimal128({min(t.precision - t.scale, 38)}, 0)."
+            )
         if t.precision > _MAX_DECIMAL_PRECISION:
             raise SchemaValidationError(
                 f"Column {column!r} is {t} with precision above 38, which Delta Lake cannot store; "
@@ -54,6 +67,11 @@ def storage_type(t: pa.DataType, column: str) -> pa.DataType:
         )
     if pt.is_map(t):
         return pa.map_(storage_type(t.key_type, column), storage_type(t.item_type, column))
+    if pt.is_union(t) or pt.is_run_end_encoded(t):
+        raise SchemaValidationError(
+            f"Column {column!r} has type {t}, which Delta Lake cannot store; cast it to one "
+            "plain type (e.g. string) first."
+        )
     if pt.is_time(t) or pt.is_duration(t) or pt.is_interval(t):
         raise SchemaValidationError(
             f"Column {column!r} has type {t}, which Delta Lake cannot store; cast it to int64 "
@@ -66,22 +84,39 @@ def storage_schema(schema: pa.Schema) -> pa.Schema:
     """Apply ``storage_type`` to every column of an Arrow schema, noting zones it drops."""
     import pyarrow as pa
 
+    check_column_names(schema.names)
     return pa.schema([_storage_field(Field.from_arrow(f)).to_arrow() for f in schema])
+
+
+def check_column_names(names: list[str]) -> None:
+    """Raise unless there are columns and no two names differ only in case (Delta Lake matches
+    column names case-insensitively)."""
+    if not names:
+        raise SchemaValidationError(
+            "The data has no columns; a table needs at least one (e.g. pd.DataFrame({'id': []}))."
+        )
+    folded: dict[str, str] = {}
+    for name in names:
+        other = folded.setdefault(name.lower(), name)
+        if other != name:
+            raise SchemaValidationError(
+                f"Columns {other!r} and {name!r} differ only in case; Delta Lake treats column "
+                "names case-insensitively, so rename one of them."
+            )
 
 
 def to_storage(schema: Schema) -> Schema:
     """The same schema with each field's type as Delta Lake stores it."""
+    check_column_names(schema.names)
+    for f in schema:
+        _reject_untyped_field(f)
     return Schema(_storage_field(f) for f in schema)
 
 
 def _storage_field(f: Field) -> Field:
-    """``f`` with its stored type; a timestamp's zone other than UTC is kept as a note."""
-    import pyarrow.types as pt
-
+    """``f`` with its stored type, noting the written type when reads would not give it back."""
     stored = f.with_type(storage_type(f.type, f.name))
-    if pt.is_timestamp(f.type) and f.type.tz not in (None, "UTC", "+00:00") and not f.timezone:
-        stored = replace(stored, timezone=f.type.tz)
-    return stored
+    return replace(stored, arrow_type=f.arrow_type or note_for(f.type, stored.type))
 
 
 def same_type(a: pa.DataType, b: pa.DataType) -> bool:
@@ -152,7 +187,21 @@ def plan_new_table(incoming: pa.Schema, declared: Schema | None) -> SchemaPlan:
         return SchemaPlan(Schema(Field.from_arrow(f) for f in incoming))
     extra = [f for f in incoming if f.name not in declared]
     _reject_untyped(incoming, [f.name for f in extra])
-    return SchemaPlan(Schema([*declared.fields, *(Field.from_arrow(f) for f in extra)]))
+    data = {f.name: Field.from_arrow(f) for f in incoming}
+    fields = [_with_notes(f, data.get(f.name)) for f in declared]
+    return SchemaPlan(Schema([*fields, *(data[f.name] for f in extra)]))
+
+
+def _with_notes(declared: Field, data: Field | None) -> Field:
+    """A declared field keeps the data's zone and pandas dtype notes when it stores the data's
+    type unchanged, so declaring a schema does not lose how the data reads back."""
+    if data is None or not same_type(declared.type, data.type):
+        return declared
+    return replace(
+        declared,
+        arrow_type=declared.arrow_type or data.arrow_type,
+        pandas_dtype=declared.pandas_dtype or data.pandas_dtype,
+    )
 
 
 def plan_existing_table(
@@ -177,7 +226,7 @@ def plan_existing_table(
             _evolve_column(fields, plan, f, mode, declared=True, table=table)
     for f in incoming:
         if f.name in declared_names:
-            _check_castable(fields[f.name], f, table)
+            check_castable(fields[f.name], f, table)
         else:
             _evolve_column(fields, plan, Field.from_arrow(f), mode, declared=False, table=table)
     plan.schema = Schema(fields.values())
@@ -195,6 +244,13 @@ def _evolve_column(
     allowed = mode is SchemaEvolutionMode.AUTO or (mode is SchemaEvolutionMode.MANUAL and declared)
     old = fields.get(new.name)
     if old is None:
+        same = [n for n in fields if n.lower() == new.name.lower()]
+        if same:
+            raise SchemaValidationError(
+                f"Column {new.name!r} differs only in case from column {same[0]!r} of table "
+                f"{table!r}; Delta Lake matches column names case-insensitively, so write it as "
+                f"{same[0]!r}."
+            )
         if new.is_merge_key:
             raise SchemaValidationError(
                 f"Column {new.name!r} cannot become a merge key of existing table {table!r}; "
@@ -223,7 +279,8 @@ def _evolve_column(
         fields[new.name] = replace(fields[new.name], future_default=new.future_default)
 
 
-def _check_castable(target: Field, incoming: pa.Field, table: str) -> None:
+def check_castable(target: Field, incoming: pa.Field, table: str) -> None:
+    """Raise unless ``incoming`` values convert to ``target``'s type without loss."""
     if widen(target.type, incoming.type) is None:
         raise SchemaValidationError(
             f"Column {incoming.name!r} of table {table!r} is {target.type}; the data has "

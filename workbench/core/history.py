@@ -7,9 +7,9 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.arguments import optional_whole_number
-from workbench.core.catalog import get_catalog
-from workbench.core.datasets import from_pyarrow
-from workbench.core.errors import TimeTravelError
+from workbench.core.catalog import DEFAULT_NAMESPACE, get_catalog
+from workbench.core.datasets import from_pyarrow, parse_dataset_type
+from workbench.core.errors import InvalidArgumentError, TimeTravelError
 from workbench.core.txlog import log_of
 from workbench.core.types import DatasetType
 
@@ -75,7 +75,6 @@ def transactions(
 ) -> Any:
     """Committed transactions, newest first; filter by ``table`` ("ns.table"), ``since`` a
     time/transaction/tag, and keep the first ``limit``."""
-    from workbench.core.reader import parse_dataset_type
     from workbench.core.timetravel import resolve_sequence
 
     limit = optional_whole_number("limit", limit)
@@ -84,14 +83,19 @@ def transactions(
     log.refresh()
     rows = log.rows
     if since is not None:
-        first = resolve_sequence(cat, since) if log.rows else 0
+        first = resolve_sequence(cat, since, "since") if log.rows else 0
         rows = [r for r in rows if r["sequence"] >= first]
     if table is not None:
+        if not isinstance(table, str) or not table.strip("."):
+            raise InvalidArgumentError(
+                f"table={table!r} must name a table as 'namespace.table' (or 'table' in the "
+                "default namespace)."
+            )
         namespace, _, name = table.rpartition(".")
         wanted = {
             t["transaction_id"]
             for t in rows
-            if t["table_name"] == name and t["namespace"] == (namespace or "default")
+            if t["table_name"] == name and t["namespace"] == (namespace or DEFAULT_NAMESPACE)
         }
         rows = [r for r in rows if r["transaction_id"] in wanted]
     history = _history_table(rows)

@@ -146,8 +146,9 @@ def merge(opened: OpenTable, source: pa.Table, schema: Schema, keys: list[str]) 
     inserted with defaults for the columns they lack."""
 
     rewrite = Rewrite()
-    with _discarded_on_failure(rewrite):
-        _merge_into(rewrite, opened, source, schema, keys)
+    if source.num_rows:
+        with _discarded_on_failure(rewrite):
+            _merge_into(rewrite, opened, source, schema, keys)
     return rewrite
 
 
@@ -194,6 +195,8 @@ def delete(opened: OpenTable, source: pa.Table, schema: Schema, keys: list[str])
     import pyarrow.compute as pc
 
     rewrite = Rewrite()
+    if not source.num_rows:
+        return rewrite
     low, high = key_range(source, keys)
     with _discarded_on_failure(rewrite):
         for f in candidate_files(table_files(opened, keys), low, high):

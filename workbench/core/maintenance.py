@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from workbench.core.arguments import seconds
+from workbench.core.arguments import flag, seconds
 from workbench.core.catalog import get_catalog
 from workbench.core.handles import forget, latest
 from workbench.core.lock import is_active, metadata_dir
@@ -74,10 +74,11 @@ def vacuum(
 ) -> VacuumResult:
     """Delete files that no time-travel point within ``retain`` (or the latest state) needs,
     dropped tables older than that, and folders of creates that never committed."""
+    flag("dry_run", dry_run)
+    cutoff = time.time_ns() - _retention_ns(retain)
     cat = get_catalog(catalog)
     log = log_of(cat)
     current = log.refresh()
-    cutoff = time.time_ns() - _retention_ns(retain)
     at_cutoff = [r for r in log.rows if r["end_time"] <= cutoff]
     oldest = log.state_at(at_cutoff[-1]["sequence"]) if at_cutoff else None
     keep: dict[tuple[str, str, str], set[int]] = {}  # (ns, table, incarnation) -> versions

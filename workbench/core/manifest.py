@@ -7,6 +7,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.datasets import from_pyarrow, to_pyarrow
+from workbench.core.errors import InvalidArgumentError, TableVersionNotFoundError
 from workbench.core.formats import content_type_of, read_file, write_file
 from workbench.core.types import ContentType, DatasetType
 
@@ -69,14 +70,26 @@ def from_manifest_table(manifest: Any, read_as: DatasetType = DatasetType.DAFT) 
     import pyarrow as pa
     import pyarrow.fs as pafs
 
-    rows = to_pyarrow(manifest).select(["path", "content_type"]).to_pylist()
+    listed = to_pyarrow(manifest)
+    missing = sorted({"path", "content_type"} - set(listed.column_names))
+    if missing:
+        raise InvalidArgumentError(
+            f"A manifest needs the columns 'path' and 'content_type' (it lacks {missing}); pass "
+            "what dc.read returns for a schemaless table."
+        )
     tables = []
-    for row in rows:
+    for row in listed.select(["path", "content_type"]).to_pylist():
         path = row["path"]
         if "://" in path:
             fs, fs_path = pafs.FileSystem.from_uri(path)
         else:
             fs, fs_path = pafs.LocalFileSystem(), path
-        tables.append(read_file(fs, fs_path, content_type_of(row["content_type"])))
+        try:
+            tables.append(read_file(fs, fs_path, content_type_of(row["content_type"])))
+        except FileNotFoundError as e:
+            raise TableVersionNotFoundError(
+                f"The manifest lists {path!r}, which no longer exists (dc.vacuum removes files "
+                "of versions outside the retention period); read a newer version."
+            ) from e
     combined = pa.concat_tables(tables, promote_options="permissive") if tables else pa.table({})
     return from_pyarrow(combined, read_as)

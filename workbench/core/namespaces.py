@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench.core.arguments import flag
 from workbench.core.catalog import DEFAULT_NAMESPACE, catalog_name, get_catalog
 from workbench.core.errors import NamespaceNotEmptyError, NamespaceNotFoundError
 from workbench.core.models import Namespace
@@ -45,6 +46,7 @@ def list_namespaces(catalog: str | None = None, as_of: Any = None) -> list[Names
 
 def drop_namespace(namespace: str, catalog: str | None = None, purge: bool = False) -> None:
     """Drop a namespace; one holding tables needs ``purge=True``, which drops them too."""
+    flag("purge", purge)
     cat = get_catalog(catalog)
     validate_name("namespace", namespace, cat.max_name_length)
     with operation(cat) as txn:

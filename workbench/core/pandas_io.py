@@ -13,6 +13,7 @@ import json
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.datasets import brief
 from workbench.core.errors import SchemaValidationError
 from workbench.core.schema import PANDAS_DTYPE_META
 
@@ -42,6 +43,11 @@ def arrow_from_pandas(frame: pd.DataFrame) -> pa.Table:
     in field metadata."""
     import pyarrow as pa
 
+    if frame.columns.nlevels > 1:
+        raise SchemaValidationError(
+            "The DataFrame has MultiIndex columns; flatten them to one name per column first, "
+            "e.g. df.columns = ['_'.join(map(str, c)) for c in df.columns]."
+        )
     frame = _with_index_columns(frame)
     duplicated = sorted({str(c) for c in frame.columns[frame.columns.duplicated()]})
     if duplicated:
@@ -49,12 +55,30 @@ def arrow_from_pandas(frame: pd.DataFrame) -> pa.Table:
             f"The DataFrame has duplicate column names {duplicated} (index names count as "
             "columns); rename them so every column has its own name."
         )
-    table = pa.Table.from_pandas(frame, preserve_index=False)
+    try:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowException, TypeError, ValueError, UnicodeError, OverflowError) as e:
+        raise SchemaValidationError(
+            f"Column {_unconvertible(frame)!r} cannot be converted to Arrow ({brief(e)}); give "
+            "it a single type Arrow knows, e.g. df[col] = df[col].astype(str) for mixed values."
+        ) from e
     fields = []
     for f, dtype in zip(table.schema, frame.dtypes, strict=True):
         note = dtype_note(dtype)
         fields.append(f.with_metadata({PANDAS_DTYPE_META: note.encode()}) if note else f)
     return pa.Table.from_arrays(table.columns, schema=pa.schema(fields))
+
+
+def _unconvertible(frame: pd.DataFrame) -> Any:
+    """The first column Arrow cannot convert (the whole frame failed to)."""
+    import pyarrow as pa
+
+    for name in frame.columns:
+        try:
+            pa.Array.from_pandas(frame[name])
+        except Exception:
+            return name
+    return "?"
 
 
 def _with_index_columns(frame: pd.DataFrame) -> pd.DataFrame:

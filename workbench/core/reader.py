@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.arguments import optional_whole_number
-from workbench.core.datasets import from_pyarrow
+from workbench.core.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.errors import (
     InvalidArgumentError,
     TableValidationError,
     TableVersionNotFoundError,
 )
 from workbench.core.manifest import resolve_paths
-from workbench.core.schema import TIMEZONE_META
-from workbench.core.tables import OpenTable, locate, open_table
+from workbench.core.schema import ARROW_TYPE_META
+from workbench.core.tables import OpenTable, describe, locate, open_table
+from workbench.core.type_notes import restore
 from workbench.core.types import DatasetType
 
 if TYPE_CHECKING:
@@ -40,6 +41,11 @@ def read(
     opened = open_table(locate(table, namespace, catalog), version, as_of)
     if columns is not None:
         columns = _check_columns(opened, columns)
+    if read_as is DatasetType.PYARROW_PARQUET and (columns is not None or limit is not None):
+        raise InvalidArgumentError(
+            "read_as=PYARROW_PARQUET gives the table's files as they are; columns= and limit= "
+            "do not apply (pass columns to ParquetFile.read(columns=...) instead)."
+        )
     if opened.schemaless:
         if read_as is DatasetType.PYARROW_PARQUET:
             raise TableValidationError(
@@ -58,7 +64,7 @@ def read(
         return frame.limit(limit) if limit is not None else frame
     try:
         dataset = ordered_dataset(opened)
-        if limit is None:
+        if limit is None or limit >= describe(opened).row_count:
             data = dataset.to_table(columns=columns)
         else:
             data = dataset.head(limit, columns=columns)
@@ -67,43 +73,38 @@ def read(
             f"Version {opened.version} of table {opened.loc.qualified!r} can no longer be read: "
             f"dc.vacuum removed files it needs ({e})."
         ) from e
-    return from_pyarrow(with_zones(data), read_as)
+    return from_pyarrow(with_written_types(data), read_as)
 
 
-def with_zones(table: pa.Table) -> pa.Table:
-    """Timestamps stored in UTC shown in the zone they were written in (a metadata change)."""
-    import pyarrow as pa
-    import pyarrow.types as pt
-
+def with_written_types(table: pa.Table) -> pa.Table:
+    """Columns whose written Arrow type Delta stores as another type, in the written type."""
     for i, f in enumerate(table.schema):
-        zone = (f.metadata or {}).get(TIMEZONE_META)
-        if zone is not None and pt.is_timestamp(f.type):
-            typed = f.with_type(pa.timestamp(f.type.unit, zone.decode()))
-            table = table.set_column(i, typed, table.column(i).cast(typed.type))
+        note = (f.metadata or {}).get(ARROW_TYPE_META)
+        if note is not None:
+            column = restore(table.column(i), note.decode())
+            table = table.set_column(i, f.with_type(column.type), column)
     return table
 
 
-def parse_dataset_type(read_as: DatasetType | str) -> DatasetType:
-    if isinstance(read_as, DatasetType):
-        return read_as
-    try:
-        return DatasetType(str(read_as).lower())
-    except ValueError:
-        raise InvalidArgumentError(
-            f"Unknown dataset type {read_as!r}; use one of {[t.name for t in DatasetType]}."
-        ) from None
-
-
-def _check_columns(opened: OpenTable, columns: Sequence[str]) -> list[str]:
+def _check_columns(opened: OpenTable, columns: Any) -> list[str]:
     if isinstance(columns, str):
         columns = [columns]
+    elif isinstance(columns, Iterable):
+        columns = list(columns)
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+        raise InvalidArgumentError(
+            f"columns={columns!r} must be a column name or a list of names, e.g. "
+            "columns=['id', 'name']."
+        )
     names = opened.schema.names
     unknown = [c for c in columns if c not in names]
     if unknown:
         raise InvalidArgumentError(
             f"Table {opened.loc.qualified!r} has no column(s) {unknown}; its columns are {names}."
         )
-    return list(columns)
+    if len(set(columns)) != len(columns):
+        raise InvalidArgumentError(f"columns={columns} names a column twice; list each once.")
+    return columns
 
 
 def ordered_dataset(opened: OpenTable) -> pads.Dataset:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 MERGE_KEY_META = b"workbench.mergeKey"
 FUTURE_DEFAULT_META = b"workbench.futureDefault"
-TIMEZONE_META = b"workbench.timezone"
+ARROW_TYPE_META = b"workbench.arrowType"
 PANDAS_DTYPE_META = b"workbench.pandasDtype"
 
 
@@ -22,27 +22,31 @@ PANDAS_DTYPE_META = b"workbench.pandasDtype"
 class Field:
     """One column: an Arrow field, whether it is a merge key, and its default for new rows.
 
-    ``timezone`` and ``pandas_dtype`` remember what the stored type cannot say (a zone other
-    than UTC; a pandas dtype), so reads give the column back as it was written.
+    ``arrow_type`` and ``pandas_dtype`` remember what the stored type cannot say (the Arrow
+    type written, e.g. a zone other than UTC; a pandas dtype), so reads give the column back as
+    it was written.
     """
 
     arrow: pa.Field
     is_merge_key: bool = False
     future_default: Any = None
-    timezone: str | None = None
+    arrow_type: str | None = None
     pandas_dtype: str | None = None
 
     @classmethod
     def of(cls, field: pa.Field, is_merge_key: bool = False, future_default: Any = None) -> Field:
         """Describe a column; ``future_default`` fills it in rows written without it."""
+        import pyarrow as pa
+
+        if not isinstance(field, pa.Field):
+            raise SchemaValidationError(
+                f"dc.Field.of takes a pyarrow.Field, not {type(field).__name__} {field!r}; e.g. "
+                "dc.Field.of(pa.field('id', pa.int64()), is_merge_key=True)."
+            )
+        if is_merge_key:
+            _check_key_type(field)
         if future_default is not None:
-            try:
-                json.dumps(future_default)
-            except TypeError as e:
-                raise SchemaValidationError(
-                    f"future_default {future_default!r} of field {field.name!r} is not a plain "
-                    "number, string or boolean; pass one of those."
-                ) from e
+            _check_default(field, future_default)
         return cls(field.remove_metadata(), bool(is_merge_key), future_default)
 
     @classmethod
@@ -50,12 +54,12 @@ class Field:
         """Read a field back from Arrow, decoding workbench metadata."""
         meta = field.metadata or {}
         default = meta.get(FUTURE_DEFAULT_META)
-        zone, note = meta.get(TIMEZONE_META), meta.get(PANDAS_DTYPE_META)
+        noted, note = meta.get(ARROW_TYPE_META), meta.get(PANDAS_DTYPE_META)
         return cls(
             field.remove_metadata(),
             meta.get(MERGE_KEY_META) == b"true",
             json.loads(default) if default is not None else None,
-            zone.decode() if zone is not None else None,
+            noted.decode() if noted is not None else None,
             note.decode() if note is not None else None,
         )
 
@@ -76,8 +80,8 @@ class Field:
             meta[MERGE_KEY_META] = b"true"
         if self.future_default is not None:
             meta[FUTURE_DEFAULT_META] = json.dumps(self.future_default).encode()
-        if self.timezone is not None:
-            meta[TIMEZONE_META] = self.timezone.encode()
+        if self.arrow_type is not None:
+            meta[ARROW_TYPE_META] = self.arrow_type.encode()
         if self.pandas_dtype is not None:
             meta[PANDAS_DTYPE_META] = self.pandas_dtype.encode()
         return self.arrow.with_metadata(meta) if meta else self.arrow
@@ -85,6 +89,30 @@ class Field:
     def with_type(self, data_type: pa.DataType) -> Field:
         """Same field with another type (used when a type is widened)."""
         return replace(self, arrow=self.arrow.with_type(data_type))
+
+
+def _check_key_type(field: pa.Field) -> None:
+    import pyarrow.types as pt
+
+    t = field.type
+    if pt.is_nested(t) or pt.is_floating(t) or pt.is_null(t) or pt.is_dictionary(t):
+        raise SchemaValidationError(
+            f"Field {field.name!r} of type {t} cannot be a merge key: keys must compare exactly, "
+            "so use an integer, string, binary, boolean, decimal, date or timestamp column."
+        )
+
+
+def _check_default(field: pa.Field, value: Any) -> None:
+    import pyarrow as pa
+
+    try:
+        json.dumps(value)
+        pa.scalar(value, field.type)
+    except (TypeError, ValueError, OverflowError, pa.ArrowException) as e:
+        raise SchemaValidationError(
+            f"future_default {value!r} does not fit field {field.name!r} of type {field.type}; "
+            "pass a plain number, string or boolean of that type."
+        ) from e
 
 
 SchemaLike = Union["Schema", "pa.Schema", Sequence[Union[Field, "pa.Field"]]]
@@ -110,7 +138,15 @@ class Schema:
         if isinstance(schema, pa.Schema):
             return cls(Field.from_arrow(f) for f in schema)
         if isinstance(schema, (list, tuple)):
-            return cls(f if isinstance(f, Field) else Field.from_arrow(f) for f in schema)
+            fields = []
+            for f in schema:
+                if not isinstance(f, (Field, pa.Field)):
+                    raise SchemaValidationError(
+                        "A schema lists dc.Field or pyarrow.Field objects; got "
+                        f"{type(f).__name__} {f!r}. E.g. dc.Schema.of([pa.field('x', pa.int64())])."
+                    )
+                fields.append(f if isinstance(f, Field) else Field.from_arrow(f))
+            return cls(fields)
         raise SchemaValidationError(
             f"Cannot build a Schema from {type(schema).__name__}; pass a pyarrow.Schema or a list "
             "of dc.Field / pyarrow.Field."

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from workbench.core.catalog import get_catalog
-from workbench.core.datasets import from_pyarrow
+from workbench.core.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.errors import InvalidArgumentError
 from workbench.core.types import DatasetType
 
@@ -65,7 +65,6 @@ def sql(
     catalog: str | None = None,
 ) -> Any:
     """Run ``query`` over catalog tables referenced as ``namespace.table``; return ``read_as``."""
-    from workbench.core.reader import parse_dataset_type
 
     read_as = parse_dataset_type(read_as)
     if engine == "spark":

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.arguments import whole_number
+from workbench.core.arguments import flag, whole_number
 from workbench.core.catalog import DEFAULT_NAMESPACE, Catalog, catalog_name, get_catalog
 from workbench.core.errors import (
     InvalidArgumentError,
@@ -194,6 +195,11 @@ def table_properties_of(opened: OpenTable) -> dict[TableProperty, Any]:
 
 def encode_properties(table_properties: Mapping[Any, Any] | None) -> dict[str, str]:
     """Serialise user table properties to Delta configuration strings."""
+    if table_properties is not None and not isinstance(table_properties, Mapping):
+        raise InvalidArgumentError(
+            f"table_properties={table_properties!r} must be a dict of property -> value, e.g. "
+            "{dc.TableProperty.SCHEMA_EVOLUTION_MODE: dc.SchemaEvolutionMode.MANUAL}."
+        )
     encoded: dict[str, str] = {}
     for key, value in (table_properties or {}).items():
         name = key.value if isinstance(key, TableProperty) else str(key)
@@ -204,6 +210,11 @@ def encode_properties(table_properties: Mapping[Any, Any] | None) -> dict[str, s
                 raise InvalidArgumentError(
                     f"SUPPORTED_READER_TYPES must be a list of dc.DatasetType, got {value!r}."
                 ) from e
+            if not types:
+                raise InvalidArgumentError(
+                    "SUPPORTED_READER_TYPES is empty, so no reader could read the table; list "
+                    "the dc.DatasetType readers it must support."
+                )
             encoded[name] = json.dumps([t.name for t in types])
         elif name == TableProperty.SCHEMA_EVOLUTION_MODE.value:
             try:
@@ -213,8 +224,44 @@ def encode_properties(table_properties: Mapping[Any, Any] | None) -> dict[str, s
                     f"SCHEMA_EVOLUTION_MODE must be a dc.SchemaEvolutionMode, got {value!r}."
                 ) from e
         else:
-            encoded[name] = str(value)
+            encoded[name] = _delta_property(key, value)
     return encoded
+
+
+_DELTA_FLAGS = ("delta.appendOnly", "delta.enableChangeDataFeed", "delta.enableExpiredLogCleanup")
+_DELTA_DURATIONS = ("delta.logRetentionDuration", "delta.deletedFileRetentionDuration")
+# Properties that raise the reader protocol, which Spark without the Delta jars cannot read.
+_DELTA_FORBIDDEN = ("delta.enableDeletionVectors", "delta.columnMapping.mode")
+_DURATION = re.compile(
+    r"interval \d+ (nanosecond|microsecond|millisecond|second|minute|hour|day|week)s?"
+)
+
+
+def _delta_property(key: Any, value: Any) -> str:
+    """A Delta (or user) table property as its configuration string, checked where Delta
+    defines the value."""
+    if not isinstance(key, str) or not key:
+        raise InvalidArgumentError(
+            f"Table property names are strings (or dc.TableProperty), not {key!r}."
+        )
+    if not isinstance(value, (str, bool, int, float)):
+        raise InvalidArgumentError(
+            f"Table property {key!r} must be a string, number or boolean, not "
+            f"{type(value).__name__}."
+        )
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    if key in _DELTA_FLAGS and text not in ("true", "false"):
+        raise InvalidArgumentError(f"Table property {key!r} is 'true' or 'false', not {value!r}.")
+    if key in _DELTA_DURATIONS and not _DURATION.fullmatch(text):
+        raise InvalidArgumentError(
+            f"Table property {key!r} is a duration like 'interval 7 days', not {value!r}."
+        )
+    if key in _DELTA_FORBIDDEN and text not in ("false", "none"):
+        raise InvalidArgumentError(
+            f"Table property {key!r}={value!r} would need Delta reader features that Spark "
+            "without the Delta jars and other plain-Parquet readers cannot read; leave it unset."
+        )
+    return text
 
 
 def create_delta_table(
@@ -248,6 +295,8 @@ def create_table(
     from workbench.core.manifest import manifest_schema
     from workbench.core.namespaces import ensure_namespace
 
+    flag("auto_create_namespace", auto_create_namespace)
+    flag("fail_if_exists", fail_if_exists)
     loc = locate(table, namespace, catalog)
     configuration = encode_properties(table_properties)
     if schema is None:

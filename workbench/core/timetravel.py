@@ -10,7 +10,7 @@ from bisect import bisect_right
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.errors import TimeTravelError
+from workbench.core.errors import TimeTravelError, TransactionError
 from workbench.core.lock import metadata_dir, metadata_path
 from workbench.core.names import validate_name
 from workbench.core.txlog import CatalogState, log_of
@@ -29,8 +29,9 @@ def _tag_path(catalog: Catalog, name: str) -> str:
     )
 
 
-def resolve_sequence(catalog: Catalog, as_of: Any) -> int:
-    """The sequence of the last transaction committed at or before ``as_of``."""
+def resolve_sequence(catalog: Catalog, as_of: Any, argument: str = "as_of") -> int:
+    """The sequence of the last transaction committed at or before ``as_of`` (given as the
+    ``argument`` parameter, named in errors)."""
     log = log_of(catalog)
     log.refresh()
     if not log.rows:
@@ -42,18 +43,18 @@ def resolve_sequence(catalog: Catalog, as_of: Any) -> int:
         named = _sequence_of_name(catalog, as_of)
         if named is not None:
             return named
-        as_of = _iso_time(catalog, as_of)
-    moment = instant_ns(as_of)
+        as_of = _iso_time(catalog, as_of, argument)
+    moment = instant_ns(as_of, argument)
     if moment > time.time_ns():
         raise TimeTravelError(
-            f"as_of={as_of!r} is in the future; time travel reads the past (omit as_of to read "
-            "the latest state)."
+            f"{argument}={as_of!r} is in the future; time travel reads the past (omit it to "
+            "read the latest state)."
         )
     position = bisect_right(log.rows, moment, key=lambda row: row["end_time"])
     if position == 0:
         first = log.rows[0]["end_time"]
         raise TimeTravelError(
-            f"as_of={as_of!r} is before the catalog's first transaction (committed at {first} "
+            f"{argument}={as_of!r} is before the catalog's first transaction (committed at {first} "
             "ns); pick a later time."
         )
     return log.rows[position - 1]["sequence"]
@@ -76,25 +77,31 @@ def _local_wall_ns(wall_ns: int) -> int:
     return _aware_ns(naive.astimezone()) + nanos
 
 
-def instant_ns(value: Any) -> int:
+def instant_ns(value: Any, argument: str = "as_of") -> int:
     """ns since the epoch of a time given as ns (int or numpy int), a datetime, a pandas
-    Timestamp or a numpy datetime64, exactly. Naive times are local time."""
+    Timestamp or a numpy datetime64, exactly. Naive datetimes and Timestamps are local time;
+    numpy datetime64 values are UTC, as numpy defines them."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return int(value)
     if type(value).__module__.startswith("pandas") and hasattr(value, "nanosecond"):
         if value != value:  # NaT
-            raise TimeTravelError("as_of=NaT is not a time; pass a real timestamp.")
+            raise TimeTravelError(f"{argument}=NaT is not a time; pass a real timestamp.")
         return int(value.value) if value.tzinfo is not None else _local_wall_ns(int(value.value))
     if isinstance(value, datetime):
-        return _aware_ns(value if value.tzinfo is not None else value.astimezone())
+        try:
+            return _aware_ns(value if value.tzinfo is not None else value.astimezone())
+        except (ValueError, OverflowError) as e:
+            raise TimeTravelError(
+                f"{argument}={value!r} is outside the range of times this machine can place ({e})."
+            ) from e
     if type(value).__name__ == "datetime64" and type(value).__module__ == "numpy":
         import numpy as np
 
         if np.isnat(value):
-            raise TimeTravelError("as_of=NaT is not a time; pass a real timestamp.")
-        return _local_wall_ns(int(value.astype("datetime64[ns]").astype(np.int64)))
+            raise TimeTravelError(f"{argument}=NaT is not a time; pass a real timestamp.")
+        return int(value.astype("datetime64[ns]").astype(np.int64))  # numpy times are UTC
     raise TimeTravelError(
-        f"as_of={value!r} is not a time: pass ns since the epoch (int), a datetime or pandas "
+        f"{argument}={value!r} is not a time: pass ns since the epoch (int), a datetime or pandas "
         "Timestamp (naive means local time), a transaction id or a tag name."
     )
 
@@ -108,15 +115,16 @@ def _sequence_of_name(catalog: Catalog, name: str) -> int | None:
     return None if tagged is None else _sequence_of_name(catalog, tagged)
 
 
-def _iso_time(catalog: Catalog, text: str) -> datetime:
+def _iso_time(catalog: Catalog, text: str, argument: str) -> datetime:
     """An ISO 8601 time given as text (e.g. '2026-11-21T09:30'), for as_of strings that name no
     transaction or tag."""
     try:
         return datetime.fromisoformat(text)
     except ValueError:
         raise TimeTravelError(
-            f"as_of={text!r} is neither a transaction id, a tag of catalog {catalog.root!r}, nor "
-            "an ISO time like '2026-11-21T09:30'; see dc.transactions() and dc.tags()."
+            f"{argument}={text!r} is neither a transaction id, a tag of catalog "
+            f"{catalog.root!r}, nor an ISO time like '2026-11-21T09:30'; see dc.transactions() "
+            "and dc.tags()."
         ) from None
 
 
@@ -128,8 +136,15 @@ def state_as_of(catalog: Catalog, as_of: Any) -> CatalogState:
 def tag(name: str, transaction_id: str | None = None, catalog: str | None = None) -> str:
     """Name a catalog snapshot (the latest transaction by default); returns its transaction id."""
     from workbench.core.catalog import get_catalog
+    from workbench.core.transaction import current_transaction
 
     cat = get_catalog(catalog)
+    open_txn = current_transaction()
+    if transaction_id is None and open_txn is not None and open_txn.read_only:
+        raise TransactionError(
+            "dc.tag names the latest catalog state, but this block reads the past "
+            "(dc.transaction(as_of=...)); tag outside it, or pass transaction_id=..."
+        )
     log = log_of(cat)
     log.refresh()
     if transaction_id is None:

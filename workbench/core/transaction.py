@@ -22,8 +22,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from workbench.core.arguments import seconds, whole_number
-from workbench.core.errors import TransactionConflictError, TransactionError
+from workbench.core.arguments import seconds, text, whole_number
+from workbench.core.errors import InvalidArgumentError, TransactionConflictError, TransactionError
 from workbench.core.handles import forget, latest
 from workbench.core.lock import (
     claim_table,
@@ -529,6 +529,7 @@ def transaction(
     from workbench.core.catalog import catalog_name, get_catalog
     from workbench.core.timetravel import state_as_of
 
+    text("commit_message", commit_message)
     if _current.get() is not None:
         raise TransactionError(
             "A transaction is already open in this context; nested transactions are not "
@@ -581,6 +582,11 @@ def run_transaction(
     backoff_s: float = 0.05,
 ) -> T:
     """Run ``fn`` in a transaction, retrying it on ``TransactionConflictError``."""
+    if not callable(fn):
+        raise InvalidArgumentError(
+            f"run_transaction takes a function to run, not {type(fn).__name__}; e.g. "
+            "dc.run_transaction(lambda: dc.write(df, 't'))."
+        )
     retries = whole_number("retries", retries)
     backoff_s = seconds("backoff_s", backoff_s)
     for attempt in range(retries + 1):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.core.errors import InvalidNameError, InvalidUrlError
+from workbench.core.datasets import brief
+from workbench.core.errors import InvalidNameError, InvalidUrlError, NamespaceNotFoundError
 from workbench.core.models import Namespace, TableInfo, TableRef
 from workbench.core.names import validate_name
 from workbench.core.types import DatasetType
@@ -33,7 +34,9 @@ def parse_url(url: str) -> CatalogUrl:
     """Parse ``dc://catalog[/namespace[/table]][/*|/**]``, or raise ``InvalidUrlError``."""
     if not isinstance(url, str) or not url.startswith(SCHEME):
         raise InvalidUrlError(
-            f"{url!r} is not a workbench URL; write dc://<catalog>[/<namespace>[/<table>]]."
+            f"{brief(repr(url), 60) if isinstance(url, str) else 'A ' + type(url).__name__} is "
+            "not a workbench URL; write dc://<catalog>[/<namespace>[/<table>]] (dc.put takes "
+            "the URL first, then the data)."
         )
     parts = url[len(SCHEME) :].rstrip("/").split("/")
     wildcard = parts.pop() if parts and parts[-1] in WILDCARDS else None
@@ -102,7 +105,7 @@ def _table_url(url: str) -> CatalogUrl:
 def copy(src: str, dst: str, as_of: Any = None) -> list[TableRef]:
     """Copy a table, a namespace, or many (``*``: without tables, ``**``: with them) into one
     catalog transaction of the destination catalog; returns the tables created."""
-    from workbench.core.namespaces import create_namespace, list_namespaces
+    from workbench.core.namespaces import create_namespace, list_namespaces, namespace_exists
     from workbench.core.tables import list_tables
     from workbench.core.transaction import transaction
 
@@ -115,6 +118,11 @@ def copy(src: str, dst: str, as_of: Any = None) -> list[TableRef]:
             copied.append(_copy_table(source, target, as_of))
         elif source.namespace is not None:
             namespace = _destination_namespace(target, dst)
+            if not namespace_exists(source.namespace, source.catalog, as_of=as_of):
+                raise NamespaceNotFoundError(
+                    f"Cannot copy {src!r}: namespace {source.namespace!r} does not exist in "
+                    f"catalog {source.catalog!r}; see dc.list('dc://{source.catalog}')."
+                )
             create_namespace(namespace, target.catalog)
             if source.wildcard:
                 for ref in list_tables(source.namespace, source.catalog, as_of=as_of):

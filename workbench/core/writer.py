@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from workbench.core import keyed_rewrite
+from workbench.core.arguments import flag
 from workbench.core.conform import conform
 from workbench.core.datasets import to_pyarrow
 from workbench.core.errors import (
@@ -21,6 +23,7 @@ from workbench.core.errors import (
 )
 from workbench.core.evolution import (
     SchemaPlan,
+    check_castable,
     plan_existing_table,
     plan_new_table,
     storage_schema,
@@ -67,6 +70,7 @@ def write(
     """Write a dataset to a table in ``mode``; on any failure the table is left as it was."""
     mode = _parse_mode(mode)
     check_dedupe(dedupe)
+    flag("auto_create_namespace", auto_create_namespace)
     loc = locate(table, namespace, catalog)
     declared = Schema.of(schema) if schema is not None else None
     fmt = content_type_of(content_type) if content_type is not None else None
@@ -95,6 +99,13 @@ def write(
                 "mode=dc.TableWriteMode.REPLACE to overwrite it, or ADD/MERGE to add to it."
             )
         opened = open_table(loc)
+        if fmt not in (None, ContentType.PARQUET) and not opened.schemaless:
+            warnings.warn(
+                f"Table {loc.qualified!r} has a schema, so its rows are stored as Parquet (a Delta "
+                f"table holds Parquet files); content_type={fmt.name} applies to schemaless "
+                "tables (dc.create_table without a schema).",
+                stacklevel=2,
+            )
         if opened.schemaless:
             incoming = incoming if incoming is not None else to_pyarrow(data)
             return _write_schemaless(txn, opened, incoming, mode, fmt or ContentType.PARQUET)
@@ -202,6 +213,9 @@ def plan_existing(
     if mode in (TableWriteMode.MERGE, TableWriteMode.DELETE, TableWriteMode.REPLACE):
         require_key_columns(incoming.names, keys, name, mode.name)
     if mode is TableWriteMode.DELETE:
+        stored = storage_schema(incoming)
+        for key in keys:
+            check_castable(opened.schema.field(key), stored.field(key), name)
         return mode, SchemaPlan(opened.schema)
     if declared is not None:
         validate_readable(declared.arrow, readers, name)
@@ -289,6 +303,11 @@ def reraise(error: BaseException, loc: Location, outcome: str) -> None:
 
     if isinstance(error, (WorkbenchError, KeyboardInterrupt, SystemExit)):
         raise error
+    if isinstance(error, CommitFailedError) and "append" in str(error).lower():
+        raise TableValidationError(
+            f"Table {loc.qualified!r} is append-only (delta.appendOnly=true), so rows cannot be "
+            f"replaced or deleted; {outcome}. Use mode ADD/APPEND, or set the property to false."
+        ) from error
     if isinstance(error, CommitFailedError):
         raise TransactionConflictError(
             f"A concurrent writer committed to table {loc.qualified!r} first ({error}); "
