@@ -175,7 +175,7 @@ def bench_history(root: Path, rounds: int) -> dict[str, float]:
 
     import workbench as dc
     from workbench.core.catalog import get_catalog
-    from workbench.core.transaction import view
+    from workbench.core.context import view
 
     cat = get_catalog()
     history = dc.transactions(read_as=dc.DatasetType.PYARROW)

@@ -12,6 +12,7 @@ from workbench.core.catalog import (
     init_local,
     list_catalogs,
 )
+from workbench.core.context import current_transaction, run_transaction, transaction
 from workbench.core.datasets import (
     dataset_length,
     dataset_schema,
@@ -43,12 +44,7 @@ from workbench.core.tables import (
     table_exists,
 )
 from workbench.core.timetravel import tag, tags
-from workbench.core.transaction import (
-    Transaction,
-    current_transaction,
-    run_transaction,
-    transaction,
-)
+from workbench.core.transaction import Transaction
 from workbench.core.types import (
     ContentType,
     DatasetType,

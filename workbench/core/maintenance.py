@@ -11,19 +11,19 @@ from typing import Any
 
 from workbench.core.arguments import flag, seconds
 from workbench.core.catalog import get_catalog
+from workbench.core.context import operation
 from workbench.core.handles import forget, latest
-from workbench.core.lock import is_active, metadata_dir
-from workbench.core.tables import locate, open_table
-from workbench.core.transaction import (
+from workbench.core.layout import (
     DROPPED_DIR,
     TXN_TAG,
-    Transaction,
     committed_incarnation,
     dropped_path,
     folder_creator,
     live_path,
-    operation,
 )
+from workbench.core.lock import is_active, metadata_dir
+from workbench.core.tables import locate, open_table
+from workbench.core.transaction import Transaction
 from workbench.core.txlog import log_of
 
 

@@ -6,11 +6,12 @@ from typing import Any
 
 from workbench.core.arguments import flag
 from workbench.core.catalog import DEFAULT_NAMESPACE, catalog_name, get_catalog
+from workbench.core.context import operation, view
 from workbench.core.errors import NamespaceNotEmptyError, NamespaceNotFoundError
 from workbench.core.models import Namespace
 from workbench.core.names import validate_name
 from workbench.core.tables import Location, require_namespace
-from workbench.core.transaction import Transaction, operation, view
+from workbench.core.transaction import Transaction
 
 
 def create_namespace(namespace: str, catalog: str | None = None) -> Namespace:

@@ -41,7 +41,7 @@ def qualified_names(
     as_of: Any = None,
 ) -> str:
     """``query`` with each existing ``namespace.table`` (outside strings) replaced."""
-    from workbench.core.transaction import view
+    from workbench.core.context import view
 
     seen = view(get_catalog(catalog), as_of)
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.arguments import flag, whole_number
 from workbench.core.catalog import DEFAULT_NAMESPACE, Catalog, catalog_name, get_catalog
+from workbench.core.context import operation, view
 from workbench.core.errors import (
     InvalidArgumentError,
     InvalidNameError,
@@ -19,10 +20,10 @@ from workbench.core.errors import (
     TableNotFoundError,
     TableVersionNotFoundError,
 )
+from workbench.core.layout import TXN_TAG, table_uri
 from workbench.core.models import TableInfo, TableRef
 from workbench.core.names import validate_name
 from workbench.core.schema import Schema, SchemaLike
-from workbench.core.transaction import TXN_TAG, operation, table_uri, view
 from workbench.core.types import DatasetType, SchemaEvolutionMode, TableProperty
 
 if TYPE_CHECKING:

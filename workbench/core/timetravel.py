@@ -136,7 +136,7 @@ def state_as_of(catalog: Catalog, as_of: Any) -> CatalogState:
 def tag(name: str, transaction_id: str | None = None, catalog: str | None = None) -> str:
     """Name a catalog snapshot (the latest transaction by default); returns its transaction id."""
     from workbench.core.catalog import get_catalog
-    from workbench.core.transaction import current_transaction
+    from workbench.core.context import current_transaction
 
     cat = get_catalog(catalog)
     open_txn = current_transaction()

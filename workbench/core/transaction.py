@@ -11,20 +11,22 @@ next writer of such a table restores it to the recorded version before writing.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import secrets
 import shutil
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
-from contextvars import ContextVar
+from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from workbench.core.arguments import seconds, text, whole_number
-from workbench.core.errors import InvalidArgumentError, TransactionConflictError, TransactionError
-from workbench.core.handles import forget, latest
+from workbench.core.errors import TransactionConflictError, TransactionError
+from workbench.core.handles import forget
+from workbench.core.layout import (
+    committed_incarnation,
+    dropped_path,
+    folder_creator,
+    live_path,
+)
 from workbench.core.lock import (
     claim_table,
     commit_lock,
@@ -33,6 +35,7 @@ from workbench.core.lock import (
     release_tables,
     unregister_active,
 )
+from workbench.core.recovery import owners, repair_versions
 from workbench.core.txlog import (
     NAMESPACE_CREATED,
     NAMESPACE_DROPPED,
@@ -43,14 +46,6 @@ from workbench.core.txlog import (
 
 if TYPE_CHECKING:
     from workbench.core.catalog import Catalog
-
-TXN_TAG = "workbench.txn"
-DROPPED_DIR = ("_workbench", "dropped")
-MAX_BACKOFF_S = 0.5
-MAX_ID_LENGTH = 32
-T = TypeVar("T")
-
-_current: ContextVar[Transaction | None] = ContextVar("workbench_transaction", default=None)
 
 
 def new_transaction_id() -> str:
@@ -79,24 +74,6 @@ class TableChange:
         if self.dropped or self.version is None:
             return None
         return TableEntry(self.version, self.incarnation)
-
-
-def live_path(catalog: Catalog, namespace: str, name: str) -> str:
-    """Local path of the table folder readers use while the table exists."""
-    return os.path.join(catalog.root, namespace, name)
-
-
-def dropped_path(catalog: Catalog, incarnation: str) -> str:
-    """Where a dropped table's folder is kept for time travel until vacuum."""
-    if len(incarnation) > MAX_ID_LENGTH:  # catalogs before fixed-length ids used longer ones
-        incarnation = hashlib.sha256(incarnation.encode()).hexdigest()[:MAX_ID_LENGTH]
-    return os.path.join(catalog.root, *DROPPED_DIR, incarnation)
-
-
-def table_uri(catalog: Catalog, namespace: str, name: str, entry: TableEntry) -> str:
-    """Folder of the table incarnation ``entry`` refers to (moved there if it was dropped)."""
-    moved = dropped_path(catalog, entry.incarnation)
-    return moved if os.path.isdir(moved) else live_path(catalog, namespace, name)
 
 
 class Transaction:
@@ -402,200 +379,3 @@ class Transaction:
     def __repr__(self) -> str:
         mode = "read-only" if self.read_only else "read-write"
         return f"Transaction({self.id}, {mode}, catalog={self.catalog_name!r})"
-
-
-# ------------------------------------------------------------------- Delta-level helpers (tags)
-def _history(
-    path: str, incarnation: str, first: int, last: int, refresh: bool = True
-) -> list[dict[str, Any]]:
-    """Commit infos of Delta versions ``first..last`` of a table, newest first."""
-    if last < first:
-        return []
-    return [
-        h
-        for h in latest(path, incarnation, refresh=refresh).history(limit=last - first + 1)
-        if first <= h.get("version", -1) <= last
-    ]
-
-
-def owners(path: str, incarnation: str, first: int, last: int) -> set[str]:
-    """Transaction ids tagged on Delta versions ``first..last`` of a claimed table ('' if
-    untagged). The handle is not refreshed: the claimant's own writes advanced it to ``last``."""
-    return {str(h.get(TXN_TAG, "")) for h in _history(path, incarnation, first, last, False)}
-
-
-def folder_creator(path: str) -> str:
-    """The transaction id tagged on a table folder's first Delta commit ('' if unknown)."""
-    import json
-
-    first = os.path.join(path, "_delta_log", f"{0:020d}.json")
-    try:
-        with open(first) as f:
-            for line in f:
-                info = json.loads(line).get("commitInfo")
-                if info:
-                    return str(info.get(TXN_TAG, ""))
-    except (OSError, ValueError):
-        pass
-    return ""
-
-
-def committed_incarnation(catalog: Catalog, creator: str, namespace: str, name: str) -> str | None:
-    """The incarnation of table ``namespace.name`` that transaction ``creator`` created, if the
-    log recorded it (so its folder holds history worth keeping), else None."""
-    if not creator:
-        return None
-    for row in log_of(catalog).rows:
-        if (
-            row["transaction_id"] == creator
-            and row["table_name"] == name
-            and row["namespace"] == namespace
-        ):
-            return row["incarnation"]
-    return None
-
-
-def repair_versions(
-    path: str,
-    incarnation: str,
-    recorded: int,
-    restorer: str | None,
-    catalog: Catalog,
-    allowed_owner: str | None = None,
-) -> int:
-    """Restore a table to its recorded version if later versions belong to dead transactions;
-    return the Delta head afterwards (its content is the recorded version's).
-
-    Versions owned by a running transaction (other than ``allowed_owner``) are a conflict.
-    """
-    from deltalake import CommitProperties
-    from deltalake.exceptions import CommitFailedError
-
-    table = latest(path, incarnation)
-    head = table.version()
-    if head <= recorded:
-        return head
-    history = _history(path, incarnation, recorded + 1, head)
-    foreign = {str(h.get(TXN_TAG, "")) for h in history} - {allowed_owner, ""}
-    live = [t for t in foreign if t != restorer and is_active(catalog, t)]
-    if live:
-        raise TransactionConflictError(
-            f"Table {path!r} is being written by running transaction(s) {live}; wait for them or "
-            "retry (dc.run_transaction retries automatically)."
-        )
-    newest = history[0] if history else {}
-    if newest.get("operation") == "RESTORE" and newest.get("operationParameters", {}).get(
-        "version"
-    ) == str(recorded):
-        return head  # already restored to the recorded version by an earlier rollback or repair
-    tag = {TXN_TAG: restorer or allowed_owner or "", "workbench.operation": "REPAIR"}
-    try:
-        table.restore(recorded, commit_properties=CommitProperties(custom_metadata=tag))
-        return latest(path, incarnation).version()
-    except CommitFailedError as e:
-        raise TransactionConflictError(
-            f"Table {path!r} changed while it was being repaired ({e}); retry the transaction."
-        ) from e
-
-
-# ------------------------------------------------------------------------------- public entry
-def current_transaction() -> Transaction | None:
-    """The transaction open in this context, if any."""
-    return _current.get()
-
-
-@contextmanager
-def _open(txn: Transaction) -> Iterator[Transaction]:
-    """Make ``txn`` current for the block; commit it if the block succeeds, else abort it."""
-    token = _current.set(txn)
-    try:
-        yield txn
-    except BaseException:
-        txn.abort()
-        raise
-    else:
-        txn.commit()
-    finally:
-        _current.reset(token)
-
-
-@contextmanager
-def transaction(
-    commit_message: str | None = None,
-    catalog: str | None = None,
-    as_of: Any = None,
-) -> Iterator[Transaction]:
-    """Run the block as one catalog transaction; with ``as_of`` it reads the past, read-only."""
-    from workbench.core.catalog import catalog_name, get_catalog
-    from workbench.core.timetravel import state_as_of
-
-    text("commit_message", commit_message)
-    if _current.get() is not None:
-        raise TransactionError(
-            "A transaction is already open in this context; nested transactions are not "
-            "supported. Do the work inside the open transaction."
-        )
-    cat = get_catalog(catalog)
-    state = state_as_of(cat, as_of) if as_of is not None else None
-    txn = Transaction(
-        cat, catalog_name(cat), commit_message, state=state, read_only=as_of is not None
-    )
-    with _open(txn):
-        yield txn
-
-
-@contextmanager
-def operation(catalog: Catalog, message: str | None = None) -> Iterator[Transaction]:
-    """The open transaction of ``catalog``, or a fresh one committed when the block ends."""
-    from workbench.core.catalog import catalog_name
-
-    open_txn = _current.get()
-    if open_txn is not None:
-        if open_txn.catalog.root != catalog.root:
-            raise TransactionError(
-                f"The open transaction is on catalog {open_txn.catalog_name!r}; changes to "
-                f"catalog {catalog_name(catalog)!r} must happen outside it."
-            )
-        yield open_txn
-        return
-    with _open(Transaction(catalog, catalog_name(catalog), message)) as txn:
-        yield txn
-
-
-def view(catalog: Catalog, as_of: Any = None) -> Transaction:
-    """What reads of ``catalog`` see: the open transaction, a past state, or the latest state."""
-    from workbench.core.catalog import catalog_name
-    from workbench.core.timetravel import state_as_of
-
-    open_txn = _current.get()
-    if as_of is None and open_txn is not None and open_txn.catalog.root == catalog.root:
-        return open_txn
-    state = state_as_of(catalog, as_of) if as_of is not None else log_of(catalog).refresh()
-    return Transaction(catalog, catalog_name(catalog), state=state, read_only=True)
-
-
-def run_transaction(
-    fn: Callable[[], T],
-    retries: int = 3,
-    commit_message: str | None = None,
-    catalog: str | None = None,
-    backoff_s: float = 0.05,
-) -> T:
-    """Run ``fn`` in a transaction, retrying it on ``TransactionConflictError``."""
-    if not callable(fn):
-        raise InvalidArgumentError(
-            f"run_transaction takes a function to run, not {type(fn).__name__}; e.g. "
-            "dc.run_transaction(lambda: dc.write(df, 't'))."
-        )
-    retries = whole_number("retries", retries)
-    backoff_s = seconds("backoff_s", backoff_s)
-    for attempt in range(retries + 1):
-        try:
-            with transaction(commit_message=commit_message, catalog=catalog):
-                return fn()
-        except TransactionConflictError:
-            if attempt == retries:
-                raise
-            delay = min(backoff_s * 2**attempt, MAX_BACKOFF_S)
-            time.sleep(delay * (1 + secrets.randbelow(100) / 100))
-    raise AssertionError("unreachable")

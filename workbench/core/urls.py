@@ -105,9 +105,9 @@ def _table_url(url: str) -> CatalogUrl:
 def copy(src: str, dst: str, as_of: Any = None) -> list[TableRef]:
     """Copy a table, a namespace, or many (``*``: without tables, ``**``: with them) into one
     catalog transaction of the destination catalog; returns the tables created."""
+    from workbench.core.context import transaction
     from workbench.core.namespaces import create_namespace, list_namespaces, namespace_exists
     from workbench.core.tables import list_tables
-    from workbench.core.transaction import transaction
 
     source, target = parse_url(src), parse_url(dst)
     copied: list[TableRef] = []

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.core import keyed_rewrite
 from workbench.core.arguments import flag
 from workbench.core.conform import conform
+from workbench.core.context import operation
 from workbench.core.datasets import to_pyarrow
 from workbench.core.errors import (
     InvalidArgumentError,
@@ -32,6 +33,7 @@ from workbench.core.evolution import (
 from workbench.core.files import add_actions, remove_actions
 from workbench.core.formats import content_type_of
 from workbench.core.keys import check_dedupe, require_key_columns, unique_keys
+from workbench.core.layout import TXN_TAG
 from workbench.core.manifest import write_data_file
 from workbench.core.models import WriteResult
 from workbench.core.namespaces import ensure_namespace
@@ -47,7 +49,7 @@ from workbench.core.tables import (
     open_table,
     remove_created,
 )
-from workbench.core.transaction import TXN_TAG, TableChange, Transaction, operation
+from workbench.core.transaction import TableChange, Transaction
 from workbench.core.types import ContentType, TableWriteMode
 from workbench.core.validation import validate_content_type, validate_readable
 

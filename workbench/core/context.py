@@ -1,0 +1,126 @@
+"""The transaction a block of code runs in: opening, committing or aborting it, and the view of
+the catalog that reads outside an explicit transaction see."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from workbench.core.arguments import seconds, text, whole_number
+from workbench.core.errors import InvalidArgumentError, TransactionConflictError, TransactionError
+from workbench.core.transaction import Transaction
+from workbench.core.txlog import log_of
+
+if TYPE_CHECKING:
+    from workbench.core.catalog import Catalog
+
+MAX_BACKOFF_S = 0.5
+T = TypeVar("T")
+
+_current: ContextVar[Transaction | None] = ContextVar("workbench_transaction", default=None)
+
+
+def current_transaction() -> Transaction | None:
+    """The transaction open in this context, if any."""
+    return _current.get()
+
+
+@contextmanager
+def _open(txn: Transaction) -> Iterator[Transaction]:
+    """Make ``txn`` current for the block; commit it if the block succeeds, else abort it."""
+    token = _current.set(txn)
+    try:
+        yield txn
+    except BaseException:
+        txn.abort()
+        raise
+    else:
+        txn.commit()
+    finally:
+        _current.reset(token)
+
+
+@contextmanager
+def transaction(
+    commit_message: str | None = None,
+    catalog: str | None = None,
+    as_of: Any = None,
+) -> Iterator[Transaction]:
+    """Run the block as one catalog transaction; with ``as_of`` it reads the past, read-only."""
+    from workbench.core.catalog import catalog_name, get_catalog
+    from workbench.core.timetravel import state_as_of
+
+    text("commit_message", commit_message)
+    if _current.get() is not None:
+        raise TransactionError(
+            "A transaction is already open in this context; nested transactions are not "
+            "supported. Do the work inside the open transaction."
+        )
+    cat = get_catalog(catalog)
+    state = state_as_of(cat, as_of) if as_of is not None else None
+    txn = Transaction(
+        cat, catalog_name(cat), commit_message, state=state, read_only=as_of is not None
+    )
+    with _open(txn):
+        yield txn
+
+
+@contextmanager
+def operation(catalog: Catalog, message: str | None = None) -> Iterator[Transaction]:
+    """The open transaction of ``catalog``, or a fresh one committed when the block ends."""
+    from workbench.core.catalog import catalog_name
+
+    open_txn = _current.get()
+    if open_txn is not None:
+        if open_txn.catalog.root != catalog.root:
+            raise TransactionError(
+                f"The open transaction is on catalog {open_txn.catalog_name!r}; changes to "
+                f"catalog {catalog_name(catalog)!r} must happen outside it."
+            )
+        yield open_txn
+        return
+    with _open(Transaction(catalog, catalog_name(catalog), message)) as txn:
+        yield txn
+
+
+def view(catalog: Catalog, as_of: Any = None) -> Transaction:
+    """What reads of ``catalog`` see: the open transaction, a past state, or the latest state."""
+    from workbench.core.catalog import catalog_name
+    from workbench.core.timetravel import state_as_of
+
+    open_txn = _current.get()
+    if as_of is None and open_txn is not None and open_txn.catalog.root == catalog.root:
+        return open_txn
+    state = state_as_of(catalog, as_of) if as_of is not None else log_of(catalog).refresh()
+    return Transaction(catalog, catalog_name(catalog), state=state, read_only=True)
+
+
+def run_transaction(
+    fn: Callable[[], T],
+    retries: int = 3,
+    commit_message: str | None = None,
+    catalog: str | None = None,
+    backoff_s: float = 0.05,
+) -> T:
+    """Run ``fn`` in a transaction, retrying it on ``TransactionConflictError``."""
+    if not callable(fn):
+        raise InvalidArgumentError(
+            f"run_transaction takes a function to run, not {type(fn).__name__}; e.g. "
+            "dc.run_transaction(lambda: dc.write(df, 't'))."
+        )
+    retries = whole_number("retries", retries)
+    backoff_s = seconds("backoff_s", backoff_s)
+    for attempt in range(retries + 1):
+        try:
+            with transaction(commit_message=commit_message, catalog=catalog):
+                return fn()
+        except TransactionConflictError:
+            if attempt == retries:
+                raise
+            delay = min(backoff_s * 2**attempt, MAX_BACKOFF_S)
+            time.sleep(delay * (1 + secrets.randbelow(100) / 100))
+    raise AssertionError("unreachable")
