@@ -369,13 +369,14 @@ def test_failed_storage_commit_restores_table(catalog, monkeypatch):
 
 
 def test_failed_create_leaves_no_table_or_namespace(catalog, monkeypatch):
-    import deltalake
+    import deltalake.transaction
 
-    monkeypatch.setattr(deltalake, "write_deltalake", disk_full)
+    monkeypatch.setattr(deltalake.transaction, "create_table_with_add_actions", disk_full)
     with pytest.raises(dc.WriteFailedError, match="not created"):
         dc.write(pd.DataFrame({"id": [1]}), "t", namespace="fresh", auto_create_namespace=True)
     monkeypatch.undo()
     assert not dc.namespace_exists("fresh")
+    assert not Path(catalog.root, "fresh", "t").exists()
 
 
 def test_names_at_the_length_limit_write_drop_and_come_back(catalog):

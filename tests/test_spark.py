@@ -124,7 +124,10 @@ def test_spark_and_local_writes_share_one_transaction(spark, catalog):
         dc.write(frame(spark, {"id": [2], "v": ["b"]}, "id long, v string"), "a")
         dc.write(pa.table({"k": [1]}), "b")
     latest = dc.transactions(read_as="pyarrow").to_pylist()[0]
-    assert sorted(latest["tables"]) == ["default.a", "default.b"] and latest["engine"] == "spark"
+    assert sorted(latest["tables"]) == ["default.a", "default.b"]
+    assert latest["engine"] == "local+spark"  # the log records the engine of each table change
+    changes = dc.read_transaction(latest["transaction_id"]).changes
+    assert {c["table_name"]: c["engine"] for c in changes} == {"a": "spark", "b": "local"}
 
 
 def test_a_failed_spark_job_commits_nothing_and_leaves_no_files(spark, catalog):
@@ -183,12 +186,12 @@ def test_settings_come_from_init_environment_and_file(tmp_path, monkeypatch):
         '[spark]\nmaster = "local[1]"\ndriver_memory = "1g"\nconf = {"a.b" = "file"}\n'
     )
     monkeypatch.chdir(tmp_path)
-    settings.configure(None)
+    dc.init_local(tmp_path / "c")
+    dc.init(engines={"spark": {}})
     assert settings.current().master == "local[1]"
     monkeypatch.setenv("WORKBENCH_SPARK_MASTER", "local[2]")
     monkeypatch.setenv("WORKBENCH_SPARK_CONF_a__b", "env")
     assert (settings.current().master, settings.current().conf) == ("local[2]", {"a.b": "env"})
-    dc.init_local(tmp_path / "c")
     dc.init(
         {"c": dc.Catalog(dc.CatalogProperties(str(tmp_path / "c")))},
         spark={"master": "spark://cluster:7077", "conf": {"a.b": "init"}},
@@ -199,9 +202,13 @@ def test_settings_come_from_init_environment_and_file(tmp_path, monkeypatch):
         "1g",
         "init",
     )
-    settings.configure(None)
-    with pytest.raises(dc.InvalidArgumentError):
-        settings.configure({"masters": "x"})
+    dc.init(engines={"spark": {"master": "local[3]"}})  # engines= is the general form
+    assert settings.current().master == "local[3]"
+    with pytest.raises(dc.InvalidArgumentError, match="masters"):
+        dc.init(engines={"spark": {"masters": "x"}})
+    with pytest.raises(dc.InvalidArgumentError, match="unknown engine"):
+        dc.init(engines={"flink": {}})
+    dc.init(engines={"spark": {}})
 
 
 MODES = st.sampled_from(["merge", "delete", "replace"])

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.engine import configure_engines
 from workbench.core.errors import (
     CatalogNotFoundError,
     CatalogReadOnlyError,
@@ -117,6 +118,14 @@ class Catalog:
         """Path of ``parts`` under the root, as the pyarrow filesystem expects it."""
         return "/".join([self._fs[1].rstrip("/"), *parts])
 
+    def fs_path_of(self, uri: str) -> str:
+        """A path or URI under this catalog as its pyarrow filesystem expects it."""
+        if "://" not in uri:
+            return uri
+        if uri.startswith("file://"):
+            return uri.removeprefix("file://")
+        return uri.split("://", 1)[1]
+
     def uri(self, *parts: str) -> str:
         """URI (or local path) of ``parts`` under the root, as deltalake expects it."""
         return "/".join([self.root.rstrip("/"), *parts])
@@ -150,10 +159,13 @@ def init(
     catalogs: dict[str, Catalog] | None = None,
     default: str | None = None,
     spark: dict[str, Any] | None = None,
+    engines: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Catalog]:
     """Register catalogs by name (replacing earlier ones); starts no Ray or Spark.
 
-    ``spark`` configures the Spark session used later: master, driver_memory and conf.
+    ``engines`` configures compute engines used later, by name: e.g. ``{"spark": {"master":
+    ..., "driver_memory": ..., "conf": {...}}, "ray": {"address": ..., "num_cpus": ...}}``;
+    ``spark=`` is the same as ``engines={"spark": ...}``.
     """
     if catalogs is None:
         catalogs = {DEFAULT_CATALOG: Catalog(CatalogProperties(DEFAULT_LOCAL_ROOT))}
@@ -163,12 +175,24 @@ def init(
         )
     for catalog in catalogs.values():
         catalog.check_root()
-    _registry.set(catalogs, default)
+    settings = dict(engines or {})
     if spark is not None:
-        from workbench.engines.spark.settings import configure
-
-        configure(spark)
+        settings["spark"] = spark
+    if settings:
+        configure_engines(settings)
+    _registry.set(catalogs, default)
+    for listener in _listeners:
+        listener()
     return dict(_registry.catalogs)
+
+
+_listeners: list[Callable[[], None]] = []
+
+
+def on_catalogs_changed(listener: Callable[[], None]) -> None:
+    """Call ``listener`` after every ``init`` (e.g. so an engine's workers see the catalogs)."""
+    if listener not in _listeners:
+        _listeners.append(listener)
 
 
 def init_local(path: str | os.PathLike[str] | None = None) -> Catalog:

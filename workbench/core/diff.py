@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
+from workbench.core.commit import quote_identifier
+from workbench.core.engine import DEFAULT_ENGINE, get_engine
 from workbench.core.tables import OpenTable, locate, open_table
 
 
@@ -77,10 +79,6 @@ def diff(
 ) -> TableDiff:
     """Compare a table at ``before`` with ``after`` (default: now). A point is a Delta version
     (an int below 10**12) or an ``as_of`` value (ns, datetime, transaction id or tag)."""
-    import duckdb
-
-    from workbench.core.reader import ordered_dataset
-
     loc = locate(table, namespace, catalog)
     old, new = _open_at(loc, before), _open_at(loc, after)
     old_types = {f.name: f.type for f in old.schema}
@@ -94,29 +92,26 @@ def diff(
     ]
     keys = new.schema.merge_keys
     common = [c for c in new_types if c in old_types]
-    connection = duckdb.connect()
-    try:
-        connection.register("old", ordered_dataset(old))
-        connection.register("new", ordered_dataset(new))
-        cols = ", ".join(f'"{c}"' for c in common)
-        if keys:
-            on = " AND ".join(f'o."{k}" = n."{k}"' for k in keys)
-            values = [c for c in common if c not in keys]
-            distinct = " OR ".join(f'o."{c}" IS DISTINCT FROM n."{c}"' for c in values) or "FALSE"
-            added, removed, changed = connection.execute(
-                f"SELECT (SELECT count(*) FROM new n ANTI JOIN old o ON {on}),"
-                f" (SELECT count(*) FROM old o ANTI JOIN new n ON {on}),"
-                f" (SELECT count(*) FROM old o JOIN new n ON {on} WHERE {distinct})"
-            ).fetchone()
-        else:
-            added, removed = connection.execute(
-                f"SELECT (SELECT count(*) FROM (SELECT {cols} FROM new EXCEPT ALL "
-                f"SELECT {cols} FROM old)), (SELECT count(*) FROM (SELECT {cols} FROM old "
-                f"EXCEPT ALL SELECT {cols} FROM new))"
-            ).fetchone()
-            changed = 0
-    finally:
-        connection.close()
+    quoted = {c: quote_identifier(c, '"') for c in common}
+    cols = ", ".join(quoted.values())
+    if keys:
+        on = " AND ".join(f"o.{quoted[k]} = n.{quoted[k]}" for k in keys)
+        values = [c for c in common if c not in keys]
+        distinct = " OR ".join(f"o.{quoted[c]} IS DISTINCT FROM n.{quoted[c]}" for c in values)
+        distinct = distinct or "FALSE"
+        query = (
+            f"SELECT (SELECT count(*) FROM new n ANTI JOIN old o ON {on}),"
+            f" (SELECT count(*) FROM old o ANTI JOIN new n ON {on}),"
+            f" (SELECT count(*) FROM old o JOIN new n ON {on} WHERE {distinct})"
+        )
+    else:
+        query = (
+            f"SELECT (SELECT count(*) FROM (SELECT {cols} FROM new EXCEPT ALL "
+            f"SELECT {cols} FROM old)), (SELECT count(*) FROM (SELECT {cols} FROM old "
+            f"EXCEPT ALL SELECT {cols} FROM new)), 0"
+        )
+    counts = get_engine(DEFAULT_ENGINE).sql(query, {"old": old, "new": new})
+    added, removed, changed = (counts.column(i)[0].as_py() for i in range(3))
     return TableDiff(
         table=loc.qualified,
         before=_describe_point(old, before),

@@ -63,6 +63,11 @@ class UnsupportedDatasetError(WorkbenchError, TypeError):
     """The object passed as data is not a dataset type workbench can read or write."""
 
 
+class EngineUnavailableError(WorkbenchError, ImportError):
+    """A compute engine cannot be used here: its optional dependency is missing or it failed to
+    start."""
+
+
 class WriteFailedError(WorkbenchError):
     """The storage layer failed during a write; the table was restored to its previous state."""
 

@@ -1,5 +1,5 @@
 """Data files as Delta actions: Parquet written in a table's declared types, and add/remove
-actions with statistics read from the files' footers (the commit helpers every engine shares)."""
+actions with statistics taken from the files' footers (shared by every engine)."""
 
 from __future__ import annotations
 
@@ -8,25 +8,95 @@ import json
 import os
 import time
 import uuid
+from contextlib import suppress
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from workbench.core.conform import conform
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
     from deltalake.transaction import AddAction, RemoveAction
 
     from workbench.core.schema import Schema
+    from workbench.core.snapshot import DataFile
+
+ROWS_PER_FILE = 4_000_000  # the local engine splits bigger writes into several files
 
 
-def write_part(data: pa.Table, schema: Schema, table_path: str) -> str:
-    """Write ``data`` (already in ``schema``'s types) as one new Parquet file in the table
-    folder, with plain Arrow types and no workbench metadata; return its path."""
+@dataclass(frozen=True)
+class WrittenFile:
+    """A Parquet file an engine wrote into a table folder, described for its add action."""
+
+    uri: str  # absolute path or URI
+    size: int
+    stats: str  # Delta statistics JSON: row count, per-column min/max and null counts
+
+    @property
+    def rows(self) -> int:
+        """Rows in the file."""
+        return int(json.loads(self.stats)["numRecords"])
+
+
+def filesystem_of(uri: str) -> tuple[pafs.FileSystem, str]:
+    """The pyarrow filesystem holding a path or URI, and the path on it."""
+    import pyarrow.fs as pafs
+
+    if "://" not in uri or uri.startswith("file://"):
+        return pafs.LocalFileSystem(), uri.removeprefix("file://")
+    return pafs.FileSystem.from_uri(uri)
+
+
+def new_batch() -> str:
+    """An id shared by the files of one write, so a failed write's files can be found."""
+    return uuid.uuid4().hex[:12]
+
+
+def write_part(
+    data: pa.Table, schema: Schema, folder: str, index: int = 0, batch: str | None = None
+) -> WrittenFile:
+    """Write ``data`` as one new Parquet file in ``schema``'s types (absent columns filled with
+    their defaults) into a table folder, with plain Arrow types and no workbench metadata.
+    ``index`` numbers the parts of one write in write order; ``batch`` names the write."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    data = conform(data, schema, fill_missing=True, table=folder.rsplit("/", 1)[-1])
     plain = pa.schema([pa.field(f.name, f.type, f.arrow.nullable) for f in schema])
-    path = os.path.join(table_path, f"part-00000-{uuid.uuid4()}-c000.snappy.parquet")
-    pq.write_table(pa.Table.from_arrays(data.columns, schema=plain), path, compression="snappy")
-    return path
+    name = f"part-{index:05d}-{batch or new_batch()}-{uuid.uuid4().hex[:12]}.snappy.parquet"
+    uri = f"{folder.rstrip('/')}/{name}"
+    fs, path = filesystem_of(uri)
+    collected: list[pq.FileMetaData] = []
+    with fs.open_output_stream(path) as out:
+        pq.write_table(
+            pa.Table.from_arrays(data.columns, schema=plain),
+            out,
+            compression="snappy",
+            metadata_collector=collected,
+        )
+        size = out.tell()
+    return WrittenFile(uri, size, footer_stats(collected[0]))
+
+
+def write_parts(data: pa.Table, schema: Schema, folder: str) -> list[WrittenFile]:
+    """Write ``data`` as one or more parts of at most ``ROWS_PER_FILE`` rows, in order."""
+    return [
+        write_part(data.slice(start, ROWS_PER_FILE), schema, folder, index)
+        for index, start in enumerate(range(0, data.num_rows, ROWS_PER_FILE))
+    ]
+
+
+def describe_file(uri: str) -> WrittenFile:
+    """A file another writer (e.g. Spark) put into a table folder, read from its footer."""
+    import pyarrow.parquet as pq
+
+    fs, path = filesystem_of(uri)
+    with fs.open_input_file(path) as source:
+        meta = pq.ParquetFile(source).metadata
+        size = source.size()
+    return WrittenFile(uri, size, footer_stats(meta))
 
 
 def _json_value(value: Any) -> Any:
@@ -41,11 +111,8 @@ def _json_value(value: Any) -> Any:
     return None
 
 
-def parquet_stats(path: str) -> str:
+def footer_stats(meta: pq.FileMetaData) -> str:
     """Delta ``stats`` JSON (row count, per-column min/max and null counts) from a footer."""
-    import pyarrow.parquet as pq
-
-    meta = pq.ParquetFile(path).metadata
     minimum: dict[str, Any] = {}
     maximum: dict[str, Any] = {}
     nulls: dict[str, int] = {}
@@ -72,22 +139,44 @@ def parquet_stats(path: str) -> str:
     )
 
 
-def add_actions(table_path: str, files: list[str]) -> list[AddAction]:
-    """Add actions for files under ``table_path`` (paths relative to it)."""
+def add_actions(table_uri: str, files: list[WrittenFile]) -> list[AddAction]:
+    """Add actions for files inside the table folder (paths relative to it)."""
     from deltalake.transaction import AddAction
 
+    base = table_uri.rstrip("/") + "/"
     now = int(time.time() * 1000)
-    return [
-        AddAction(
-            os.path.relpath(f, table_path), os.path.getsize(f), {}, now, True, parquet_stats(f)
-        )
-        for f in files
-    ]
+    return [AddAction(_relative(f.uri, base), f.size, {}, now, True, f.stats) for f in files]
 
 
-def remove_actions(paths_and_sizes: list[tuple[str, int]]) -> list[RemoveAction]:
-    """Remove actions for table files (relative paths) that a rewrite replaces."""
+def _relative(uri: str, base: str) -> str:
+    if uri.startswith(base):
+        return uri[len(base) :]
+    return os.path.relpath(uri, base)
+
+
+def remove_actions(files: list[DataFile]) -> list[RemoveAction]:
+    """Remove actions for table files that a rewrite replaces."""
     from deltalake.transaction import RemoveAction
 
     now = int(time.time() * 1000)
-    return [RemoveAction(path, True, now, size) for path, size in paths_and_sizes]
+    return [RemoveAction(f.path, True, now, f.size) for f in files]
+
+
+def discard_batch(folder: str, batch: str) -> None:
+    """Delete the files a failed write of ``batch`` left in a table folder."""
+    import pyarrow.fs as pafs
+
+    fs, path = filesystem_of(folder)
+    selector = pafs.FileSelector(path, allow_not_found=True)
+    for info in fs.get_file_info(selector):
+        if f"-{batch}-" in info.base_name:
+            with suppress(FileNotFoundError):
+                fs.delete_file(info.path)
+
+
+def discard(files: list[WrittenFile]) -> None:
+    """Delete files written for a change that will not be committed."""
+    for f in files:
+        fs, path = filesystem_of(f.uri)
+        with suppress(FileNotFoundError):
+            fs.delete_file(path)

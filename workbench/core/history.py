@@ -9,12 +9,19 @@ from typing import TYPE_CHECKING, Any
 from workbench.core.arguments import optional_whole_number
 from workbench.core.catalog import DEFAULT_NAMESPACE, get_catalog
 from workbench.core.datasets import from_pyarrow, parse_dataset_type
+from workbench.core.engine import DEFAULT_ENGINE
 from workbench.core.errors import InvalidArgumentError, TimeTravelError
 from workbench.core.txlog import log_of
 from workbench.core.types import DatasetType
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+
+def engines_of(engines: list[str | None]) -> str:
+    """The engines that made a transaction's changes, as one label (e.g. 'local+spark')."""
+    names = {n for label in engines if label for n in label.split("+")}
+    return "+".join(sorted(names)) or DEFAULT_ENGINE
 
 
 def _history_table(rows: list[dict[str, Any]]) -> pa.Table:
@@ -34,10 +41,9 @@ def _history_table(rows: list[dict[str, Any]]) -> pa.Table:
                     "end_time",
                     "commit_message",
                     "status",
-                    "engine",
                 )
             }
-            entry.update(tables=[], operations=[], rows_added=0, rows_removed=0)
+            entry.update(tables=[], operations=[], engines=[], rows_added=0, rows_removed=0)
         target = (
             row["namespace"]
             if row["table_name"] is None
@@ -47,6 +53,9 @@ def _history_table(rows: list[dict[str, Any]]) -> pa.Table:
         entry["operations"].append(row["operation"])
         entry["rows_added"] += row["rows_added"] or 0
         entry["rows_removed"] += row["rows_removed"] or 0
+        entry["engines"].append(row["engine"])
+    for entry in folded.values():
+        entry["engine"] = engines_of(entry.pop("engines"))
     ordered = sorted(folded.values(), key=lambda e: e["sequence"], reverse=True)
     schema = pa.schema(
         [
@@ -164,6 +173,7 @@ def read_transaction(transaction_id: str, catalog: str | None = None) -> Transac
                 "table_version",
                 "rows_added",
                 "rows_removed",
+                "engine",
                 "details",
             )
         }
@@ -175,6 +185,6 @@ def read_transaction(transaction_id: str, catalog: str | None = None) -> Transac
         first["start_time"],
         first["end_time"],
         first["commit_message"],
-        first["engine"],
+        engines_of([r["engine"] for r in rows]),
         changes,
     )

@@ -11,11 +11,11 @@ from typing import Any
 
 from workbench.core.arguments import flag, seconds
 from workbench.core.catalog import get_catalog
+from workbench.core.commit import commit_properties
 from workbench.core.context import operation
 from workbench.core.handles import forget, latest
 from workbench.core.layout import (
     DROPPED_DIR,
-    TXN_TAG,
     committed_incarnation,
     dropped_path,
     folder_creator,
@@ -27,14 +27,6 @@ from workbench.core.transaction import Transaction
 from workbench.core.txlog import log_of
 
 
-def _tag(txn: Transaction, operation_name: str) -> Any:
-    from deltalake import CommitProperties
-
-    return CommitProperties(
-        custom_metadata={TXN_TAG: txn.id, "workbench.operation": operation_name}
-    )
-
-
 def optimize(
     table: str, namespace: str | None = None, catalog: str | None = None
 ) -> dict[str, Any]:
@@ -43,7 +35,9 @@ def optimize(
     with operation(loc.catalog, f"optimize {loc.qualified}") as txn:
         change = txn.touch_table(loc.namespace, loc.name)
         opened = open_table(loc)
-        metrics = opened.delta.optimize.compact(commit_properties=_tag(txn, "OPTIMIZE"))
+        metrics = opened.delta.optimize.compact(
+            commit_properties=commit_properties(txn.id, "OPTIMIZE")
+        )
         txn.record(change, "OPTIMIZE", opened.delta.version())
     return metrics
 
@@ -117,7 +111,7 @@ def _vacuum_table(table: Any, versions: set[int], dry_run: bool, txn: Transactio
         enforce_retention_duration=False,
         keep_versions=sorted(versions),
         full=True,
-        commit_properties=_tag(txn, "VACUUM"),
+        commit_properties=commit_properties(txn.id, "VACUUM"),
     )
 
 

@@ -1,105 +1,90 @@
-"""SQL over catalog tables named ``namespace.table``, on an in-process DuckDB.
+"""SQL over catalog tables named ``namespace.table``, on any engine that runs SQL.
 
-DuckDB runs standard SQL over Arrow data without copying it: each referenced table is exposed as
-a lazy pyarrow dataset at the catalog state the query should see (the open transaction's
-snapshot, or ``as_of`` a past point), so projections and filters are pushed down to Parquet.
+Each ``namespace.table`` (or ``catalog.namespace.table``) in the query, outside string
+literals, quoted text and comments, is replaced by a plain view name before the engine parses
+the query, so every valid name works unquoted, reserved words (``default``, ``order``) and
+hyphens included. The views read the tables at the catalog state the query should see: the open
+transaction's snapshot, or ``as_of`` a past point.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
-from workbench.core.catalog import get_catalog
+from workbench.core.catalog import get_catalog, list_catalogs
 from workbench.core.datasets import from_pyarrow, parse_dataset_type
+from workbench.core.engine import DEFAULT_ENGINE, get_engine
 from workbench.core.errors import InvalidArgumentError
+from workbench.core.tables import OpenTable, locate, open_table
 from workbench.core.types import DatasetType
 
-_QUALIFIED = re.compile(r"\b([A-Za-z0-9][A-Za-z0-9_-]*)\.([A-Za-z0-9][A-Za-z0-9_-]*)\b")
-_STRINGS = re.compile(r"'(?:[^']|'')*'")
+_PART = r'(?:"([^"]+)"|`([^`]+)`|([A-Za-z0-9][A-Za-z0-9_-]*))'
+_QUALIFIED = re.compile(rf"(?<![\w.\"`]){_PART}\s*\.\s*{_PART}(?:\s*\.\s*{_PART})?(?![\w\"`])")
+# Text where names are not looked for: string literals, quoted identifiers, comments.
+_SKIPPED = re.compile(r"'(?:[^']|'')*'|--[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
-def referenced_tables(
+def _name(match: re.Match[str], part: int) -> str | None:
+    groups = match.groups()[3 * part : 3 * part + 3]
+    return next((g for g in groups if g is not None), None)
+
+
+def bind_tables(
     query: str, catalog: str | None = None, as_of: Any = None
-) -> list[tuple[str, str]]:
-    """The ``namespace.table`` names in ``query`` (outside string literals) that exist."""
-    found: list[tuple[str, str]] = []
-
-    def collect(namespace: str, name: str) -> str:
-        found.append((namespace, name))
-        return f"{namespace}.{name}"
-
-    qualified_names(query, collect, catalog, as_of)
-    return list(dict.fromkeys(found))
-
-
-def qualified_names(
-    query: str,
-    replace: Callable[[str, str], str],
-    catalog: str | None = None,
-    as_of: Any = None,
-) -> str:
-    """``query`` with each existing ``namespace.table`` (outside strings) replaced."""
+) -> tuple[str, dict[str, OpenTable]]:
+    """``query`` with each existing table name replaced by a view name, and the table version
+    each view reads."""
     from workbench.core.context import view
 
-    seen = view(get_catalog(catalog), as_of)
+    default = get_catalog(catalog)
+    catalogs = list_catalogs()
+    tables: dict[str, OpenTable] = {}
+    names: dict[tuple[str, str, str], str] = {}
 
     def substitute(match: re.Match[str]) -> str:
-        ns, name = match.group(1), match.group(2)
-        return replace(ns, name) if seen.entry(ns, name) is not None else match.group(0)
+        first, second, third = (_name(match, i) for i in range(3))
+        if third is not None:
+            if first not in catalogs:
+                return match.group(0)
+            cat, ns, table = first, second, third
+        else:
+            cat, ns, table = catalog, first, second
+        seen = view(get_catalog(cat) if cat else default, as_of)
+        if seen.entry(ns, table) is None:
+            return match.group(0)
+        key = (cat or "", ns, table)
+        if key not in names:
+            names[key] = f"__wb_t{len(names)}"
+            tables[names[key]] = open_table(locate(table, ns, cat), as_of=as_of)
+        return names[key]
 
-    parts = _STRINGS.split(query)
-    literals = _STRINGS.findall(query)
-    out = [_QUALIFIED.sub(substitute, parts[0])]
-    for literal, part in zip(literals, parts[1:], strict=True):
-        out += [literal, _QUALIFIED.sub(substitute, part)]
-    return "".join(out)
+    pieces, start = [], 0
+    for skipped in _SKIPPED.finditer(query):
+        pieces += [_QUALIFIED.sub(substitute, query[start : skipped.start()]), skipped.group(0)]
+        start = skipped.end()
+    pieces.append(_QUALIFIED.sub(substitute, query[start:]))
+    return "".join(pieces), tables
 
 
 def sql(
     query: str,
-    engine: str = "local",
+    engine: str = DEFAULT_ENGINE,
     as_of: Any = None,
     read_as: DatasetType | str = DatasetType.PANDAS,
     catalog: str | None = None,
 ) -> Any:
-    """Run ``query`` over catalog tables referenced as ``namespace.table``; return ``read_as``."""
-
+    """Run ``query`` over catalog tables referenced as ``namespace.table`` on ``engine``
+    (``local``: DuckDB, ``spark``, ``daft``); return ``read_as``."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidArgumentError(
+            f"dc.sql takes the text of a query, e.g. dc.sql('SELECT * FROM default.t'); got "
+            f"{query!r}."
+        )
     read_as = parse_dataset_type(read_as)
-    if engine == "spark":
-        from workbench.engines.spark.sql import run_sql
-
-        frame = run_sql(query, as_of, catalog)
-        return frame if read_as is DatasetType.SPARK else from_pyarrow(frame.toArrow(), read_as)
-    if engine != "local":
-        raise InvalidArgumentError(f"Unknown SQL engine {engine!r}; use 'local' or 'spark'.")
-    result = _run_local(query, as_of, catalog)
-    return from_pyarrow(result, read_as)
-
-
-def _run_local(query: str, as_of: Any, catalog: str | None) -> Any:
-    import duckdb
-
-    from workbench.core.reader import ordered_dataset
-    from workbench.core.tables import locate, open_table
-
-    connection = duckdb.connect()
-    try:
-        for ns, name in referenced_tables(query, catalog, as_of):
-            opened = open_table(locate(name, ns, catalog), as_of=as_of)
-            view_name = f"__wb_{ns}_{name}".replace("-", "_")
-            connection.register(view_name, ordered_dataset(opened))
-            connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{ns}"')
-            connection.execute(
-                f'CREATE OR REPLACE VIEW "{ns}"."{name}" AS SELECT * FROM {view_name}'
-            )
-        try:
-            return connection.execute(query).fetch_arrow_table()
-        except duckdb.Error as e:
-            raise InvalidArgumentError(
-                f"The SQL query failed: {e}. Name catalog tables as namespace.table "
-                "(e.g. SELECT * FROM default.users)."
-            ) from e
-    finally:
-        connection.close()
+    runner = get_engine(engine)
+    bound, tables = bind_tables(query, catalog, as_of)
+    result = runner.sql(bound, tables)
+    if read_as is runner.sql_result_type:
+        return result
+    return from_pyarrow(runner.to_arrow(result), read_as)

@@ -7,6 +7,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.arguments import flag, whole_number
@@ -20,10 +21,11 @@ from workbench.core.errors import (
     TableNotFoundError,
     TableVersionNotFoundError,
 )
-from workbench.core.layout import TXN_TAG, table_uri
+from workbench.core.layout import table_uri
 from workbench.core.models import TableInfo, TableRef
 from workbench.core.names import validate_name
 from workbench.core.schema import Schema, SchemaLike
+from workbench.core.snapshot import DataFile, data_files
 from workbench.core.types import DatasetType, SchemaEvolutionMode, TableProperty
 
 if TYPE_CHECKING:
@@ -111,6 +113,16 @@ class OpenTable:
     def version(self) -> int:
         """The Delta version this handle reads."""
         return self.delta.version()
+
+    @cached_property
+    def files(self) -> list[DataFile]:
+        """The version's data files in write order, with statistics."""
+        return data_files(self)
+
+    @property
+    def storage_options(self) -> dict[str, str] | None:
+        """Options for reaching the catalog's storage (credentials, endpoint)."""
+        return self.loc.catalog.properties.storage_options or None
 
     @property
     def schemaless(self) -> bool:
@@ -265,24 +277,6 @@ def _delta_property(key: Any, value: Any) -> str:
     return text
 
 
-def create_delta_table(
-    loc: Location, schema: Schema, configuration: dict[str, str], transaction_id: str
-) -> None:
-    """Create an empty Delta table with workbench properties in its configuration."""
-    from deltalake import CommitProperties, DeltaTable
-
-    DeltaTable.create(
-        loc.uri,
-        schema.arrow,
-        configuration=configuration or None,
-        storage_options=loc.catalog.properties.storage_options or None,
-        commit_properties=CommitProperties(
-            custom_metadata={TXN_TAG: transaction_id, "workbench.operation": "CREATE_TABLE"}
-        ),
-        raise_if_key_not_exists=False,
-    )
-
-
 def create_table(
     table: str,
     namespace: str | None = None,
@@ -293,6 +287,7 @@ def create_table(
     fail_if_exists: bool = True,
 ) -> TableInfo:
     """Create an empty table; without a schema it is schemaless (it records written files)."""
+    from workbench.core.commit import commit_new_table
     from workbench.core.manifest import manifest_schema
     from workbench.core.namespaces import ensure_namespace
 
@@ -318,7 +313,7 @@ def create_table(
         ensure_namespace(txn, loc, auto_create_namespace)
         change = txn.touch_table(loc.namespace, loc.name)
         try:
-            create_delta_table(loc, table_schema, configuration, txn.id)
+            commit_new_table(txn, loc, table_schema, configuration)
         except BaseException:
             remove_created(loc)
             raise
@@ -373,11 +368,7 @@ def list_tables(
 
 def describe(opened: OpenTable) -> TableInfo:
     """Build the public description of an opened table."""
-    import pyarrow as pa
 
-    actions = pa.table(opened.delta.get_add_actions(flatten=True))
-    counts = actions.column("num_records").to_pylist() if actions.num_rows else []
-    sizes = actions.column("size_bytes").to_pylist() if actions.num_rows else []
     loc = opened.loc
     return TableInfo(
         name=loc.name,
@@ -385,9 +376,9 @@ def describe(opened: OpenTable) -> TableInfo:
         catalog=loc.catalog_name,
         schema=opened.schema,
         version=opened.version,
-        row_count=int(sum(c or 0 for c in counts)),
-        file_count=len(sizes),
-        size_bytes=int(sum(sizes)),
+        row_count=sum(f.rows for f in opened.files),
+        file_count=len(opened.files),
+        size_bytes=sum(f.size for f in opened.files),
         schemaless=opened.schemaless,
         properties=opened.properties,
         uri=opened.uri,

@@ -19,6 +19,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.engine import DEFAULT_ENGINE
 from workbench.core.errors import TransactionConflictError, TransactionError
 from workbench.core.handles import forget
 from workbench.core.layout import (
@@ -64,6 +65,7 @@ class TableChange:
     version: int | None  # latest Delta version of this table as the transaction sees it
     base: int | None = None  # Delta head when claimed; later versions must all be ours
     operations: list[str] = field(default_factory=list)
+    engines: list[str] = field(default_factory=list)
     rows_added: int = 0
     rows_removed: int = 0
     dropped: bool = False
@@ -86,7 +88,6 @@ class Transaction:
         commit_message: str | None = None,
         state: CatalogState | None = None,
         read_only: bool = False,
-        engine: str = "local",
     ):
         self.catalog = catalog
         self.catalog_name = catalog_name
@@ -95,7 +96,6 @@ class Transaction:
         self.commit_message = commit_message
         self.state = state if state is not None else log_of(catalog).refresh()
         self.read_only = read_only
-        self.engine = engine
         self.reads: dict[tuple[str, str], TableEntry | None] = {}
         self.changes: dict[tuple[str, str], TableChange] = {}
         self.namespace_changes: dict[str, str] = {}
@@ -204,10 +204,21 @@ class Transaction:
         forget(path)
 
     def record(
-        self, change: TableChange, operation: str, version: int, added: int = 0, removed: int = 0
+        self,
+        change: TableChange,
+        operation: str | None,
+        version: int,
+        added: int = 0,
+        removed: int = 0,
+        engine: str | None = None,
     ) -> None:
-        """Note a change to a table that produced Delta ``version``."""
-        change.operations.append(operation)
+        """Note that a change to a table produced Delta ``version``: the one way engines and
+        helpers record what they did. ``operation`` names it in the log (None for an
+        intermediate step, e.g. adding columns before a write); ``engine`` says who wrote."""
+        if operation is not None:
+            change.operations.append(operation)
+        if engine is not None and engine not in change.engines:
+            change.engines.append(engine)
         change.version = version
         change.rows_added += added
         change.rows_removed += removed
@@ -273,7 +284,6 @@ class Transaction:
             "end_time": end_time,
             "commit_message": self.commit_message,
             "status": "COMMITTED",
-            "engine": self.engine,
         }
 
         def namespace_rows(kind: str) -> list[dict[str, Any]]:
@@ -286,6 +296,7 @@ class Transaction:
                     "namespace": ns,
                     "rows_added": 0,
                     "rows_removed": 0,
+                    "engine": None,
                 }
                 for ns, change in self.namespace_changes.items()
                 if change == kind
@@ -307,6 +318,7 @@ class Transaction:
                     "incarnation": change.incarnation,
                     "rows_added": change.rows_added,
                     "rows_removed": change.rows_removed,
+                    "engine": "+".join(change.engines) or DEFAULT_ENGINE,
                     "details": None,
                 }
             )

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from workbench.core.schema import ARROW_TYPE_META
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -83,3 +85,13 @@ def restore(column: pa.ChunkedArray, note: str) -> pa.ChunkedArray:
         return column.cast(target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         return column  # later writes hold values the noted type cannot
+
+
+def with_written_types(table: pa.Table) -> pa.Table:
+    """Columns whose written Arrow type Delta stores as another type, in the written type."""
+    for i, f in enumerate(table.schema):
+        note = (f.metadata or {}).get(ARROW_TYPE_META)
+        if note is not None:
+            column = restore(table.column(i), note.decode())
+            table = table.set_column(i, f.with_type(column.type), column)
+    return table

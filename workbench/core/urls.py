@@ -159,7 +159,7 @@ def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> TableRef:
     """Copy one table's current (or ``as_of``) rows, schema, keys and properties."""
     from workbench.core.errors import TableAlreadyExistsError
     from workbench.core.formats import content_type_of, read_file
-    from workbench.core.reader import ordered_dataset
+    from workbench.core.snapshot import ordered_dataset
     from workbench.core.tables import (
         create_table,
         locate,

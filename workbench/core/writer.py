@@ -3,24 +3,28 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from workbench.core import keyed_rewrite
 from workbench.core.arguments import flag
-from workbench.core.conform import conform
+from workbench.core.commit import (
+    commit_new_table,
+    commit_properties,
+    commit_rewrite,
+    evolve,
+    reraise,
+    restore_on_failure,
+    set_properties,
+)
 from workbench.core.context import operation
 from workbench.core.datasets import to_pyarrow
+from workbench.core.engine import Engine, Rewrite, engine_for_data
 from workbench.core.errors import (
     InvalidArgumentError,
     MergeKeyError,
     TableAlreadyExistsError,
     TableNotFoundError,
     TableValidationError,
-    TransactionConflictError,
-    WorkbenchError,
-    WriteFailedError,
 )
 from workbench.core.evolution import (
     SchemaPlan,
@@ -30,10 +34,8 @@ from workbench.core.evolution import (
     storage_schema,
     to_storage,
 )
-from workbench.core.files import add_actions, remove_actions
 from workbench.core.formats import content_type_of
-from workbench.core.keys import check_dedupe, require_key_columns, unique_keys
-from workbench.core.layout import TXN_TAG
+from workbench.core.keys import check_dedupe, require_key_columns
 from workbench.core.manifest import write_data_file
 from workbench.core.models import WriteResult
 from workbench.core.namespaces import ensure_namespace
@@ -41,7 +43,6 @@ from workbench.core.schema import Schema, SchemaLike
 from workbench.core.tables import (
     Location,
     OpenTable,
-    create_delta_table,
     decode_reader_types,
     describe,
     encode_properties,
@@ -76,9 +77,9 @@ def write(
     loc = locate(table, namespace, catalog)
     declared = Schema.of(schema) if schema is not None else None
     fmt = content_type_of(content_type) if content_type is not None else None
-    on_spark = type(data).__module__.startswith("pyspark")
-    incoming = None if on_spark else to_pyarrow(data)
-    incoming_schema = spark_arrow_schema(data) if on_spark else incoming.schema
+    engine = engine_for_data(data)
+    source = engine.source(data)
+    incoming = engine.schema(source)
     properties = encode_properties(table_properties)
     with operation(loc.catalog) as txn:
         txn.require_writable()
@@ -88,13 +89,9 @@ def write(
                     f"Cannot delete from table {loc.qualified!r}: it does not exist in catalog "
                     f"{loc.catalog_name!r}."
                 )
-            plan = plan_new(loc, incoming_schema, declared, mode, properties)
+            plan = plan_new(loc, incoming, declared, mode, properties)
             ensure_namespace(txn, loc, auto_create_namespace)
-            if on_spark:
-                from workbench.engines.spark.write import write_new_table
-
-                return write_new_table(txn, loc, data, plan, properties)
-            return _write_new_table(txn, loc, incoming, plan, properties)
+            return _write_new_table(txn, loc, engine, source, plan, properties)
         if mode is TableWriteMode.CREATE:
             raise TableAlreadyExistsError(
                 f"Table {loc.qualified!r} already exists, so mode CREATE cannot write to it; use "
@@ -109,21 +106,11 @@ def write(
                 stacklevel=2,
             )
         if opened.schemaless:
-            incoming = incoming if incoming is not None else to_pyarrow(data)
-            return _write_schemaless(txn, opened, incoming, mode, fmt or ContentType.PARQUET)
-        mode, plan = plan_existing(opened, incoming_schema, declared, mode, properties)
-        if on_spark:
-            from workbench.engines.spark.write import write_existing_table
-
-            return write_existing_table(txn, opened, data, mode, plan, properties, dedupe)
-        return _write_existing(txn, opened, incoming, mode, plan, properties, dedupe)
-
-
-def spark_arrow_schema(frame: Any) -> pa.Schema:
-    """The Arrow schema of a Spark DataFrame, without importing pyspark elsewhere."""
-    from workbench.engines.spark.files import arrow_schema
-
-    return arrow_schema(frame.schema)
+            return _write_schemaless(
+                txn, opened, to_pyarrow(data), mode, fmt or ContentType.PARQUET
+            )
+        mode, plan = plan_existing(opened, incoming, declared, mode, properties)
+        return _write_existing(txn, opened, engine, source, mode, plan, properties, dedupe)
 
 
 def _parse_mode(mode: TableWriteMode | str) -> TableWriteMode:
@@ -160,35 +147,25 @@ def plan_new(
 def _write_new_table(
     txn: Transaction,
     loc: Location,
-    incoming: pa.Table,
+    engine: Engine,
+    source: Any,
     plan: SchemaPlan,
     properties: dict[str, str],
 ) -> WriteResult:
-    from deltalake import write_deltalake
-
     keys = plan.schema.merge_keys
-    data = conform(incoming, plan.schema, fill_missing=True, table=loc.qualified)
     if keys:
-        data = unique_keys(data, keys, loc.qualified, dedupe=None)
+        source = engine.keyed(source, keys, loc.qualified, dedupe=None)
     change = txn.touch_table(loc.namespace, loc.name)
-    options = loc.catalog.properties.storage_options or None
-    commit = commit_properties(txn, "CREATE_TABLE")
     try:
-        if properties:
-            create_delta_table(loc, plan.schema, properties, txn.id)
-            write_deltalake(
-                loc.uri, data, mode="append", storage_options=options, commit_properties=commit
-            )
-        else:
-            write_deltalake(
-                loc.uri, data, mode="error", storage_options=options, commit_properties=commit
-            )
+        loc.catalog.filesystem.create_dir(loc.catalog.fs_path(loc.namespace, loc.name))
+        rewrite = Rewrite(written=engine.write_files(source, plan.schema, loc.uri))
+        version = commit_new_table(txn, loc, plan.schema, properties, rewrite)
     except BaseException as e:
         remove_created(loc)
         reraise(e, loc, "it was not created")
-    version = 1 if properties else 0
-    txn.record(change, "CREATE_TABLE", version, added=data.num_rows)
-    return WriteResult(loc.ref, "create", version, rows_added=data.num_rows)
+    rows = sum(f.rows for f in rewrite.written)
+    txn.record(change, "CREATE_TABLE", version, added=rows, engine=engine.name)
+    return WriteResult(loc.ref, "create", version, rows_added=rows)
 
 
 def plan_existing(
@@ -231,33 +208,47 @@ def plan_existing(
 def _write_existing(
     txn: Transaction,
     opened: OpenTable,
-    incoming: pa.Table,
+    engine: Engine,
+    source: Any,
     mode: TableWriteMode,
     plan: SchemaPlan,
     properties: dict[str, str],
     dedupe: str | None,
 ) -> WriteResult:
-    name = opened.loc.qualified
     keys = opened.schema.merge_keys
-    if mode is TableWriteMode.DELETE:
-        incoming = conform(incoming.select(keys), opened.schema, fill_missing=False, table=name)
-        incoming = unique_keys(incoming, keys, name, dedupe="first")
-    elif keys:
-        incoming = unique_keys(incoming, keys, name, dedupe)
+    if keys and mode is not TableWriteMode.DELETE:
+        source = engine.keyed(source, keys, opened.loc.qualified, dedupe)
     change, opened = touch(txn, opened)
-    with restore_on_failure(txn, opened, properties):
+    with restore_on_failure(txn, opened):
+        opened = set_properties(txn, change, opened, properties)
+        opened = evolve(txn, change, opened, plan)
         if mode is TableWriteMode.DELETE:
-            result = _delete(txn, opened, incoming, keys)
+            rewrite = engine.delete(opened, source, keys)
         elif mode is TableWriteMode.MERGE:
-            result = _merge(txn, opened, incoming, plan, keys)
+            rewrite = engine.merge(opened, source, plan.schema, keys)
         else:
-            data = conform(incoming, plan.schema, fill_missing=True, table=name)
-            if mode is TableWriteMode.REPLACE:
-                result = _replace(txn, opened, data, plan)
-            else:
-                result = _add(txn, opened, data, plan, mode)
-    txn.record(change, f"WRITE_{mode.name}", result.version, result.rows_added, result.rows_removed)
-    return result
+            replaced = opened.files if mode is TableWriteMode.REPLACE else []
+            written = engine.write_files(source, plan.schema, opened.uri)
+            rewrite = Rewrite(written=written, removed=replaced)
+        version = commit_rewrite(txn, opened, rewrite, mode.name)
+    written = sum(f.rows for f in rewrite.written)
+    replaced = sum(f.rows for f in rewrite.removed)
+    if mode is TableWriteMode.MERGE:
+        added, removed = written - replaced, 0
+    elif mode is TableWriteMode.DELETE:
+        added, removed = 0, replaced - written
+    else:
+        added, removed = written, replaced
+    txn.record(change, f"WRITE_{mode.name}", version, added, removed, engine=engine.name)
+    return WriteResult(
+        opened.loc.ref,
+        mode.value,
+        version,
+        rows_added=added,
+        rows_removed=removed,
+        rows_updated=rewrite.updated,
+        schema_changes=schema_change_labels(plan),
+    )
 
 
 def touch(txn: Transaction, opened: OpenTable) -> tuple[TableChange, OpenTable]:
@@ -276,219 +267,9 @@ def _no_keys_message(loc: Location, mode: TableWriteMode) -> str:
     )
 
 
-@contextmanager
-def restore_on_failure(
-    txn: Transaction, opened: OpenTable, properties: dict[str, str]
-) -> Iterator[None]:
-    """Run a write; if it fails, roll the table back to the version it started from."""
-    from workbench.core.handles import latest
-
-    before = opened.version
-    try:
-        changed = {k: v for k, v in properties.items() if opened.properties.get(k) != v}
-        if changed:
-            opened.delta.alter.set_table_properties(
-                changed,
-                raise_if_not_exists=False,
-                commit_properties=commit_properties(txn, "SET_PROPERTIES"),
-            )
-        yield
-    except BaseException as e:
-        current = latest(opened.uri, opened.incarnation, _options(opened.loc))
-        if current.version() > before:
-            current.restore(before, commit_properties=commit_properties(txn, "ROLLBACK"))
-        reraise(e, opened.loc, f"it was restored to version {before}")
-
-
-def reraise(error: BaseException, loc: Location, outcome: str) -> None:
-    from deltalake.exceptions import CommitFailedError
-
-    if isinstance(error, (WorkbenchError, KeyboardInterrupt, SystemExit)):
-        raise error
-    if isinstance(error, CommitFailedError) and "append" in str(error).lower():
-        raise TableValidationError(
-            f"Table {loc.qualified!r} is append-only (delta.appendOnly=true), so rows cannot be "
-            f"replaced or deleted; {outcome}. Use mode ADD/APPEND, or set the property to false."
-        ) from error
-    if isinstance(error, CommitFailedError):
-        raise TransactionConflictError(
-            f"A concurrent writer committed to table {loc.qualified!r} first ({error}); "
-            f"{outcome}. Retry the write (dc.run_transaction retries automatically)."
-        ) from error
-    raise WriteFailedError(
-        f"Writing to table {loc.qualified!r} failed ({error}); {outcome}."
-    ) from error
-
-
-def _options(loc: Location) -> dict[str, str] | None:
-    return loc.catalog.properties.storage_options or None
-
-
-def commit_properties(txn: Transaction, operation: str) -> Any:
-    from deltalake import CommitProperties
-
-    return CommitProperties(custom_metadata={TXN_TAG: txn.id, "workbench.operation": operation})
-
-
-def _schema_mode(plan: SchemaPlan) -> str | None:
-    if plan.widened:
-        return "overwrite"
-    return "merge" if plan.added else None
-
-
 def schema_change_labels(plan: SchemaPlan) -> tuple[str, ...]:
+    """Schema changes of a write for its result: +added and ~widened columns."""
     return tuple([f"+{c}" for c in plan.added] + [f"~{c}" for c in plan.widened])
-
-
-def _add(
-    txn: Transaction, opened: OpenTable, data: pa.Table, plan: SchemaPlan, mode: TableWriteMode
-) -> WriteResult:
-    from deltalake import write_deltalake
-
-    if plan.widened:
-        version = rewrite_widened(txn, opened, plan.schema, extra=data)
-    else:
-        write_deltalake(
-            opened.delta,
-            data,
-            mode="append",
-            schema_mode=_schema_mode(plan),
-            commit_properties=commit_properties(txn, mode.name),
-        )
-        version = opened.version
-    return WriteResult(
-        opened.loc.ref,
-        mode.value,
-        version,
-        data.num_rows,
-        schema_changes=schema_change_labels(plan),
-    )
-
-
-def _replace(txn: Transaction, opened: OpenTable, data: pa.Table, plan: SchemaPlan) -> WriteResult:
-    from deltalake import write_deltalake
-
-    removed = describe(opened).row_count
-    write_deltalake(
-        opened.delta,
-        data,
-        mode="overwrite",
-        schema_mode=_schema_mode(plan),
-        commit_properties=commit_properties(txn, "REPLACE"),
-    )
-    return WriteResult(
-        opened.loc.ref,
-        "replace",
-        opened.version,
-        rows_added=data.num_rows,
-        rows_removed=removed,
-        schema_changes=schema_change_labels(plan),
-    )
-
-
-def rewrite_widened(
-    txn: Transaction, opened: OpenTable, schema: Schema, extra: pa.Table | None
-) -> int:
-    """Rewrite every row with widened column types (plus ``extra`` rows) in one commit."""
-    import pyarrow as pa
-    from deltalake import write_deltalake
-
-    from workbench.core.reader import ordered_dataset
-
-    current = conform(ordered_dataset(opened).to_table(), schema, True, opened.loc.qualified)
-    rows = current if extra is None else pa.concat_tables([current, extra]).combine_chunks()
-    write_deltalake(
-        opened.delta,
-        rows,
-        mode="overwrite",
-        schema_mode="overwrite",
-        commit_properties=commit_properties(txn, "WIDEN"),
-    )
-    return opened.version
-
-
-def quote_identifier(column: str) -> str:
-    """A column name quoted for SQL (deltalake predicates, Spark expressions)."""
-    return "`" + column.replace("`", "``") + "`"
-
-
-def evolve(txn: Transaction, opened: OpenTable, plan: SchemaPlan) -> OpenTable:
-    """Widen types (a rewrite) and add columns before an engine's files are committed."""
-    import pyarrow as pa
-    from deltalake import Schema as DeltaSchema
-
-    from workbench.core.handles import latest
-    from workbench.core.tables import open_table
-
-    if plan.widened:
-        rewrite_widened(txn, opened, plan.schema, extra=None)
-    added = [f.to_arrow() for f in plan.schema if f.name in plan.added]
-    if added:
-        fields = DeltaSchema.from_arrow(pa.schema(added)).fields
-        latest(opened.uri, opened.incarnation).alter.add_columns(
-            fields, commit_properties=commit_properties(txn, "ADD_COLUMNS")
-        )
-    if plan.changed:
-        txn.changes[(opened.loc.namespace, opened.loc.name)].version = latest(
-            opened.uri, opened.incarnation
-        ).version()
-        return open_table(opened.loc)
-    return opened
-
-
-def commit_files(
-    txn: Transaction, opened: OpenTable, actions: list[Any], mode: str, operation: str
-) -> int:
-    """Commit add/remove actions of files already in the table folder; return the version."""
-    from workbench.core.handles import latest
-
-    if not actions and mode == "append":
-        return opened.version
-    handle = latest(opened.uri, opened.incarnation)
-    handle.create_write_transaction(
-        actions, mode, handle.schema(), commit_properties=commit_properties(txn, operation)
-    )
-    return latest(opened.uri, opened.incarnation).version()
-
-
-def commit_rewrite(
-    txn: Transaction, opened: OpenTable, rewrite: keyed_rewrite.Rewrite, operation: str
-) -> int:
-    """Commit a keyed rewrite: remove the replaced files, add the written ones."""
-    removes = remove_actions([(f.path, f.size) for f in rewrite.removed])
-    try:
-        return commit_files(
-            txn, opened, removes + add_actions(opened.uri, rewrite.written), "append", operation
-        )
-    except BaseException:
-        rewrite.discard()
-        raise
-
-
-def _merge(
-    txn: Transaction, opened: OpenTable, incoming: pa.Table, plan: SchemaPlan, keys: list[str]
-) -> WriteResult:
-    name = opened.loc.qualified
-    opened = evolve(txn, opened, plan)
-    source = conform(incoming, plan.schema, fill_missing=False, table=name)
-    rewrite = keyed_rewrite.merge(opened, source, plan.schema, keys)
-    version = commit_rewrite(txn, opened, rewrite, "MERGE")
-    return WriteResult(
-        opened.loc.ref,
-        "merge",
-        version,
-        rows_added=source.num_rows - rewrite.matched,
-        rows_updated=rewrite.matched,
-        schema_changes=schema_change_labels(plan),
-    )
-
-
-def _delete(txn: Transaction, opened: OpenTable, source: pa.Table, keys: list[str]) -> WriteResult:
-    rewrite = keyed_rewrite.delete(opened, source, opened.schema, keys)
-    version = commit_rewrite(txn, opened, rewrite, "DELETE")
-    return WriteResult(
-        opened.loc.ref, "delete", version, rows_added=0, rows_removed=rewrite.matched
-    )
 
 
 def _write_schemaless(
@@ -506,13 +287,13 @@ def _write_schemaless(
     replace = mode is TableWriteMode.REPLACE
     change, opened = touch(txn, opened)
     removed = describe(opened).row_count if replace else 0
-    with restore_on_failure(txn, opened, {}):
+    with restore_on_failure(txn, opened):
         entry = write_data_file(opened, incoming, fmt)
         write_deltalake(
             opened.delta,
             entry,
             mode="overwrite" if replace else "append",
-            commit_properties=commit_properties(txn, mode.name),
+            commit_properties=commit_properties(txn.id, mode.name),
         )
     txn.record(change, f"WRITE_{mode.name}", opened.version, incoming.num_rows, removed)
     return WriteResult(opened.loc.ref, mode.value, opened.version, rows_added=incoming.num_rows)

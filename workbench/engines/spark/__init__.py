@@ -3,6 +3,7 @@
 This package is the only part of workbench that imports pyspark (lazily, on first use).
 """
 
+from workbench.engines.spark.engine import SparkEngine
 from workbench.engines.spark.session import spark_session
 
-__all__ = ["spark_session"]
+__all__ = ["SparkEngine", "spark_session"]

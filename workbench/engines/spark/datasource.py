@@ -1,9 +1,10 @@
 """``spark.read.format("workbench")`` and ``df.write.format("workbench")``.
 
-Options: the table as the load/save path (``namespace.table``), ``root`` (catalog folder; the
-default local catalog otherwise), and for reads ``asOf`` (time, transaction id or tag) or
-``version``. Planning runs in Spark's Python workers, which do not share the driver's
-``dc.init``, hence ``root``. Reads go file by file; writes stage Parquet per task and commit it
+Options: the table as the load/save path (``namespace.table``), ``catalog`` (a catalog name),
+``root`` (a catalog folder, overriding the catalogs), and for reads ``asOf`` (time,
+transaction id or tag) or ``version``. Planning runs in Spark's Python workers, which do not
+share the driver's ``dc.init``: the source is registered with the driver's catalogs, and again
+after every ``dc.init``. Reads go file by file; writes stage Parquet per task and commit it
 through ``dc.write`` (append or replace) in one catalog transaction.
 """
 
@@ -14,10 +15,11 @@ import shutil
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from pyspark.sql.datasource import (
     DataSource,
+    DataSourceArrowWriter,
     DataSourceReader,
     DataSourceWriter,
     InputPartition,
@@ -25,39 +27,70 @@ from pyspark.sql.datasource import (
 )
 
 NAME = "workbench"
+Catalogs = dict[str, tuple[str, dict[str, str]]]  # name -> (root, storage options)
+
+
+def _use_catalogs(catalogs: Catalogs, default: str | None, options: dict[str, str]) -> None:
+    """Register in this (worker) process the catalogs the driver had, or the ``root`` option."""
+    import workbench as dc
+
+    if "root" in options:
+        dc.init_local(options["root"])
+    elif catalogs:
+        dc.init(
+            {n: dc.Catalog(dc.CatalogProperties(r, dict(o))) for n, (r, o) in catalogs.items()},
+            default,
+        )
 
 
 def _open(options: dict[str, str]) -> Any:
     """The table the options name, at the requested point."""
-    import workbench as dc
     from workbench.core.tables import locate, open_table
 
-    if "root" in options:
-        dc.init_local(options["root"])
     namespace, _, table = options["path"].rpartition(".")
     as_of = options.get("asOf")
     version = int(options["version"]) if "version" in options else None
     point = int(as_of) if as_of and as_of.isdigit() else as_of
-    return open_table(locate(table, namespace or None), version=version, as_of=point)
+    return open_table(
+        locate(table, namespace or None, options.get("catalog")), version=version, as_of=point
+    )
+
+
+def source_for_driver() -> type[DataSource]:
+    """The data source class carrying this process's catalogs to Spark's Python workers."""
+    from workbench.core.catalog import catalog_name, get_catalog, list_catalogs
+
+    catalogs = {
+        name: (c.root, dict(c.properties.storage_options)) for name, c in list_catalogs().items()
+    }
+    attributes = {"catalogs": catalogs, "default_catalog": catalog_name(get_catalog())}
+    return type("WorkbenchDataSource", (WorkbenchDataSource,), attributes)
 
 
 class WorkbenchDataSource(DataSource):
     """The catalog's tables as a Spark data source."""
 
+    catalogs: ClassVar[Catalogs] = {}
+    default_catalog: ClassVar[str | None] = None
+
     @classmethod
     def name(cls) -> str:
         return NAME
 
+    def _prepare(self) -> dict[str, str]:
+        _use_catalogs(self.catalogs, self.default_catalog, self.options)
+        return self.options  # case-insensitive, as Spark passes them
+
     def schema(self) -> Any:
         from workbench.engines.spark.files import spark_schema
 
-        return spark_schema(_open(self.options).schema.arrow)
+        return spark_schema(_open(self._prepare()).schema.arrow)
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return _Reader(self.options)
+        return _Reader(self._prepare())
 
     def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
-        return _Writer(self.options, schema, overwrite)
+        return _Writer(self._prepare(), schema, overwrite, self.catalogs, self.default_catalog)
 
 
 @dataclass
@@ -68,7 +101,7 @@ class _File(InputPartition):
 class _Reader(DataSourceReader):
     def __init__(self, options: dict[str, str]):
         opened = _open(options)
-        self.files = opened.delta.file_uris()
+        self.files = [f.absolute for f in opened.files]
         self.schema = opened.schema
 
     def partitions(self) -> list[InputPartition]:
@@ -88,27 +121,34 @@ class _Staged(WriterCommitMessage):
     path: str | None
 
 
-class _Writer(DataSourceWriter):
-    def __init__(self, options: dict[str, str], schema: Any, overwrite: bool):
+class _Writer(DataSourceArrowWriter):
+    def __init__(
+        self,
+        options: dict[str, str],
+        schema: Any,
+        overwrite: bool,
+        catalogs: Catalogs,
+        default: str | None,
+    ):
         import workbench as dc
-        from workbench.engines.spark.files import arrow_schema
 
         self.options = options
-        self.arrow = arrow_schema(schema)
         self.overwrite = overwrite
-        root = options.get("root") or dc.get_catalog().root
+        self.catalogs, self.default = catalogs, default
+        root = dc.get_catalog(options.get("catalog")).root
         self.staging = os.path.join(root, "_workbench", "staging", uuid.uuid4().hex)
 
-    def write(self, rows: Iterator[Any]) -> WriterCommitMessage:
+    def write(self, batches: Iterator[Any]) -> WriterCommitMessage:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        records = [row.asDict(recursive=True) for row in rows]
-        if not records:
+        batches = [b for b in batches if b.num_rows]
+        if not batches:
             return _Staged(None)
+        table = pa.Table.from_batches(batches)
         os.makedirs(self.staging, exist_ok=True)
         path = os.path.join(self.staging, f"{uuid.uuid4().hex}.parquet")
-        pq.write_table(pa.Table.from_pylist(records, schema=self.arrow), path)
+        pq.write_table(table, path)
         return _Staged(path)
 
     def commit(self, messages: list[WriterCommitMessage]) -> None:
@@ -118,15 +158,15 @@ class _Writer(DataSourceWriter):
         import workbench as dc
 
         try:
-            if "root" in self.options:
-                dc.init_local(self.options["root"])
+            _use_catalogs(self.catalogs, self.default, self.options)
             paths = [m.path for m in messages if m is not None and m.path]
             data = pa.concat_tables([pq.read_table(p) for p in paths], promote_options="default")
             namespace, _, table = self.options["path"].rpartition(".")
+            catalog = self.options.get("catalog")
             mode = "replace" if self.overwrite else "append"
-            if not dc.table_exists(table, namespace or None):
+            if not dc.table_exists(table, namespace or None, catalog):
                 mode = "create"
-            dc.write(data, table, namespace or None, mode=mode, auto_create_namespace=True)
+            dc.write(data, table, namespace or None, catalog, mode=mode, auto_create_namespace=True)
         finally:
             shutil.rmtree(self.staging, ignore_errors=True)
 

@@ -11,9 +11,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
-def staging_folder(table_path: str, transaction_id: str) -> str:
+def staging_folder(table_path: str) -> str:
     """A fresh folder inside the table for one Spark write (a plain data folder to Delta)."""
-    return os.path.join(table_path, f"spark-{transaction_id[:16]}-{uuid.uuid4().hex[:8]}")
+    return os.path.join(table_path, f"spark-{uuid.uuid4().hex}")
 
 
 def written_files(folder: str) -> list[str]:

@@ -32,4 +32,4 @@ def read_table(opened: OpenTable) -> DataFrame:
             f"Table {opened.loc.qualified!r} needs Delta reader version "
             f"{protocol.min_reader_version}; Spark without the Delta jars reads version 1 only."
         )
-    return read_files(opened.delta.file_uris(), opened.schema)
+    return read_files([f.absolute for f in opened.files], opened.schema)

@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workbench.core.catalog import on_catalogs_changed
 from workbench.engines.spark.settings import current
 
 if TYPE_CHECKING:
@@ -42,8 +43,14 @@ def spark_session() -> SparkSession:
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     if id(session) not in _registered:
-        from workbench.engines.spark.datasource import WorkbenchDataSource
-
-        session.dataSource.register(WorkbenchDataSource)
         _registered.add(id(session))
+        register_source(session)
+        on_catalogs_changed(lambda: register_source(session))
     return session
+
+
+def register_source(session: SparkSession) -> None:
+    """Register the ``workbench`` data source with the catalogs this process has now."""
+    from workbench.engines.spark.datasource import source_for_driver
+
+    session.dataSource.register(source_for_driver())

@@ -8,12 +8,12 @@ this module does not import pyspark.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import tomllib
-
+from workbench.core.config import environment_settings, file_settings
+from workbench.core.engine import engine_settings
 from workbench.core.errors import InvalidArgumentError
 
 
@@ -26,34 +26,21 @@ class SparkSettings:
     conf: dict[str, str] = field(default_factory=dict)
 
 
-_from_init: dict[str, Any] = {}
+KEYS = ("master", "driver_memory", "conf")
 
 
-def configure(spark: dict[str, Any] | None) -> None:
-    """Remember settings passed to ``dc.init(spark={...})`` (keys: master, driver_memory, conf)."""
-    unknown = set(spark or {}) - {"master", "driver_memory", "conf"}
+def check(spark: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings given to ``dc.init(engines={"spark": {...}})`` (or ``spark=``), checked."""
+    unknown = set(spark) - set(KEYS)
     if unknown:
         raise InvalidArgumentError(
-            f"Unknown Spark setting(s) {sorted(unknown)}; use master, driver_memory and conf."
+            f"Unknown Spark setting(s) {sorted(unknown)}; use {', '.join(KEYS)}."
         )
-    _from_init.clear()
-    _from_init.update(spark or {})
-
-
-def _from_file() -> dict[str, Any]:
-    path = Path(os.environ.get("WORKBENCH_CONFIG", "workbench.toml"))
-    if not path.is_file():
-        return {}
-    with path.open("rb") as f:
-        return dict(tomllib.load(f).get("spark", {}))
+    return dict(spark)
 
 
 def _from_environment() -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    if "WORKBENCH_SPARK_MASTER" in os.environ:
-        found["master"] = os.environ["WORKBENCH_SPARK_MASTER"]
-    if "WORKBENCH_SPARK_DRIVER_MEMORY" in os.environ:
-        found["driver_memory"] = os.environ["WORKBENCH_SPARK_DRIVER_MEMORY"]
+    found: dict[str, Any] = environment_settings("spark", ("master", "driver_memory"))
     prefix = "WORKBENCH_SPARK_CONF_"  # WORKBENCH_SPARK_CONF_spark__sql__shuffle__partitions=8
     conf = {
         key[len(prefix) :].replace("__", "."): value
@@ -68,7 +55,7 @@ def _from_environment() -> dict[str, Any]:
 def current() -> SparkSettings:
     """The effective settings."""
     merged: dict[str, Any] = {"conf": {}}
-    for layer in (_from_file(), _from_environment(), _from_init):
+    for layer in (file_settings("spark"), _from_environment(), engine_settings("spark")):
         conf = {**merged["conf"], **{str(k): str(v) for k, v in layer.get("conf", {}).items()}}
         merged.update({k: v for k, v in layer.items() if k != "conf"})
         merged["conf"] = conf

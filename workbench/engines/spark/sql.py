@@ -1,27 +1,22 @@
-"""Spark SQL over catalog tables: ``namespace.table`` names become temporary views."""
+"""Spark SQL over table versions: each becomes a temporary view of its files."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from workbench.core.sql import qualified_names
-from workbench.core.tables import locate, open_table
 from workbench.engines.spark.read import read_table
 from workbench.engines.spark.session import spark_session
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from workbench.core.tables import OpenTable
 
-def run_sql(query: str, as_of: Any = None, catalog: str | None = None) -> DataFrame:
-    """Register each referenced table (at the snapshot or ``as_of``) and run ``query``."""
+
+def run_sql(query: str, tables: Mapping[str, OpenTable]) -> DataFrame:
+    """Register each table version under its name and run ``query``."""
     spark = spark_session()
-
-    def view_for(namespace: str, name: str) -> str:
-        view = f"wb__{namespace}__{name}".replace("-", "_")
-        read_table(
-            open_table(locate(name, namespace, catalog), as_of=as_of)
-        ).createOrReplaceTempView(view)
-        return f"`{view}`"
-
-    return spark.sql(qualified_names(query, view_for, catalog, as_of))
+    for name, opened in tables.items():
+        read_table(opened).createOrReplaceTempView(name)
+    return spark.sql(query)

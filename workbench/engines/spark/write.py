@@ -1,44 +1,29 @@
-"""Writes of Spark DataFrames in every mode: Spark computes and writes Parquet, deltalake commits.
-
-Spark writes its files natively into a fresh folder inside the table; the files are then
-committed with statistics from their footers, inside the same catalog transaction as any other
-write. MERGE and DELETE rewrite only the files that hold matching keys (Spark finds them through
-``_metadata.file_path``) and commit remove actions for exactly those files.
-"""
+"""Spark DataFrames as table files: Spark computes and writes Parquet natively into a fresh folder
+inside the table; core commits the files. MERGE and DELETE rewrite only the files that hold
+matching keys (Spark finds them through ``_metadata.file_path``)."""
 
 from __future__ import annotations
 
 import os
 import shutil
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
+from workbench.core.commit import quote_identifier
+from workbench.core.engine import Rewrite
 from workbench.core.errors import MergeKeyError
-from workbench.core.evolution import SchemaPlan
-from workbench.core.files import add_actions, remove_actions
-from workbench.core.handles import latest
-from workbench.core.keyed_rewrite import TableFile, candidate_files, table_files
-from workbench.core.models import WriteResult
+from workbench.core.files import WrittenFile, describe_file
 from workbench.core.schema import Schema
-from workbench.core.tables import Location, OpenTable, create_delta_table, describe, remove_created
-from workbench.core.transaction import Transaction
-from workbench.core.types import TableWriteMode
-from workbench.core.writer import (
-    commit_files,
-    commit_properties,
-    evolve,
-    quote_identifier,
-    reraise,
-    restore_on_failure,
-    schema_change_labels,
-    touch,
-)
+from workbench.core.snapshot import DataFile, candidate_files
 from workbench.engines.spark.files import spark_schema, staging_folder, written_files
+from workbench.engines.spark.read import read_files
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-ENGINE = "spark"
+    from workbench.core.tables import OpenTable
 
 
 def conform(frame: DataFrame, schema: Schema, fill_missing: bool) -> DataFrame:
@@ -89,129 +74,30 @@ def checked_keys(frame: DataFrame, keys: list[str], table: str, dedupe: str | No
     return numbered.filter("__workbench_rank = 1").drop("__workbench_rank")
 
 
-def _write_files(frame: DataFrame, table_path: str, txn: Transaction) -> tuple[list, int, str]:
-    """Let Spark write Parquet into a staging folder; return add actions, rows and the folder."""
-    import json
-
-    folder = staging_folder(table_path, txn.id)
-    frame.write.mode("error").parquet(folder)
-    actions = add_actions(table_path, written_files(folder))
-    rows = sum(json.loads(a.stats)["numRecords"] for a in actions)
-    return actions, rows, folder
-
-
-def _delta_schema(schema: Schema) -> Any:
-    from deltalake import Schema as DeltaSchema
-
-    return DeltaSchema.from_arrow(schema.arrow)
-
-
-def write_new_table(
-    txn: Transaction, loc: Location, frame: DataFrame, plan: SchemaPlan, properties: dict[str, str]
-) -> WriteResult:
-    """Create a table from a Spark DataFrame in one commit (two with table properties)."""
-    from deltalake.transaction import create_table_with_add_actions
-
-    keys = plan.schema.merge_keys
-    data = conform(frame, plan.schema, fill_missing=True)
-    if keys:
-        data = checked_keys(data, keys, loc.qualified, None)
-    change = txn.touch_table(loc.namespace, loc.name)
-    txn.engine = ENGINE
-    tag = commit_properties(txn, "CREATE_TABLE")
+@contextmanager
+def _staged(table_path: str) -> Iterator[str]:
+    """A fresh folder inside the table for one Spark write, removed if the write fails."""
+    folder = staging_folder(table_path)
     try:
-        os.makedirs(loc.uri, exist_ok=True)
-        actions, rows, _ = _write_files(data, loc.uri, txn)
-        if properties:
-            create_delta_table(loc, plan.schema, properties, txn.id)
-            latest(loc.uri, change.incarnation).create_write_transaction(
-                actions, "append", _delta_schema(plan.schema), commit_properties=tag
-            )
-        else:
-            create_table_with_add_actions(
-                loc.uri, _delta_schema(plan.schema), actions, mode="error", commit_properties=tag
-            )
-    except BaseException as e:
-        remove_created(loc)
-        reraise(e, loc, "it was not created")
-    version = 1 if properties else 0
-    txn.record(change, "CREATE_TABLE", version, added=rows)
-    return WriteResult(loc.ref, "create", version, rows_added=rows)
-
-
-def write_existing_table(
-    txn: Transaction,
-    opened: OpenTable,
-    frame: DataFrame,
-    mode: TableWriteMode,
-    plan: SchemaPlan,
-    properties: dict[str, str],
-    dedupe: str | None,
-) -> WriteResult:
-    """ADD, APPEND, REPLACE, MERGE or DELETE a Spark DataFrame into an existing table."""
-    name = opened.loc.qualified
-    keys = opened.schema.merge_keys
-    if mode is TableWriteMode.DELETE:
-        source = conform(
-            frame.select(*[quote_identifier(k) for k in keys]),
-            Schema(f for f in opened.schema if f.name in keys),
-            fill_missing=False,
-        ).dropDuplicates(keys)
-        reject_null_keys(source, keys, name)
-    else:
-        source = checked_keys(frame, keys, name, dedupe) if keys else frame
-    change, opened = touch(txn, opened)
-    txn.engine = ENGINE
-    folders: list[str] = []
-    try:
-        with restore_on_failure(txn, opened, properties):
-            opened = evolve(txn, opened, plan)
-            if mode is TableWriteMode.DELETE:
-                result = _delete(txn, opened, source, keys, folders)
-            elif mode is TableWriteMode.MERGE:
-                result = _merge(txn, opened, source, plan, keys, folders)
-            else:
-                result = _add_or_replace(txn, opened, source, plan, mode, folders)
+        yield folder
     except BaseException:
-        for folder in folders:
-            shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
         raise
-    txn.record(change, f"WRITE_{mode.name}", result.version, result.rows_added, result.rows_removed)
-    return result
 
 
-def _add_or_replace(
-    txn: Transaction,
-    opened: OpenTable,
-    source: DataFrame,
-    plan: SchemaPlan,
-    mode: TableWriteMode,
-    folders: list[str],
-) -> WriteResult:
-    data = conform(source, plan.schema, fill_missing=True)
-    actions, rows, folder = _write_files(data, opened.uri, txn)
-    folders.append(folder)
-    replace = mode is TableWriteMode.REPLACE
-    removed = describe(opened).row_count if replace else 0
-    version = commit_files(txn, opened, actions, "overwrite" if replace else "append", mode.name)
-    return WriteResult(
-        opened.loc.ref,
-        mode.value,
-        version,
-        rows,
-        rows_removed=removed,
-        schema_changes=schema_change_labels(plan),
-    )
+def write_files(frame: DataFrame, schema: Schema, table_path: str) -> list[WrittenFile]:
+    """Let Spark write the frame (in the table's types) as Parquet into the table folder."""
+    with _staged(table_path) as folder:
+        conform(frame, schema, fill_missing=True).write.mode("error").parquet(folder)
+        return [describe_file(path) for path in written_files(folder)]
 
 
 def _files_with_keys(
-    files: list[TableFile], schema: Schema, source: DataFrame, keys: list[str]
-) -> list[TableFile]:
+    files: list[DataFile], schema: Schema, source: DataFrame, keys: list[str]
+) -> list[DataFile]:
     """The table files holding any of ``source``'s keys: candidates by the keys' min/max
     statistics, then an exact semi-join over the candidates only."""
     from pyspark.sql import functions as F
-
-    from workbench.engines.spark.read import read_files
 
     bounds = source.agg(
         *[F.min(quote_identifier(k)).alias(f"lo{i}") for i, k in enumerate(keys)],
@@ -221,7 +107,7 @@ def _files_with_keys(
         return []
     low = {k: bounds[f"lo{i}"] for i, k in enumerate(keys)}
     high = {k: bounds[f"hi{i}"] for i, k in enumerate(keys)}
-    candidates = {f.absolute: f for f in candidate_files(files, low, high)}
+    candidates = {os.path.normpath(f.absolute): f for f in candidate_files(files, low, high)}
     if not candidates:
         return []
     current = read_files(list(candidates), schema).select(
@@ -234,24 +120,15 @@ def _files_with_keys(
     ]
 
 
-def _merge(
-    txn: Transaction,
-    opened: OpenTable,
-    source: DataFrame,
-    plan: SchemaPlan,
-    keys: list[str],
-    folders: list[str],
-) -> WriteResult:
+def merge(table: OpenTable, source: DataFrame, schema: Schema, keys: list[str]) -> Rewrite:
+    """Rewrite the files holding the source's keys with a full outer join (source wins)."""
     from pyspark.sql import functions as F
 
-    from workbench.engines.spark.read import read_files
-
-    files = table_files(opened, keys)
     source = conform(
-        source, Schema(f for f in plan.schema if f.name in source.columns), fill_missing=False
+        source, Schema(f for f in schema if f.name in source.columns), fill_missing=False
     )
-    touched = _files_with_keys(files, opened.schema, source, keys)
-    old = read_files([f.absolute for f in touched], plan.schema)
+    touched = _files_with_keys(table.files, table.schema, source, keys)
+    old = read_files([f.absolute for f in touched], schema)
     joined = old.alias("o").join(
         source.alias("s"),
         [F.col(f"o.{quote_identifier(k)}") == F.col(f"s.{quote_identifier(k)}") for k in keys],
@@ -259,13 +136,11 @@ def _merge(
     )
     in_source = F.col(f"s.{quote_identifier(keys[0])}").isNotNull()
     in_table = F.col(f"o.{quote_identifier(keys[0])}").isNotNull()
-    types = {f.name: f.dataType for f in spark_schema(plan.schema.arrow).fields}
+    types = {f.name: f.dataType for f in spark_schema(schema.arrow).fields}
     columns = []
-    for field in plan.schema:
-        theirs, ours = (
-            F.col(f"s.{quote_identifier(field.name)}"),
-            F.col(f"o.{quote_identifier(field.name)}"),
-        )
+    for field in schema:
+        theirs = F.col(f"s.{quote_identifier(field.name)}")
+        ours = F.col(f"o.{quote_identifier(field.name)}")
         if field.name in keys:
             value = F.coalesce(theirs, ours)
         elif field.name in source.columns:
@@ -273,35 +148,23 @@ def _merge(
         else:
             value = F.when(in_table, ours).otherwise(F.lit(field.future_default))
         columns.append(value.cast(types[field.name]).alias(field.name))
-    actions, written, folder = _write_files(joined.select(columns), opened.uri, txn)
-    folders.append(folder)
+    written = write_files(joined.select(columns), schema, table.uri)
     # The output holds every row of the rewritten files plus the inserted ones.
-    inserted = written - sum(f.rows for f in touched)
-    updated = source.count() - inserted
-    removes = remove_actions([(f.path, f.size) for f in touched])
-    version = commit_files(txn, opened, removes + actions, "append", "MERGE")
-    return WriteResult(
-        opened.loc.ref,
-        "merge",
-        version,
-        rows_added=inserted,
-        rows_updated=updated,
-        schema_changes=schema_change_labels(plan),
-    )
+    inserted = sum(f.rows for f in written) - sum(f.rows for f in touched)
+    return Rewrite(written, touched, updated=source.count() - inserted)
 
 
-def _delete(
-    txn: Transaction, opened: OpenTable, source: DataFrame, keys: list[str], folders: list[str]
-) -> WriteResult:
-    from workbench.engines.spark.read import read_files
-
-    touched = _files_with_keys(table_files(opened, keys), opened.schema, source, keys)
+def delete(table: OpenTable, source: DataFrame, keys: list[str]) -> Rewrite:
+    """Rewrite the files holding the source's keys without those rows."""
+    name = table.loc.qualified
+    source = conform(
+        source.select(*[quote_identifier(k) for k in keys]),
+        Schema(f for f in table.schema if f.name in keys),
+        fill_missing=False,
+    ).dropDuplicates(keys)
+    reject_null_keys(source, keys, name)
+    touched = _files_with_keys(table.files, table.schema, source, keys)
     if not touched:
-        return WriteResult(opened.loc.ref, "delete", opened.version, rows_added=0)
-    kept = read_files([f.absolute for f in touched], opened.schema).join(source, keys, "left_anti")
-    actions, written, folder = _write_files(kept, opened.uri, txn)
-    folders.append(folder)
-    removed = sum(f.rows for f in touched) - written
-    removes = remove_actions([(f.path, f.size) for f in touched])
-    version = commit_files(txn, opened, removes + actions, "append", "DELETE")
-    return WriteResult(opened.loc.ref, "delete", version, rows_added=0, rows_removed=removed)
+        return Rewrite()
+    kept = read_files([f.absolute for f in touched], table.schema).join(source, keys, "left_anti")
+    return Rewrite(write_files(kept, table.schema, table.uri), touched)

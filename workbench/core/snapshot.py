@@ -1,0 +1,123 @@
+"""The data files of a table version: the one reader of Delta add actions, their write order,
+and a pyarrow dataset over them in the table's schema, for engines to read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+
+    from workbench.core.tables import OpenTable
+
+# Writers may truncate long string statistics (Delta allows it), so a long maximum is not an
+# upper bound; strings at least this long are treated as unbounded above.
+TRUNCATED_STRING_STATS = 32
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One data file of a table version, with its row count and per-column min/max."""
+
+    path: str  # relative and URL-encoded, as in the Delta log
+    absolute: str  # path or URI to open
+    size: int
+    rows: int
+    modified: int  # ms since the epoch; files of later commits are newer
+    low: dict[str, Any]
+    high: dict[str, Any]
+
+    def upper(self, column: str) -> Any:
+        """The column's maximum when it is a true upper bound (None if unknown)."""
+        high = self.high.get(column)
+        if isinstance(high, str) and len(high) >= TRUNCATED_STRING_STATS:
+            return None
+        return high
+
+
+def data_files(opened: OpenTable) -> list[DataFile]:
+    """The files of the opened version in write order: oldest commit first, and within a
+    commit by name (writers number their parts in write order)."""
+    import pyarrow as pa
+
+    actions = pa.table(opened.delta.get_add_actions(flatten=True))
+    if not actions.num_rows:
+        return []
+    stats = {
+        name: actions.column(name).to_pylist()
+        for name in actions.column_names
+        if name.startswith(("min.", "max."))
+    }
+    base = opened.uri.rstrip("/")
+    files = [
+        DataFile(
+            path,
+            f"{base}/{unquote(path)}",
+            size,
+            rows or 0,
+            modified,
+            {n[4:]: v[i] for n, v in stats.items() if n.startswith("min.") and v[i] is not None},
+            {n[4:]: v[i] for n, v in stats.items() if n.startswith("max.") and v[i] is not None},
+        )
+        for i, (path, size, rows, modified) in enumerate(
+            zip(
+                actions.column("path").to_pylist(),
+                actions.column("size_bytes").to_pylist(),
+                actions.column("num_records").to_pylist(),
+                actions.column("modification_time").cast(pa.int64()).to_pylist(),
+                strict=True,
+            )
+        )
+    ]
+    return sorted(files, key=lambda f: (f.modified, f.path))
+
+
+def candidate_files(
+    files: list[DataFile], low: dict[str, Any], high: dict[str, Any]
+) -> list[DataFile]:
+    """Files whose statistics allow a key within [low, high] on every key column; files without
+    usable statistics are always candidates."""
+    return [f for f in files if all(_may_overlap(f, k, low[k], high[k]) for k in low)]
+
+
+def _may_overlap(f: DataFile, key: str, low: Any, high: Any) -> bool:
+    file_low, file_high = f.low.get(key), f.upper(key)
+    try:
+        if file_low is not None and file_low > high:
+            return False
+        return not (file_high is not None and file_high < low)
+    except TypeError:  # statistics of another representation (e.g. naive vs aware times)
+        return True
+
+
+def plain_schema(opened: OpenTable) -> pa.Schema:
+    """The table's Arrow schema as stored in its files (no workbench metadata)."""
+    import pyarrow as pa
+
+    return pa.schema([pa.field(f.name, f.type) for f in opened.schema])
+
+
+def ordered_dataset(opened: OpenTable, files: list[DataFile] | None = None) -> pads.Dataset:
+    """The table's files (or ``files``) as one pyarrow dataset in the table's schema, in write
+    order; columns missing from older files read as nulls."""
+    import pyarrow.dataset as pads
+
+    catalog = opened.loc.catalog
+    paths = [catalog.fs_path_of(f.absolute) for f in (opened.files if files is None else files)]
+    return pads.dataset(
+        paths, schema=opened.schema.arrow, format="parquet", filesystem=catalog.filesystem
+    )
+
+
+def parquet_files(opened: OpenTable) -> list[Any]:
+    """The table's Parquet files as lazy ``pyarrow.parquet.ParquetFile`` objects, in write order."""
+    import pyarrow.parquet as pq
+
+    fs = opened.loc.catalog.filesystem
+    return [
+        pq.ParquetFile(fs.open_input_file(opened.loc.catalog.fs_path_of(f.absolute)))
+        for f in opened.files
+    ]

@@ -1,0 +1,244 @@
+"""The Daft engine: in-process, lazy, no cluster to start.
+
+Reads are lazy Daft DataFrames over the files of the resolved version (projections, filters
+and limits are pushed into the scan). Writes run the DataFrame and hand each micropartition to
+a sink that writes Parquet in the table's declared types; nothing is collected into one table.
+MERGE and DELETE rewrite only the files that hold matching keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from workbench.core.engine import Engine, Rewrite
+from workbench.core.errors import MergeKeyError
+from workbench.core.schema import Schema
+from workbench.core.snapshot import DataFile, candidate_files
+from workbench.core.type_notes import noted_type
+from workbench.core.types import DatasetType
+from workbench.engines.daft.sink import write_frame
+
+if TYPE_CHECKING:
+    import daft
+    import pyarrow as pa
+
+    from workbench.core.files import WrittenFile
+    from workbench.core.tables import OpenTable
+
+FILE_COLUMN = "__wb_file"
+ROW_COLUMN = "__wb_row"
+
+
+def leading_files(files: list[DataFile], limit: int | None) -> list[DataFile]:
+    """The first files in write order that hold at least ``limit`` rows (all without one)."""
+    if limit is None:
+        return files
+    chosen, rows = [], 0
+    for f in files:
+        if rows >= limit:
+            break
+        chosen.append(f)
+        rows += f.rows
+    return chosen
+
+
+def daft_type(arrow_type: pa.DataType) -> daft.DataType:
+    """The Daft type of an Arrow type."""
+    import daft
+
+    return daft.DataType.from_arrow_type(arrow_type)
+
+
+def scan(
+    table: OpenTable, files: list[DataFile], schema: Schema, path_column: str | None = None
+) -> daft.DataFrame:
+    """A lazy Daft DataFrame over ``files`` in ``schema`` (columns missing from older files
+    are null)."""
+    import daft
+
+    if not files:
+        empty = schema.arrow.remove_metadata().empty_table()
+        frame = daft.from_arrow(empty)
+        return frame.with_column(path_column, daft.lit("")) if path_column else frame
+    return daft.read_parquet(
+        [f.absolute for f in files],
+        schema={f.name: daft_type(f.type) for f in schema},
+        infer_schema=False,
+        file_path_column=path_column,
+    )
+
+
+def with_written_types(frame: daft.DataFrame, schema: Schema) -> daft.DataFrame:
+    """Columns Delta stores as another type cast back to the written type, lazily, where Daft
+    has that type."""
+    from daft import col
+
+    for f in schema:
+        written = noted_type(f.arrow_type) if f.arrow_type else None
+        if written is None:
+            continue
+        try:
+            frame = frame.with_column(f.name, col(f.name).cast(daft_type(written)))
+        except Exception:  # Daft lacks the type (e.g. float16): keep the stored one
+            continue
+    return frame
+
+
+def conformed(frame: daft.DataFrame, schema: Schema) -> daft.DataFrame:
+    """The frame's columns that ``schema`` has, cast to its types."""
+    from daft import col
+
+    present = [f for f in schema if f.name in frame.column_names]
+    return frame.select(*[col(f.name).cast(daft_type(f.type)) for f in present])
+
+
+class DaftEngine(Engine):
+    """Daft in this process."""
+
+    name = "daft"
+    data_modules: ClassVar[tuple[str, ...]] = ("daft",)
+    dataset_types: ClassVar[tuple[DatasetType, ...]] = (DatasetType.DAFT,)
+    sql_result_type = DatasetType.DAFT
+
+    def read(
+        self, table: OpenTable, read_as: DatasetType, columns: list[str] | None, limit: int | None
+    ) -> daft.DataFrame:
+        files = leading_files(table.files, limit)
+        frame = with_written_types(scan(table, files, table.schema), table.schema)
+        if columns:
+            frame = frame.select(*columns)
+        return frame.limit(limit) if limit is not None else frame
+
+    def source(self, data: daft.DataFrame) -> daft.DataFrame:
+        return data
+
+    def schema(self, source: daft.DataFrame) -> pa.Schema:
+        import pyarrow as pa
+
+        return pa.schema([(f.name, f.dtype.to_arrow_dtype()) for f in source.schema()])
+
+    def keyed(
+        self, source: daft.DataFrame, keys: list[str], table: str, dedupe: str | None
+    ) -> daft.DataFrame:
+        from daft import col
+        from daft.functions import monotonically_increasing_id
+
+        _reject_null_keys(source, keys, table)
+        counted = source.groupby(*keys).agg(col(keys[0]).count().alias("__wb_n"))
+        if not counted.where(col("__wb_n") > 1).limit(1).count_rows():
+            return source
+        if dedupe is None:
+            raise MergeKeyError(
+                f"Rows written to table {table!r} repeat a merge key {keys}; remove the "
+                "duplicates or pass dedupe='last' (or 'first') to keep one row per key."
+            )
+        numbered = source.with_column(ROW_COLUMN, monotonically_increasing_id())
+        pick = col(ROW_COLUMN).max() if dedupe == "last" else col(ROW_COLUMN).min()
+        kept = numbered.groupby(*keys).agg(pick.alias(ROW_COLUMN)).select(ROW_COLUMN)
+        return numbered.join(kept, on=ROW_COLUMN, how="semi").exclude(ROW_COLUMN)
+
+    def write_files(self, source: daft.DataFrame, schema: Schema, folder: str) -> list[WrittenFile]:
+        return write_frame(source, schema, folder)
+
+    def merge(
+        self, table: OpenTable, source: daft.DataFrame, schema: Schema, keys: list[str]
+    ) -> Rewrite:
+        from daft import col, lit
+        from daft.functions import when
+
+        source = conformed(source, schema)
+        touched = _files_with_keys(table, source, keys)
+        if not touched:
+            return Rewrite(self.write_files(source, schema, table.uri))
+        theirs = {c: f"__wb_s_{c}" for c in source.column_names if c not in keys}
+        incoming = source.select(
+            *[col(k) for k in keys], *[col(c).alias(n) for c, n in theirs.items()]
+        ).with_column("__wb_in_source", lit(True))
+        current = scan(table, touched, schema).with_column("__wb_in_table", lit(True))
+        joined = current.join(incoming, on=keys, how="outer")
+        in_source = col("__wb_in_source").not_null()
+        in_table = col("__wb_in_table").not_null()
+        columns = []
+        for f in schema:
+            if f.name in keys:
+                value = col(f.name)
+            elif f.name in theirs:
+                value = when(in_source, col(theirs[f.name])).otherwise(col(f.name))
+            else:
+                default = lit(f.future_default).cast(daft_type(f.type))
+                value = when(in_table, col(f.name)).otherwise(default)
+            columns.append(value.alias(f.name))
+        written = self.write_files(joined.select(*columns), schema, table.uri)
+        inserted = sum(f.rows for f in written) - sum(f.rows for f in touched)
+        return Rewrite(written, touched, updated=source.count_rows() - inserted)
+
+    def delete(self, table: OpenTable, source: daft.DataFrame, keys: list[str]) -> Rewrite:
+        source = conformed(source, Schema(f for f in table.schema if f.name in keys)).distinct()
+        _reject_null_keys(source, keys, table.loc.qualified)
+        touched = _files_with_keys(table, source, keys)
+        if not touched:
+            return Rewrite()
+        kept = scan(table, touched, table.schema).join(source, on=keys, how="anti")
+        return Rewrite(self.write_files(kept, table.schema, table.uri), touched)
+
+    def sql(self, query: str, tables: Mapping[str, OpenTable]) -> daft.DataFrame:
+        import daft
+
+        frames = {name: self.read(t, DatasetType.DAFT, None, None) for name, t in tables.items()}
+        return daft.sql(query, register_globals=False, **frames)
+
+    def to_arrow(self, result: daft.DataFrame) -> pa.Table:
+        return result.to_arrow()
+
+
+def _reject_null_keys(source: daft.DataFrame, keys: list[str], table: str) -> None:
+    from daft import col
+
+    null_key = col(keys[0]).is_null()
+    for k in keys[1:]:
+        null_key = null_key | col(k).is_null()
+    if source.where(null_key).limit(1).count_rows():
+        raise MergeKeyError(
+            f"Rows written to table {table!r} have a null merge key {keys}; drop those rows or "
+            "fill the key before writing."
+        )
+
+
+def _files_with_keys(table: OpenTable, source: daft.DataFrame, keys: list[str]) -> list[DataFile]:
+    """The table files holding any of the source's keys: candidates by the keys' min/max
+    statistics, then an exact semi-join over the candidates only."""
+    from daft import col
+
+    bounds = source.agg(
+        *[col(k).min().alias(f"lo{i}") for i, k in enumerate(keys)],
+        *[col(k).max().alias(f"hi{i}") for i, k in enumerate(keys)],
+    ).to_pydict()
+    if not bounds["lo0"] or bounds["lo0"][0] is None:
+        return []
+    low = {k: bounds[f"lo{i}"][0] for i, k in enumerate(keys)}
+    high = {k: bounds[f"hi{i}"][0] for i, k in enumerate(keys)}
+    candidates = {f.absolute: f for f in candidate_files(table.files, low, high)}
+    if not candidates:
+        return []
+    current = scan(table, list(candidates.values()), table.schema, FILE_COLUMN)
+    hits = (
+        current.select(*keys, FILE_COLUMN)
+        .join(source.select(*keys).distinct(), on=keys, how="semi")
+        .select(FILE_COLUMN)
+        .distinct()
+        .to_pydict()[FILE_COLUMN]
+    )
+    return [candidates[path] for path in _match_paths(hits, candidates)]
+
+
+def _match_paths(hits: list[str], candidates: Mapping[str, Any]) -> list[str]:
+    """Candidate paths for the file paths Daft reports (it may add a ``file://`` scheme)."""
+    found = []
+    for hit in hits:
+        path = hit.removeprefix("file://")
+        if path in candidates:
+            found.append(path)
+        elif hit in candidates:
+            found.append(hit)
+    return found

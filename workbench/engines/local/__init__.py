@@ -1,0 +1,78 @@
+"""The local engine: in-memory data (pandas, pyarrow, polars, numpy) on pyarrow and deltalake in
+this process, with SQL on DuckDB. It reads every dataset type that is materialised in memory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from workbench.core.conform import conform
+from workbench.core.datasets import from_pyarrow, to_pyarrow
+from workbench.core.engine import Engine, Rewrite
+from workbench.core.files import WrittenFile, write_parts
+from workbench.core.keys import unique_keys
+from workbench.core.schema import Schema
+from workbench.core.snapshot import ordered_dataset, parquet_files
+from workbench.core.type_notes import with_written_types
+from workbench.core.types import DatasetType
+from workbench.engines.local import rewrite, sql
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from workbench.core.tables import OpenTable
+
+
+class LocalEngine(Engine):
+    """pyarrow + deltalake + DuckDB, in this process."""
+
+    name = "local"
+    data_modules: ClassVar[tuple[str, ...]] = ("pandas", "pyarrow", "polars", "numpy")
+    dataset_types: ClassVar[tuple[DatasetType, ...]] = (
+        DatasetType.PYARROW,
+        DatasetType.PANDAS,
+        DatasetType.POLARS,
+        DatasetType.NUMPY,
+        DatasetType.PYARROW_PARQUET,
+    )
+    sql_result_type = DatasetType.PYARROW
+
+    def read(
+        self, table: OpenTable, read_as: DatasetType, columns: list[str] | None, limit: int | None
+    ) -> Any:
+        if read_as is DatasetType.PYARROW_PARQUET:
+            return parquet_files(table)
+        dataset = ordered_dataset(table)
+        if limit is None or limit >= sum(f.rows for f in table.files):
+            data = dataset.to_table(columns=columns)
+        else:
+            data = dataset.head(limit, columns=columns)
+        return from_pyarrow(with_written_types(data), read_as)
+
+    def source(self, data: Any) -> pa.Table:
+        return to_pyarrow(data)
+
+    def schema(self, source: pa.Table) -> pa.Schema:
+        return source.schema
+
+    def keyed(self, source: pa.Table, keys: list[str], table: str, dedupe: str | None) -> pa.Table:
+        return unique_keys(source, keys, table, dedupe)
+
+    def write_files(self, source: pa.Table, schema: Schema, folder: str) -> list[WrittenFile]:
+        return write_parts(source, schema, folder)
+
+    def merge(self, table: OpenTable, source: pa.Table, schema: Schema, keys: list[str]) -> Rewrite:
+        present = Schema(f for f in schema if f.name in source.column_names)
+        source = conform(source, present, fill_missing=False, table=table.loc.qualified)
+        return rewrite.merge(table, source, schema, keys)
+
+    def delete(self, table: OpenTable, source: pa.Table, keys: list[str]) -> Rewrite:
+        name = table.loc.qualified
+        source = conform(source.select(keys), table.schema, fill_missing=False, table=name)
+        return rewrite.delete(table, unique_keys(source, keys, name, dedupe="first"), keys)
+
+    def sql(self, query: str, tables: Mapping[str, OpenTable]) -> pa.Table:
+        return sql.run(query, tables)
+
+    def to_arrow(self, result: pa.Table) -> pa.Table:
+        return result

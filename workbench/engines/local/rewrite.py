@@ -1,0 +1,144 @@
+"""MERGE and DELETE by merge key on in-memory Arrow data, as rewrites of the files holding the keys.
+
+Only the files that can hold a matching key are read: candidates come from each key's min/max
+statistics, then an exact match by key. Each file with a match is rewritten (rows keep their
+order; updated rows stay in place) in the table's declared types, so every reader can read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.engine import Rewrite
+from workbench.core.files import discard, write_part
+from workbench.core.snapshot import DataFile, candidate_files, ordered_dataset
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from workbench.core.schema import Schema
+    from workbench.core.tables import OpenTable
+
+
+def key_range(source: pa.Table, keys: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Each key's min and max in ``source`` (keys are never null there)."""
+    import pyarrow.compute as pc
+
+    bounds = {k: pc.min_max(source.column(k)) for k in keys}
+    return (
+        {k: b["min"].as_py() for k, b in bounds.items()},
+        {k: b["max"].as_py() for k, b in bounds.items()},
+    )
+
+
+def match_rows(target: pa.Table, source: pa.Table, keys: list[str]) -> pa.Array:
+    """For each target row, the index of the source row with the same key, or null."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if len(keys) == 1:
+        return pc.index_in(target.column(keys[0]), value_set=source.column(keys[0]))
+    position, found = "__workbench_target", "__workbench_source"
+    left = target.select(keys).append_column(position, pa.array(range(target.num_rows), pa.int64()))
+    right = source.select(keys).append_column(found, pa.array(range(source.num_rows), pa.int64()))
+    joined = left.join(right, keys, join_type="left outer").sort_by(position)
+    return joined.column(found).combine_chunks()
+
+
+def _candidates(opened: OpenTable, source: pa.Table, keys: list[str]) -> list[DataFile]:
+    low, high = key_range(source, keys)
+    return candidate_files(opened.files, low, high)
+
+
+def _read(opened: OpenTable, f: DataFile) -> pa.Table:
+    """One table file in the table's current schema (columns added later read as nulls)."""
+    return ordered_dataset(opened, [f]).to_table()
+
+
+def merge_rows(
+    current: pa.Table, source: pa.Table, schema: Schema, keys: list[str]
+) -> tuple[pa.Table | None, pa.Array]:
+    """One file's rows with the source merged in (None when no key matches; updated rows stay
+    in place), and which source rows matched."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    index = match_rows(current, source, keys)
+    hits = pc.is_valid(index)
+    seen = pc.is_in(pa.array(range(source.num_rows), pa.int64()), index.drop_null())
+    if not pc.any(hits).as_py():
+        return None, seen
+    rows = pc.take(source, index)
+    updates = {c for c in source.column_names if c not in keys}
+    columns = [
+        pc.if_else(hits, rows.column(c.name), current.column(c.name))
+        if c.name in updates
+        else current.column(c.name)
+        for c in schema
+    ]
+    return pa.Table.from_arrays(columns, names=schema.names), seen
+
+
+def delete_rows(current: pa.Table, source: pa.Table, keys: list[str]) -> pa.Table | None:
+    """One file's rows without those whose keys are in the source (None when none match)."""
+    import pyarrow.compute as pc
+
+    hits = pc.is_valid(match_rows(current, source, keys))
+    return current.filter(pc.invert(hits)) if pc.any(hits).as_py() else None
+
+
+def merge(opened: OpenTable, source: pa.Table, schema: Schema, keys: list[str]) -> Rewrite:
+    """Upsert ``source`` (unique, non-null keys; a subset of ``schema``'s columns in its types)
+    by key: matched rows take the source's values for the source's columns, the rest are
+    inserted (``write_part`` fills the columns they lack with defaults)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rewrite = Rewrite()
+    if not source.num_rows:
+        return rewrite
+    found = pa.array([False] * source.num_rows)
+    with _discarded_on_failure(rewrite):
+        for f in _candidates(opened, source, keys):
+            merged, seen = merge_rows(_read(opened, f), source, schema, keys)
+            if merged is not None:
+                rewrite.updated += pc.sum(seen.cast(pa.int64())).as_py()
+                _replace(rewrite, opened, f, merged, schema)
+                found = pc.or_(found, seen)
+        inserted = source.filter(pc.invert(found))
+        if inserted.num_rows:
+            rewrite.written.append(write_part(inserted, schema, opened.uri, len(rewrite.written)))
+    return rewrite
+
+
+def delete(opened: OpenTable, source: pa.Table, keys: list[str]) -> Rewrite:
+    """Delete the rows whose keys are in ``source`` (unique, non-null keys)."""
+    rewrite = Rewrite()
+    if not source.num_rows:
+        return rewrite
+    with _discarded_on_failure(rewrite):
+        for f in _candidates(opened, source, keys):
+            kept = delete_rows(_read(opened, f), source, keys)
+            if kept is not None:
+                _replace(rewrite, opened, f, kept, opened.schema)
+    return rewrite
+
+
+@contextmanager
+def _discarded_on_failure(rewrite: Rewrite) -> Iterator[None]:
+    try:
+        yield
+    except BaseException:
+        discard(rewrite.written)
+        raise
+
+
+def _replace(
+    rewrite: Rewrite, opened: OpenTable, old: DataFile, data: pa.Table, schema: Schema
+) -> None:
+    """Swap a file for its rewritten rows (none: the file is only removed)."""
+    rewrite.removed.append(old)
+    if data.num_rows:
+        rewrite.written.append(write_part(data, schema, opened.uri, len(rewrite.written)))

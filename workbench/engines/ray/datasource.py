@@ -1,0 +1,53 @@
+"""A table version as a Ray Datasource: one lazy read task per data file, planned from the
+Delta statistics, so nothing is opened until the Dataset runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from ray.data import Datasource, ReadTask
+from ray.data.block import BlockMetadata
+
+from workbench.core.files import filesystem_of
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from workbench.core.snapshot import DataFile
+
+
+def read_file(uri: str, schema: pa.Schema, columns: list[str] | None = None) -> pa.Table:
+    """One data file in the table's schema (columns missing from older files are null)."""
+    import pyarrow.dataset as pads
+
+    fs, path = filesystem_of(uri)
+    return pads.dataset(path, schema=schema, format="parquet", filesystem=fs).to_table(
+        columns=columns
+    )
+
+
+class TableFiles(Datasource):
+    """The given files of a table, read in the table's schema."""
+
+    def __init__(self, files: list[DataFile], schema: pa.Schema, columns: list[str] | None):
+        self.files, self.schema, self.columns = files, schema, columns
+
+    def estimate_inmemory_data_size(self) -> int:
+        return sum(f.size for f in self.files)
+
+    def get_read_tasks(
+        self, parallelism: int, per_task_row_limit: int | None = None, **_: Any
+    ) -> list[ReadTask]:
+        schema = self.schema if self.columns is None else self.schema.select(self.columns)
+        tasks = []
+        for f in self.files:
+
+            def read(uri: str = f.absolute) -> Iterator[pa.Table]:
+                yield read_file(uri, self.schema, self.columns)
+
+            metadata = BlockMetadata(
+                num_rows=f.rows, size_bytes=f.size, exec_stats=None, input_files=[f.absolute]
+            )
+            tasks.append(ReadTask(read, metadata, schema, per_task_row_limit))
+        return tasks

@@ -1,0 +1,330 @@
+"""The Ray engine: Ray starts only when something asks for it (see ``runtime``).
+
+Reads are lazy Ray Datasets with one read task per data file. Writes run the Dataset and let
+each Ray task write its blocks as Parquet in the table's declared types; the driver only
+collects the file descriptions and commits them. MERGE and DELETE keep the source in the
+object store and rewrite each file that can hold its keys in its own task, with the same
+row-level logic as the local engine.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from workbench.core.conform import conform
+from workbench.core.engine import Engine, Rewrite
+from workbench.core.files import WrittenFile, discard, discard_batch, new_batch, write_part
+from workbench.core.keys import unique_keys
+from workbench.core.schema import Schema
+from workbench.core.snapshot import DataFile, candidate_files, plain_schema
+from workbench.core.types import DatasetType
+from workbench.engines.daft.engine import leading_files
+from workbench.engines.local.rewrite import delete_rows, key_range, merge_rows
+from workbench.engines.ray import runtime
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import ray.data
+
+    from workbench.core.tables import OpenTable
+
+POSITION = "__wb_position"
+
+
+class RayEngine(Engine):
+    """Ray Data on a local Ray instance or a cluster."""
+
+    name = "ray"
+    data_modules: ClassVar[tuple[str, ...]] = ("ray",)
+    dataset_types: ClassVar[tuple[DatasetType, ...]] = (DatasetType.RAY_DATASET,)
+
+    def __init__(self, settings: Mapping[str, Any] | None = None):
+        super().__init__(settings)
+        runtime.ensure_ray()
+
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
+        return runtime.check(settings)
+
+    def read(
+        self, table: OpenTable, read_as: DatasetType, columns: list[str] | None, limit: int | None
+    ) -> ray.data.Dataset:
+        import ray.data
+
+        from workbench.engines.ray.datasource import TableFiles
+
+        files = leading_files(table.files, limit)
+        if not files:
+            empty = plain_schema(table).empty_table()
+            frame = ray.data.from_arrow(empty.select(columns) if columns else empty)
+        else:
+            frame = ray.data.read_datasource(TableFiles(files, plain_schema(table), columns))
+        return frame.limit(limit) if limit is not None else frame
+
+    def source(self, data: ray.data.Dataset) -> ray.data.Dataset:
+        return data
+
+    def schema(self, source: ray.data.Dataset) -> pa.Schema:
+        return source.schema().base_schema
+
+    def keyed(
+        self, source: ray.data.Dataset, keys: list[str], table: str, dedupe: str | None
+    ) -> ray.data.Dataset:
+        """Keys are checked on the driver (only the key columns travel); the blocks stay in
+        the object store and, when de-duplicating, are filtered there."""
+        import pyarrow as pa
+        import ray
+        import ray.data
+
+        blocks = source.to_arrow_refs()
+        parts = ray.get([_numbered_keys.remote(ref, keys, i) for i, ref in enumerate(blocks)])
+        numbered = pa.concat_tables(parts) if parts else pa.table({})
+        if not numbered.num_rows:
+            return source
+        kept = unique_keys(numbered, keys, table, dedupe)
+        if kept.num_rows == numbered.num_rows:
+            return ray.data.from_arrow_refs(blocks)
+        by_block = kept.group_by("__wb_block").aggregate([(POSITION, "list")]).to_pylist()
+        rows = {r["__wb_block"]: r[f"{POSITION}_list"] for r in by_block}
+        filtered = [_take.remote(ref, rows.get(i, [])) for i, ref in enumerate(blocks)]
+        return ray.data.from_arrow_refs(filtered)
+
+    def write_files(
+        self, source: ray.data.Dataset, schema: Schema, folder: str
+    ) -> list[WrittenFile]:
+        batch = new_batch()
+        try:
+            records = source.map_batches(
+                _write_block,
+                batch_format="pyarrow",
+                batch_size=None,
+                fn_kwargs={"schema": schema, "folder": folder, "batch": batch},
+            ).take_all()
+        except BaseException:
+            discard_batch(folder, batch)
+            raise
+        return sorted((WrittenFile(*json.loads(r["file"])) for r in records), key=lambda f: f.uri)
+
+    def merge(
+        self, table: OpenTable, source: ray.data.Dataset, schema: Schema, keys: list[str]
+    ) -> Rewrite:
+        import numpy as np
+        import ray
+
+        present = Schema(f for f in schema if f.name in source.columns())
+        blocks = source.to_arrow_refs()
+        rows = sum(ray.get([_count.remote(ref) for ref in blocks]))
+        rewrite = Rewrite()
+        if not rows:
+            return rewrite
+        candidates = self._candidates(table, blocks, present, keys)
+        batch = new_batch()
+        try:
+            results = ray.get(
+                [
+                    _merge_file.remote(
+                        f.absolute,
+                        plain_schema(table),
+                        schema,
+                        present,
+                        keys,
+                        blocks,
+                        table.uri,
+                        batch,
+                    )
+                    for f in candidates
+                ]
+            )
+            found = np.zeros(rows, dtype=bool)
+            for f, (written, seen) in zip(candidates, results, strict=True):
+                if written is not None or seen.any():
+                    rewrite.removed.append(f)
+                    rewrite.updated += int(seen.sum())
+                    rewrite.written += [written] if written is not None else []
+                    found |= seen
+            inserted = ray.get(
+                _write_unmatched.remote(blocks, found, present, schema, table.uri, batch)
+            )
+            rewrite.written += [inserted] if inserted is not None else []
+        except BaseException:
+            discard(rewrite.written)
+            discard_batch(table.uri, batch)
+            raise
+        return rewrite
+
+    def delete(self, table: OpenTable, source: ray.data.Dataset, keys: list[str]) -> Rewrite:
+        import ray
+
+        key_schema = Schema(f for f in table.schema if f.name in keys)
+        blocks = source.select_columns(keys).to_arrow_refs()
+        if not sum(ray.get([_count.remote(ref) for ref in blocks])):
+            return Rewrite()
+        candidates = self._candidates(table, blocks, key_schema, keys)
+        batch = new_batch()
+        rewrite = Rewrite()
+        try:
+            results = ray.get(
+                [
+                    _delete_from_file.remote(
+                        f.absolute,
+                        plain_schema(table),
+                        table.schema,
+                        key_schema,
+                        keys,
+                        blocks,
+                        table.uri,
+                        batch,
+                    )
+                    for f in candidates
+                ]
+            )
+            for f, (changed, written) in zip(candidates, results, strict=True):
+                if changed:
+                    rewrite.removed.append(f)
+                    rewrite.written += [written] if written is not None else []
+        except BaseException:
+            discard_batch(table.uri, batch)
+            raise
+        return rewrite
+
+    @staticmethod
+    def _candidates(
+        table: OpenTable, blocks: list[Any], schema: Schema, keys: list[str]
+    ) -> list[DataFile]:
+        import ray
+
+        bounds = [b for b in ray.get([_key_range.remote(r, schema, keys) for r in blocks]) if b]
+        if not bounds:
+            return []
+        low = {k: min(b[0][k] for b in bounds) for k in keys}
+        high = {k: max(b[1][k] for b in bounds) for k in keys}
+        return candidate_files(table.files, low, high)
+
+    def to_arrow(self, result: ray.data.Dataset) -> pa.Table:
+        import pyarrow as pa
+        import ray
+
+        return pa.concat_tables(ray.get(result.to_arrow_refs()))
+
+
+class _Task:
+    """A module-level function run as a Ray task (``_task.remote(...)``), declared with Ray on
+    first use."""
+
+    def __init__(self, function: Any):
+        self.function = function
+        self._task: Any = None
+
+    def remote(self, *args: Any) -> Any:
+        import ray
+
+        if self._task is None:
+            self._task = ray.remote(self.function)
+        return self._task.remote(*args)
+
+
+def _source(blocks: list[Any], schema: Schema) -> pa.Table:
+    """The source blocks (object references passed inside a list) as one table in ``schema``."""
+    import pyarrow as pa
+    import ray
+
+    return conform(pa.concat_tables(ray.get(blocks)), schema, fill_missing=False, table="source")
+
+
+def _write_block(block: pa.Table, schema: Schema, folder: str, batch: str) -> pa.Table:
+    import pyarrow as pa
+
+    if not block.num_rows:
+        return pa.table({"file": pa.array([], pa.string())})
+    written = write_part(block, schema, folder, 0, batch)
+    return pa.table({"file": [json.dumps([written.uri, written.size, written.stats])]})
+
+
+def _numbered_keys_impl(block: pa.Table, keys: list[str], index: int) -> pa.Table:
+    import pyarrow as pa
+
+    numbered = block.select(keys).append_column(
+        POSITION, pa.array(range(block.num_rows), pa.int64())
+    )
+    return numbered.append_column("__wb_block", pa.array([index] * block.num_rows, pa.int64()))
+
+
+def _take_impl(block: pa.Table, rows: list[int]) -> pa.Table:
+    return block.take(sorted(rows))
+
+
+def _count_impl(block: pa.Table) -> int:
+    return block.num_rows
+
+
+def _key_range_impl(block: pa.Table, schema: Schema, keys: list[str]) -> Any:
+    if not block.num_rows:
+        return None
+    return key_range(conform(block.select(keys), schema, False, "source"), keys)
+
+
+def _merge_file_impl(
+    uri: str,
+    stored: pa.Schema,
+    schema: Schema,
+    present: Schema,
+    keys: list[str],
+    blocks: list[pa.Table],
+    folder: str,
+    batch: str,
+) -> tuple[WrittenFile | None, Any]:
+    import pyarrow.compute as pc
+
+    from workbench.engines.ray.datasource import read_file
+
+    source = _source(blocks, present)
+    merged, seen = merge_rows(read_file(uri, stored), source, schema, keys)
+    matched = pc.fill_null(seen, False).to_numpy(zero_copy_only=False)
+    if merged is None:
+        return None, matched
+    written = write_part(merged, schema, folder, 0, batch) if merged.num_rows else None
+    return written, matched
+
+
+def _write_unmatched_impl(
+    blocks: list[pa.Table],
+    found: Any,
+    present: Schema,
+    schema: Schema,
+    folder: str,
+    batch: str,
+) -> WrittenFile | None:
+    import pyarrow as pa
+
+    inserted = _source(blocks, present).filter(pa.array(~found))
+    return write_part(inserted, schema, folder, 1, batch) if inserted.num_rows else None
+
+
+def _delete_from_file_impl(
+    uri: str,
+    stored: pa.Schema,
+    schema: Schema,
+    key_schema: Schema,
+    keys: list[str],
+    blocks: list[pa.Table],
+    folder: str,
+    batch: str,
+) -> tuple[bool, WrittenFile | None]:
+    from workbench.engines.ray.datasource import read_file
+
+    source = _source(blocks, key_schema)
+    kept = delete_rows(read_file(uri, stored), source, keys)
+    if kept is None:
+        return False, None
+    return True, write_part(kept, schema, folder, 0, batch) if kept.num_rows else None
+
+
+_numbered_keys = _Task(_numbered_keys_impl)
+_take = _Task(_take_impl)
+_count = _Task(_count_impl)
+_key_range = _Task(_key_range_impl)
+_merge_file = _Task(_merge_file_impl)
+_write_unmatched = _Task(_write_unmatched_impl)
+_delete_from_file = _Task(_delete_from_file_impl)

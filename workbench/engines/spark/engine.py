@@ -1,0 +1,72 @@
+"""The Spark engine: Spark DataFrames read, written, merged and queried with SQL."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from workbench.core.engine import Engine, Rewrite
+from workbench.core.types import DatasetType
+from workbench.engines.spark import write
+from workbench.engines.spark.files import arrow_schema
+from workbench.engines.spark.settings import check
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame
+
+    from workbench.core.files import WrittenFile
+    from workbench.core.schema import Schema
+    from workbench.core.tables import OpenTable
+
+
+class SparkEngine(Engine):
+    """One shared local (or configured) SparkSession; Spark computes and writes Parquet."""
+
+    name = "spark"
+    data_modules: ClassVar[tuple[str, ...]] = ("pyspark",)
+    dataset_types: ClassVar[tuple[DatasetType, ...]] = (DatasetType.SPARK,)
+    sql_result_type = DatasetType.SPARK
+
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
+        return check(settings)
+
+    def read(
+        self, table: OpenTable, read_as: DatasetType, columns: list[str] | None, limit: int | None
+    ) -> DataFrame:
+        from workbench.engines.spark.read import read_table
+
+        frame = read_table(table)
+        frame = frame.select(*columns) if columns else frame
+        return frame.limit(limit) if limit is not None else frame
+
+    def source(self, data: DataFrame) -> DataFrame:
+        return data
+
+    def schema(self, source: DataFrame) -> pa.Schema:
+        return arrow_schema(source.schema)
+
+    def keyed(
+        self, source: DataFrame, keys: list[str], table: str, dedupe: str | None
+    ) -> DataFrame:
+        return write.checked_keys(source, keys, table, dedupe)
+
+    def write_files(self, source: DataFrame, schema: Schema, folder: str) -> list[WrittenFile]:
+        return write.write_files(source, schema, folder)
+
+    def merge(
+        self, table: OpenTable, source: DataFrame, schema: Schema, keys: list[str]
+    ) -> Rewrite:
+        return write.merge(table, source, schema, keys)
+
+    def delete(self, table: OpenTable, source: DataFrame, keys: list[str]) -> Rewrite:
+        return write.delete(table, source, keys)
+
+    def sql(self, query: str, tables: Mapping[str, OpenTable]) -> DataFrame:
+        from workbench.engines.spark.sql import run_sql
+
+        return run_sql(query, tables)
+
+    def to_arrow(self, result: DataFrame) -> pa.Table:
+        return result.toArrow()
