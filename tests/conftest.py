@@ -38,3 +38,17 @@ def spark():
     session = spark_session()
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """One small local Ray instance for the whole test run (start-up costs ~12 s and ~1.8 GB)."""
+    pytest.importorskip("ray")
+    import ray
+
+    from workbench.core.engine import get_engine
+
+    dc.init(engines={"ray": {"num_cpus": 2, "object_store_memory": 256 * 1024**2}})
+    get_engine("ray")
+    yield
+    ray.shutdown()

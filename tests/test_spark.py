@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 import workbench as dc
 from tests.conftest import tree_digest
+from tests.engine_parity import random_steps, run_sequence
+from tests.test_engines import check_reserved_names
 from workbench.core.tables import locate, open_table
 
 pytestmark = pytest.mark.integration
@@ -45,15 +47,10 @@ OPERATIONS = [
 
 
 def test_every_mode_on_spark_matches_the_local_engine(spark, tmp_path):
-    results = {}
-    for engine in ("local", "spark"):
-        dc.init_local(tmp_path / engine)
-        for mode, data, ddl in OPERATIONS:
-            payload = frame(spark, data, ddl) if engine == "spark" else pa.table(data)
-            dc.write(payload, "t", mode=mode, schema=KEYED if mode == "create" else None)
-        results[engine] = rows("t")
-        assert dc.get_table("t").schema.names == ["id", "v", "score", "extra"]
-    assert results["spark"] == results["local"]
+    local = run_sequence("local", tmp_path / "local")
+    on_spark = run_sequence("spark", tmp_path / "spark", spark=spark)
+    assert on_spark == local  # rows, schema with keys, and versions recorded in the log
+    assert dc.get_table("t").schema.names == ["id", "v", "score", "extra"]
     assert dc.transactions(read_as="pandas")["engine"].iloc[0] == "spark"
 
 
@@ -227,18 +224,25 @@ MODES = st.sampled_from(["merge", "delete", "replace"])
     )
 )
 def test_random_operation_sequences_give_identical_tables(spark, tmp_path_factory, steps):
-    results = {}
-    for engine in ("local", "spark"):
-        dc.init_local(tmp_path_factory.mktemp(engine))
-        dc.write(pa.table({"id": [0, 1, 2], "v": ["a", "b", "c"]}), "t", schema=KEYED)
-        for mode, keys in steps:
-            data = (
-                {"id": keys}
-                if mode == "delete"
-                else {"id": keys, "v": [f"{mode}{k}" for k in keys]}
-            )
-            ddl = "id long" if mode == "delete" else "id long, v string"
-            payload = frame(spark, data, ddl) if engine == "spark" else pa.table(data)
-            dc.write(payload, "t", mode=mode)
-        results[engine] = rows("t")
-    assert results["spark"] == results["local"]
+    sequence = random_steps(steps)
+    local = run_sequence("local", tmp_path_factory.mktemp("local"), sequence)
+    on_spark = run_sequence("spark", tmp_path_factory.mktemp("spark"), sequence, spark=spark)
+    assert on_spark == local
+
+
+def test_every_valid_name_works_unquoted_in_spark_sql(spark, catalog):
+    check_reserved_names("spark")
+
+
+def test_the_data_source_reads_the_catalogs_of_the_driver(spark, tmp_path):
+    dc.init_local(tmp_path / "elsewhere")  # not ./.workbench, and no root option below
+    dc.write(pa.table({"id": [1, 2], "v": ["a", "b"]}), "t", "shop", auto_create_namespace=True)
+    assert spark.read.format("workbench").load("shop.t").count() == 2
+    extra = frame(spark, {"id": [3], "v": ["c"]}, "id long, v string")
+    extra.write.format("workbench").mode("append").save("shop.t")
+    assert sorted(dc.read("t", "shop", read_as="pandas")["id"]) == [1, 2, 3]
+    second = dc.Catalog(dc.CatalogProperties(str(tmp_path / "second")))
+    dc.init({"main": dc.get_catalog(), "second": second}, default="main")
+    dc.write(pa.table({"id": [9]}), "other", catalog="second")
+    reader = spark.read.format("workbench").option("catalog", "second")
+    assert reader.load("default.other").count() == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.engine import ENGINE_MODULES, engine_for_data, engine_for_dataset_type
 from workbench.core.errors import (
     InvalidArgumentError,
     SchemaValidationError,
@@ -79,15 +80,8 @@ def _to_pyarrow(data: Any) -> pa.Table:
         return frame.to_arrow()
     if module == "numpy":
         return _numpy_to_arrow(data)
-    if module == "daft":
-        return data.to_arrow()
-    if module == "pyspark":
-        return data.toArrow()
-    if module == "ray" and hasattr(data, "to_arrow_refs"):
-        import ray
-
-        tables = ray.get(data.to_arrow_refs())
-        return pa.concat_tables(tables) if tables else pa.table({})
+    if module in ENGINE_MODULES:  # a dataset of a compute engine (Daft, Ray, Spark)
+        return engine_for_data(data).to_arrow(data)
     if isinstance(data, dict):
         return pa.table(data)
     if isinstance(data, (list, tuple)) and data and all(_is_parquet_file(f) for f in data):
@@ -157,18 +151,8 @@ def from_pyarrow(table: pa.Table, read_as: DatasetType | str = DatasetType.DAFT)
         import polars as pl
 
         return pl.from_arrow(table)
-    if read_as is DatasetType.DAFT:
-        import daft
-
-        return daft.from_arrow(table)
-    if read_as is DatasetType.RAY_DATASET:
-        import ray.data
-
-        return ray.data.from_arrow(table)
-    if read_as is DatasetType.SPARK:
-        from workbench.engines.spark.session import spark_session
-
-        return spark_session().createDataFrame(table)
+    if read_as in (DatasetType.DAFT, DatasetType.RAY_DATASET, DatasetType.SPARK):
+        return engine_for_dataset_type(read_as).from_arrow(table)
     raise UnsupportedDatasetError(
         f"Cannot convert an in-memory table to {read_as.name}; {read_as.name} is only produced by "
         "reading a table (dc.read)."

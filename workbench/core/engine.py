@@ -103,9 +103,14 @@ class Engine(ABC):
         own result."""
         raise InvalidArgumentError(f"The {self.name} engine does not run SQL; use 'local'.")
 
-    def to_arrow(self, result: Any) -> pa.Table:
-        """An engine result (from ``sql``) as a pyarrow Table."""
-        raise InvalidArgumentError(f"The {self.name} engine cannot convert {type(result)}.")
+    # ------------------------------------------------------------------------ conversions
+    def to_arrow(self, data: Any) -> pa.Table:
+        """A dataset of this engine (or a ``sql`` result) as one pyarrow Table."""
+        raise InvalidArgumentError(f"The {self.name} engine cannot convert {type(data)}.")
+
+    def from_arrow(self, table: pa.Table) -> Any:
+        """A pyarrow Table as this engine's dataset type."""
+        raise InvalidArgumentError(f"The {self.name} engine makes no dataset from Arrow.")
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,7 @@ BUILT_IN = {
 }
 # Which engine writes data of a library, and which produces each dataset type.
 _BY_MODULE = {"daft": "daft", "pyspark": "spark", "ray": "ray"}
+ENGINE_MODULES = frozenset(_BY_MODULE)
 _BY_DATASET_TYPE = {
     DatasetType.DAFT: "daft",
     DatasetType.RAY_DATASET: "ray",

@@ -154,7 +154,7 @@ def _write_new_table(
 ) -> WriteResult:
     keys = plan.schema.merge_keys
     if keys:
-        source = engine.keyed(source, keys, loc.qualified, dedupe=None)
+        source = _keyed(engine, source, keys, loc, None, "it was not created")
     change = txn.touch_table(loc.namespace, loc.name)
     try:
         loc.catalog.filesystem.create_dir(loc.catalog.fs_path(loc.namespace, loc.name))
@@ -217,7 +217,7 @@ def _write_existing(
 ) -> WriteResult:
     keys = opened.schema.merge_keys
     if keys and mode is not TableWriteMode.DELETE:
-        source = engine.keyed(source, keys, opened.loc.qualified, dedupe)
+        source = _keyed(engine, source, keys, opened.loc, dedupe, "the table was not changed")
     change, opened = touch(txn, opened)
     with restore_on_failure(txn, opened):
         opened = set_properties(txn, change, opened, properties)
@@ -249,6 +249,16 @@ def _write_existing(
         rows_updated=rewrite.updated,
         schema_changes=schema_change_labels(plan),
     )
+
+
+def _keyed(
+    engine: Engine, source: Any, keys: list[str], loc: Location, dedupe: str | None, outcome: str
+) -> Any:
+    """The source with checked merge keys; a failure of the engine's job is a typed error."""
+    try:
+        return engine.keyed(source, keys, loc.qualified, dedupe)
+    except BaseException as e:
+        reraise(e, loc, outcome)
 
 
 def touch(txn: Transaction, opened: OpenTable) -> tuple[TableChange, OpenTable]:

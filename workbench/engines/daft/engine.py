@@ -17,7 +17,7 @@ from workbench.core.schema import Schema
 from workbench.core.snapshot import DataFile, candidate_files
 from workbench.core.type_notes import noted_type
 from workbench.core.types import DatasetType
-from workbench.engines.daft.sink import write_frame
+from workbench.engines.daft.write import write_frame
 
 if TYPE_CHECKING:
     import daft
@@ -188,8 +188,13 @@ class DaftEngine(Engine):
         frames = {name: self.read(t, DatasetType.DAFT, None, None) for name, t in tables.items()}
         return daft.sql(query, register_globals=False, **frames)
 
-    def to_arrow(self, result: daft.DataFrame) -> pa.Table:
-        return result.to_arrow()
+    def to_arrow(self, data: daft.DataFrame) -> pa.Table:
+        return data.to_arrow()
+
+    def from_arrow(self, table: pa.Table) -> daft.DataFrame:
+        import daft
+
+        return daft.from_arrow(table)
 
 
 def _reject_null_keys(source: daft.DataFrame, keys: list[str], table: str) -> None:

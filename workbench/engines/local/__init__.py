@@ -74,5 +74,8 @@ class LocalEngine(Engine):
     def sql(self, query: str, tables: Mapping[str, OpenTable]) -> pa.Table:
         return sql.run(query, tables)
 
-    def to_arrow(self, result: pa.Table) -> pa.Table:
-        return result
+    def to_arrow(self, data: Any) -> pa.Table:
+        return to_pyarrow(data)
+
+    def from_arrow(self, table: pa.Table) -> pa.Table:
+        return table

@@ -202,11 +202,17 @@ class RayEngine(Engine):
         high = {k: max(b[1][k] for b in bounds) for k in keys}
         return candidate_files(table.files, low, high)
 
-    def to_arrow(self, result: ray.data.Dataset) -> pa.Table:
+    def to_arrow(self, data: ray.data.Dataset) -> pa.Table:
         import pyarrow as pa
         import ray
 
-        return pa.concat_tables(ray.get(result.to_arrow_refs()))
+        tables = ray.get(data.to_arrow_refs())
+        return pa.concat_tables(tables) if tables else data.schema().base_schema.empty_table()
+
+    def from_arrow(self, table: pa.Table) -> ray.data.Dataset:
+        import ray.data
+
+        return ray.data.from_arrow(table)
 
 
 class _Task:

@@ -68,5 +68,10 @@ class SparkEngine(Engine):
 
         return run_sql(query, tables)
 
-    def to_arrow(self, result: DataFrame) -> pa.Table:
-        return result.toArrow()
+    def to_arrow(self, data: DataFrame) -> pa.Table:
+        return data.toArrow()
+
+    def from_arrow(self, table: pa.Table) -> DataFrame:
+        from workbench.engines.spark.session import spark_session
+
+        return spark_session().createDataFrame(table)

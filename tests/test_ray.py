@@ -1,0 +1,100 @@
+"""The Ray engine on one shared local Ray instance: every mode against the local engine, lazy
+reads, parallel writes, transactions mixing engines, and failures that leave nothing behind."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import workbench as dc
+from tests.conftest import tree_digest
+from tests.engine_parity import KEYED, outcome, random_steps, run_sequence
+
+pytestmark = pytest.mark.integration
+
+
+def test_ray_matches_the_local_engine_in_every_mode(ray_cluster, tmp_path):
+    local = run_sequence("local", tmp_path / "local")
+    assert run_sequence("ray", tmp_path / "ray") == local
+    assert dc.transactions(read_as="pandas")["engine"].tolist()[:5] == ["ray"] * 5
+
+
+@settings(
+    max_examples=3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.sampled_from(["merge", "delete", "replace"]),
+            st.lists(st.integers(0, 8), min_size=1, max_size=4, unique=True),
+        ),
+        min_size=1,
+        max_size=2,
+    )
+)
+def test_random_sequences_on_ray_match_local(ray_cluster, tmp_path_factory, steps):
+    sequence = random_steps(steps)
+    local = run_sequence("local", tmp_path_factory.mktemp("local"), sequence)
+    assert run_sequence("ray", tmp_path_factory.mktemp("ray"), sequence) == local
+
+
+def test_ray_reads_are_lazy_and_a_limit_reads_one_file(ray_cluster, catalog):
+    for i in range(4):
+        rows = pa.table({"id": range(i * 100, (i + 1) * 100)})
+        dc.write(rows, "multi", mode="append" if i else "create")
+    lazy = dc.read("multi", read_as=dc.DatasetType.RAY_DATASET)
+    limited = dc.read("multi", read_as=dc.DatasetType.RAY_DATASET, limit=10)
+    files = sorted(Path(dc.get_table("multi").uri).glob("*.parquet"), key=os.path.getmtime)
+    for path in files[1:]:  # only the first file in write order may be opened
+        path.rename(path.with_suffix(".hidden"))
+    assert sorted(r["id"] for r in limited.take_all()) == list(range(10))
+    with pytest.raises(Exception, match=r"hidden|No such file|not found|NotFound"):
+        lazy.take_all()
+
+
+def test_ray_tasks_write_files_in_parallel_and_commit_once(ray_cluster, catalog):
+    import ray.data
+
+    data = ray.data.range(4000, override_num_blocks=4).map_batches(
+        lambda b: {"id": b["id"], "v": [f"v{i}" for i in b["id"]]}, batch_format="numpy"
+    )
+    result = dc.write(data, "wide", schema=KEYED)
+    assert result.rows_added == 4000 and dc.get_table("wide").file_count == 4
+    assert dc.read("wide", read_as=dc.DatasetType.PYARROW).num_rows == 4000
+
+
+def test_a_ray_and_a_local_write_commit_together_or_not_at_all(ray_cluster, catalog):
+    import ray.data
+
+    dc.write(pa.table({"id": [1], "v": ["a"]}), "a", schema=KEYED)
+    with pytest.raises(RuntimeError), dc.transaction():
+        dc.write(ray.data.from_arrow(pa.table({"id": [2], "v": ["b"]})), "a")
+        dc.write(pa.table({"k": [1]}), "b")
+        raise RuntimeError("abort")
+    assert outcome("a")["rows"] == [{"id": 1, "v": "a", "score": 0.0}]
+    assert not dc.table_exists("b")
+
+
+def test_a_failing_ray_job_commits_nothing_and_leaves_no_files(ray_cluster, catalog):
+    import ray.data
+
+    dc.write(pa.table({"id": [1, 2], "v": ["a", "b"]}), "t", schema=KEYED)
+    folder = dc.get_table("t").uri
+    before = tree_digest(folder)
+
+    def explode(batch):
+        if 3999 in batch["id"]:
+            raise ValueError("model failed on this batch")
+        return {"id": batch["id"], "v": [str(i) for i in batch["id"]]}
+
+    source = ray.data.range(4000, override_num_blocks=4).map_batches(explode, batch_format="numpy")
+    with pytest.raises(dc.WriteFailedError, match="model failed"):
+        dc.write(source, "t", mode="replace")
+    assert tree_digest(folder) == before
