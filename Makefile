@@ -60,6 +60,7 @@ benchmark: install
 	$(PY) -m benchmarks.txn_bench
 	$(PY) -m benchmarks.ui_bench
 	$(PY) -m benchmarks.spark_bench
+	$(PY) -m benchmarks.engines_bench
 
 demo: install java-check
 	$(PY) -m workbench.demo

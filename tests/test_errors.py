@@ -298,6 +298,18 @@ BAD_CALLS = {
         InvalidArgumentError,
     ),
     "run no function": (lambda: dc.run_transaction(None), InvalidArgumentError),
+    "sql not text": (lambda: dc.sql(None), InvalidArgumentError),
+    "sql of two statements": (lambda: dc.sql("SELECT 1; SELECT 2"), InvalidArgumentError),
+    "sql writing a file": (
+        lambda: dc.sql("COPY (SELECT * FROM default.plain) TO 'stolen.csv'"),
+        InvalidArgumentError,
+    ),
+    "sql reading a file": (
+        lambda: dc.sql("SELECT * FROM read_text('/etc/hostname')"),
+        InvalidArgumentError,
+    ),
+    "sql at a bad time": (lambda: dc.sql("SELECT 1 AS one", as_of="nonsense"), TimeTravelError),
+    "sql on an unknown engine": (lambda: dc.sql("SELECT 1", engine="flink"), InvalidArgumentError),
     "url and data swapped": (
         lambda: dc.put(pd.DataFrame({"a": range(100)}), "dc://default/x/y"),
         InvalidUrlError,

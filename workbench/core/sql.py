@@ -38,6 +38,7 @@ def bind_tables(
     from workbench.core.context import view
 
     default = get_catalog(catalog)
+    views = {None: view(default, as_of)}  # resolves as_of now, even for a query of no tables
     catalogs = list_catalogs()
     tables: dict[str, OpenTable] = {}
     names: dict[tuple[str, str, str], str] = {}
@@ -50,8 +51,9 @@ def bind_tables(
             cat, ns, table = first, second, third
         else:
             cat, ns, table = catalog, first, second
-        seen = view(get_catalog(cat) if cat else default, as_of)
-        if seen.entry(ns, table) is None:
+        if cat not in views:
+            views[cat] = view(get_catalog(cat), as_of)
+        if views[cat].entry(ns, table) is None:
             return match.group(0)
         key = (cat or "", ns, table)
         if key not in names:
