@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from hypothesis import strategies as st
 
 import workbench as dc
 
@@ -78,6 +79,17 @@ def run_sequence(
             schema=KEYED if mode == "create" else None,
         )
     return outcome()
+
+
+# Hypothesis draws of (mode, keys) pairs, for random_steps.
+STEPS = st.lists(
+    st.tuples(
+        st.sampled_from(["merge", "delete", "replace"]),
+        st.lists(st.integers(0, 8), min_size=1, max_size=4, unique=True),
+    ),
+    min_size=1,
+    max_size=3,
+)
 
 
 def random_steps(steps: list[tuple[str, list[int]]]) -> list[tuple[str, dict, str]]:

@@ -15,11 +15,10 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import workbench as dc
 from tests.conftest import tree_digest
-from tests.engine_parity import KEYED, outcome, random_steps, run_sequence
+from tests.engine_parity import KEYED, STEPS, outcome, random_steps, run_sequence
 from workbench.core.engine import (
     EngineSpec,
     _load,
@@ -102,16 +101,7 @@ def test_daft_matches_the_local_engine_in_every_mode(tmp_path):
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    steps=st.lists(
-        st.tuples(
-            st.sampled_from(["merge", "delete", "replace"]),
-            st.lists(st.integers(0, 8), min_size=1, max_size=4, unique=True),
-        ),
-        min_size=1,
-        max_size=3,
-    )
-)
+@given(steps=STEPS)
 def test_random_sequences_on_daft_match_local(tmp_path_factory, steps):
     sequence = random_steps(steps)
     local = run_sequence("local", tmp_path_factory.mktemp("local"), sequence)

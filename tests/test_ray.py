@@ -9,11 +9,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import workbench as dc
 from tests.conftest import tree_digest
-from tests.engine_parity import KEYED, outcome, random_steps, run_sequence
+from tests.engine_parity import KEYED, STEPS, outcome, random_steps, run_sequence
 
 pytestmark = pytest.mark.integration
 
@@ -29,16 +28,7 @@ def test_ray_matches_the_local_engine_in_every_mode(ray_cluster, tmp_path):
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-@given(
-    steps=st.lists(
-        st.tuples(
-            st.sampled_from(["merge", "delete", "replace"]),
-            st.lists(st.integers(0, 8), min_size=1, max_size=4, unique=True),
-        ),
-        min_size=1,
-        max_size=2,
-    )
-)
+@given(steps=STEPS)
 def test_random_sequences_on_ray_match_local(ray_cluster, tmp_path_factory, steps):
     sequence = random_steps(steps)
     local = run_sequence("local", tmp_path_factory.mktemp("local"), sequence)

@@ -8,11 +8,10 @@ import os
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import workbench as dc
 from tests.conftest import tree_digest
-from tests.engine_parity import random_steps, run_sequence
+from tests.engine_parity import STEPS, random_steps, run_sequence
 from tests.test_engines import check_reserved_names
 from workbench.core.tables import locate, open_table
 
@@ -34,16 +33,6 @@ def rows(table: str, namespace: str = "default") -> list[dict]:
 
 def frame(spark, data: dict, ddl: str):
     return spark.createDataFrame(list(zip(*data.values(), strict=True)), ddl)
-
-
-OPERATIONS = [
-    ("create", {"id": [1, 2, 3], "v": ["a", "b", "c"]}, "id long, v string"),
-    ("merge", {"id": [2, 4], "v": ["B", "d"], "extra": [7, 8]}, "id long, v string, extra int"),
-    ("merge", {"id": [3], "score": [1.5]}, "id long, score double"),
-    ("delete", {"id": [1, 9]}, "id long"),
-    ("replace", {"id": [5, 6], "v": ["e", "f"]}, "id long, v string"),
-    ("merge", {"id": [6, 7], "v": ["F", "g"]}, "id long, v string"),
-]
 
 
 def test_every_mode_on_spark_matches_the_local_engine(spark, tmp_path):
@@ -208,21 +197,12 @@ def test_settings_come_from_init_environment_and_file(tmp_path, monkeypatch):
     dc.init(engines={"spark": {}})
 
 
-MODES = st.sampled_from(["merge", "delete", "replace"])
-
-
 @settings(
     max_examples=5,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-@given(
-    steps=st.lists(
-        st.tuples(MODES, st.lists(st.integers(0, 8), min_size=1, max_size=4, unique=True)),
-        min_size=1,
-        max_size=3,
-    )
-)
+@given(steps=STEPS)
 def test_random_operation_sequences_give_identical_tables(spark, tmp_path_factory, steps):
     sequence = random_steps(steps)
     local = run_sequence("local", tmp_path_factory.mktemp("local"), sequence)

@@ -6,10 +6,13 @@ file."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import tomllib
+
+from workbench.core.errors import InvalidArgumentError
 
 CONFIG_FILE = "workbench.toml"
 
@@ -27,3 +30,13 @@ def environment_settings(section: str, keys: tuple[str, ...]) -> dict[str, str]:
     """``WORKBENCH_<SECTION>_<KEY>`` variables for the given keys, by key."""
     prefix = f"WORKBENCH_{section.upper()}_"
     return {k: os.environ[prefix + k.upper()] for k in keys if prefix + k.upper() in os.environ}
+
+
+def known_settings(engine: str, settings: Mapping[str, Any], keys: tuple[str, ...]) -> dict:
+    """``settings`` for ``engine`` as a dict, or ``InvalidArgumentError`` naming unknown keys."""
+    unknown = set(settings) - set(keys)
+    if unknown:
+        raise InvalidArgumentError(
+            f"Unknown {engine} setting(s) {sorted(unknown)}; use {', '.join(keys)}."
+        )
+    return dict(settings)

@@ -12,9 +12,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from workbench.core.config import environment_settings, file_settings
+from workbench.core.config import environment_settings, file_settings, known_settings
 from workbench.core.engine import engine_settings
-from workbench.core.errors import EngineUnavailableError, InvalidArgumentError
+from workbench.core.errors import EngineUnavailableError
 
 KEYS = ("address", "num_cpus", "object_store_memory")
 LOCAL_OBJECT_STORE_BYTES = 256 * 1024**2
@@ -22,12 +22,7 @@ LOCAL_OBJECT_STORE_BYTES = 256 * 1024**2
 
 def check(settings: Mapping[str, Any]) -> dict[str, Any]:
     """Ray settings given to ``dc.init``, checked."""
-    unknown = set(settings) - set(KEYS)
-    if unknown:
-        raise InvalidArgumentError(
-            f"Unknown Ray setting(s) {sorted(unknown)}; use {', '.join(KEYS)}."
-        )
-    return dict(settings)
+    return known_settings("Ray", settings, KEYS)
 
 
 def current() -> dict[str, Any]:

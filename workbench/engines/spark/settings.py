@@ -12,9 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.core.config import environment_settings, file_settings
+from workbench.core.config import environment_settings, file_settings, known_settings
 from workbench.core.engine import engine_settings
-from workbench.core.errors import InvalidArgumentError
 
 
 @dataclass(frozen=True)
@@ -31,12 +30,7 @@ KEYS = ("master", "driver_memory", "conf")
 
 def check(spark: Mapping[str, Any]) -> dict[str, Any]:
     """Settings given to ``dc.init(engines={"spark": {...}})`` (or ``spark=``), checked."""
-    unknown = set(spark) - set(KEYS)
-    if unknown:
-        raise InvalidArgumentError(
-            f"Unknown Spark setting(s) {sorted(unknown)}; use {', '.join(KEYS)}."
-        )
-    return dict(spark)
+    return known_settings("Spark", spark, KEYS)
 
 
 def _from_environment() -> dict[str, Any]:
