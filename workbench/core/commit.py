@@ -103,13 +103,11 @@ def commit_rewrite(txn: Transaction, opened: OpenTable, rewrite: Rewrite, operat
 
 def set_properties(
     txn: Transaction, change: TableChange, opened: OpenTable, properties: dict[str, str]
-) -> OpenTable:
-    """Set the table properties that differ from the table's; the table as it is afterwards."""
-    from workbench.core.tables import open_table
-
+) -> bool:
+    """Set the table properties that differ from the table's; True if it committed."""
     changed = {k: v for k, v in properties.items() if opened.properties.get(k) != v}
     if not changed:
-        return opened
+        return False
     handle = latest(opened.uri, opened.incarnation, opened.storage_options)
     handle.alter.set_table_properties(
         changed,
@@ -117,23 +115,17 @@ def set_properties(
         commit_properties=commit_properties(txn.id, "SET_PROPERTIES"),
     )
     txn.record(change, None, _head(opened))
-    return open_table(opened.loc)
+    return True
 
 
-def evolve(txn: Transaction, change: TableChange, opened: OpenTable, plan: SchemaPlan) -> OpenTable:
+def evolve(txn: Transaction, change: TableChange, opened: OpenTable, plan: SchemaPlan) -> bool:
     """Widen column types (a rewrite of every row) and add columns, before the write's files
-    are committed; the table as it is afterwards."""
+    are committed; True if it committed."""
     import pyarrow as pa
     from deltalake import Schema as DeltaSchema
 
-    from workbench.core.tables import open_table
-
-    if not plan.changed:
-        return opened
     if plan.widened:
-        version = _rewrite_widened(txn, opened, plan.schema)
-        txn.record(change, None, version)
-        opened = open_table(opened.loc)
+        txn.record(change, None, _rewrite_widened(txn, opened, plan.schema))
     added = [f.to_arrow() for f in plan.schema if f.name in plan.added]
     if added:
         handle = latest(opened.uri, opened.incarnation, opened.storage_options)
@@ -142,8 +134,7 @@ def evolve(txn: Transaction, change: TableChange, opened: OpenTable, plan: Schem
             commit_properties=commit_properties(txn.id, "ADD_COLUMNS"),
         )
         txn.record(change, None, _head(opened))
-        opened = open_table(opened.loc)
-    return opened
+    return plan.changed
 
 
 def _rewrite_widened(txn: Transaction, opened: OpenTable, schema: Schema) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from workbench.core.errors import SchemaValidationError
@@ -11,19 +13,36 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
+@dataclass(frozen=True)
+class ColumnPlan:
+    """One column of conformed data: the data's column cast to the field's type (``present``),
+    or the field's default (null when it has none)."""
+
+    field: Field
+    present: bool
+
+
+def column_plan(schema: Schema, names: Iterable[str], fill_missing: bool) -> list[ColumnPlan]:
+    """The columns of data with ``names`` conformed to ``schema``, in schema order: every
+    engine applies this plan with its own expressions, so all conform alike."""
+    available = set(names)
+    return [
+        ColumnPlan(f, f.name in available) for f in schema if f.name in available or fill_missing
+    ]
+
+
 def conform(data: pa.Table, schema: Schema, fill_missing: bool, table: str) -> pa.Table:
     """Cast ``data`` to ``schema`` (in schema order); add absent columns when ``fill_missing``."""
     import pyarrow as pa
 
-    fields, columns = [], []
-    for f in schema:
-        if f.name in data.column_names:
-            columns.append(_cast(data.column(f.name), f, table))
-        elif fill_missing:
-            columns.append(default_column(f, data.num_rows))
-        else:
-            continue
-        fields.append(f.to_arrow())
+    plan = column_plan(schema, data.column_names, fill_missing)
+    columns = [
+        _cast(data.column(c.field.name), c.field, table)
+        if c.present
+        else default_column(c.field, data.num_rows)
+        for c in plan
+    ]
+    fields = [c.field.to_arrow() for c in plan]
     # One contiguous batch: deltalake's writer interleaves multiple batches, losing row order.
     return pa.Table.from_arrays(columns, schema=pa.schema(fields)).combine_chunks()
 

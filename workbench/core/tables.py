@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.arguments import flag, whole_number
 from workbench.core.catalog import DEFAULT_NAMESPACE, Catalog, catalog_name, get_catalog
+from workbench.core.commit import commit_new_table
 from workbench.core.context import operation, view
 from workbench.core.errors import (
     InvalidArgumentError,
@@ -287,7 +288,6 @@ def create_table(
     fail_if_exists: bool = True,
 ) -> TableInfo:
     """Create an empty table; without a schema it is schemaless (it records written files)."""
-    from workbench.core.commit import commit_new_table
     from workbench.core.manifest import manifest_schema
     from workbench.core.namespaces import ensure_namespace
 

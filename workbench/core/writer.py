@@ -220,8 +220,9 @@ def _write_existing(
         source = _keyed(engine, source, keys, opened.loc, dedupe, "the table was not changed")
     change, opened = touch(txn, opened)
     with restore_on_failure(txn, opened):
-        opened = set_properties(txn, change, opened, properties)
-        opened = evolve(txn, change, opened, plan)
+        changed = set_properties(txn, change, opened, properties)
+        if evolve(txn, change, opened, plan) or changed:
+            opened = open_table(opened.loc)
         if mode is TableWriteMode.DELETE:
             rewrite = engine.delete(opened, source, keys)
         elif mode is TableWriteMode.MERGE:

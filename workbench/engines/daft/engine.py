@@ -17,7 +17,7 @@ from workbench.core.schema import Schema
 from workbench.core.snapshot import DataFile, candidate_files
 from workbench.core.type_notes import noted_type
 from workbench.core.types import DatasetType
-from workbench.engines.daft.write import write_frame
+from workbench.engines.daft.write import conform, daft_type, write_frame
 
 if TYPE_CHECKING:
     import daft
@@ -41,13 +41,6 @@ def leading_files(files: list[DataFile], limit: int | None) -> list[DataFile]:
         chosen.append(f)
         rows += f.rows
     return chosen
-
-
-def daft_type(arrow_type: pa.DataType) -> daft.DataType:
-    """The Daft type of an Arrow type."""
-    import daft
-
-    return daft.DataType.from_arrow_type(arrow_type)
 
 
 def scan(
@@ -83,14 +76,6 @@ def with_written_types(frame: daft.DataFrame, schema: Schema) -> daft.DataFrame:
         except Exception:  # Daft lacks the type (e.g. float16): keep the stored one
             continue
     return frame
-
-
-def conformed(frame: daft.DataFrame, schema: Schema) -> daft.DataFrame:
-    """The frame's columns that ``schema`` has, cast to its types."""
-    from daft import col
-
-    present = [f for f in schema if f.name in frame.column_names]
-    return frame.select(*[col(f.name).cast(daft_type(f.type)) for f in present])
 
 
 class DaftEngine(Engine):
@@ -147,7 +132,7 @@ class DaftEngine(Engine):
         from daft import col, lit
         from daft.functions import when
 
-        source = conformed(source, schema)
+        source = conform(source, schema, fill_missing=False)
         touched = _files_with_keys(table, source, keys)
         if not touched:
             return Rewrite(self.write_files(source, schema, table.uri))
@@ -174,7 +159,7 @@ class DaftEngine(Engine):
         return Rewrite(written, touched, updated=source.count_rows() - inserted)
 
     def delete(self, table: OpenTable, source: daft.DataFrame, keys: list[str]) -> Rewrite:
-        source = conformed(source, Schema(f for f in table.schema if f.name in keys)).distinct()
+        source = conform(source.select(*keys), table.schema, fill_missing=False).distinct()
         _reject_null_keys(source, keys, table.loc.qualified)
         touched = _files_with_keys(table, source, keys)
         if not touched:

@@ -6,34 +6,44 @@ from __future__ import annotations
 import shutil
 from typing import TYPE_CHECKING
 
+from workbench.core.conform import column_plan
 from workbench.core.files import WrittenFile, describe_file, new_batch
 
 if TYPE_CHECKING:
     import daft
+    import pyarrow as pa
 
     from workbench.core.schema import Schema
 
 FOLDER_PREFIX = "daft-"
 
 
-def prepared(frame: daft.DataFrame, schema: Schema) -> daft.DataFrame:
-    """The frame in ``schema``'s columns and types; absent columns get their defaults."""
+def daft_type(arrow_type: pa.DataType) -> daft.DataType:
+    """The Daft type of an Arrow type."""
+    import daft
+
+    return daft.DataType.from_arrow_type(arrow_type)
+
+
+def conform(frame: daft.DataFrame, schema: Schema, fill_missing: bool) -> daft.DataFrame:
+    """The frame conformed to the table's schema (``column_plan``), with Daft expressions."""
     from daft import col, lit
 
-    from workbench.engines.daft.engine import daft_type
-
-    columns = []
-    for f in schema:
-        value = col(f.name) if f.name in frame.column_names else lit(f.future_default)
-        columns.append(value.cast(daft_type(f.type)).alias(f.name))
-    return frame.select(*columns)
+    return frame.select(
+        *[
+            (col(c.field.name) if c.present else lit(c.field.future_default))
+            .cast(daft_type(c.field.type))
+            .alias(c.field.name)
+            for c in column_plan(schema, frame.column_names, fill_missing)
+        ]
+    )
 
 
 def write_frame(frame: daft.DataFrame, schema: Schema, folder: str) -> list[WrittenFile]:
     """Run ``frame`` and write it as Parquet into a new folder of the table."""
     target = f"{folder.rstrip('/')}/{FOLDER_PREFIX}{new_batch()}"
     try:
-        paths = prepared(frame, schema).write_parquet(target).to_pydict()["path"]
+        paths = conform(frame, schema, True).write_parquet(target).to_pydict()["path"]
         return sorted((describe_file(p) for p in paths), key=lambda f: f.uri)
     except BaseException:
         shutil.rmtree(target.removeprefix("file://"), ignore_errors=True)

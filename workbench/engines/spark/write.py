@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 from workbench.core.commit import quote_identifier
+from workbench.core.conform import column_plan
 from workbench.core.engine import Rewrite
 from workbench.core.errors import MergeKeyError
 from workbench.core.files import WrittenFile, describe_file
@@ -27,21 +28,19 @@ if TYPE_CHECKING:
 
 
 def conform(frame: DataFrame, schema: Schema, fill_missing: bool) -> DataFrame:
-    """Cast columns to the table's types, in schema order; add absent ones when asked."""
+    """The frame conformed to the table's schema (``column_plan``), with Spark expressions."""
     from pyspark.sql import functions as F
 
     types = {f.name: f.dataType for f in spark_schema(schema.arrow).fields}
     current = {f.name: f.dataType for f in frame.schema.fields}
     columns = []
-    for field in schema:
-        if field.name in frame.columns:
-            column = F.col(quote_identifier(field.name))
-            if current[field.name] != types[field.name]:
-                column = column.cast(types[field.name])
-            columns.append(column.alias(field.name))
-        elif fill_missing:
-            value = F.lit(field.future_default)
-            columns.append(value.cast(types[field.name]).alias(field.name))
+    for c in column_plan(schema, frame.columns, fill_missing):
+        name = c.field.name
+        if c.present and current[name] == types[name]:
+            columns.append(F.col(quote_identifier(name)))
+            continue
+        value = F.col(quote_identifier(name)) if c.present else F.lit(c.field.future_default)
+        columns.append(value.cast(types[name]).alias(name))
     return frame.select(columns)
 
 
