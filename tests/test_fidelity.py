@@ -152,37 +152,39 @@ def test_every_reader_reads_a_merged_and_deleted_table(catalog):
 def test_only_versions_a_committed_transaction_recorded_are_readable(catalog):
     dc.write(pd.DataFrame({"id": [1], "name": ["a"]}), "t", schema=KEYED)
     path = dc.get_table("t").uri
-    # A dead writer's commit (its catalog transaction never committed) and the repair after it.
+    # A version written into the folder outside the catalog, then the next catalog commit,
+    # which undoes it.
     write_deltalake(path, pa.table({"id": [66], "name": ["ghost"]}), mode="append")
     dc.write(pd.DataFrame({"id": [2], "name": ["b"]}), "t")
-    head = DeltaTable(path).version()
-    assert head == 3
-    for version in (1, 2):  # the ghost rows, then the repair
-        with pytest.raises(TableVersionNotFoundError, match="readable versions are 0, 3"):
-            dc.read("t", version=version)
-        with pytest.raises(TableVersionNotFoundError):
-            dc.diff("t", before=version)
-    assert dc.read("t", version=3, read_as=dc.DatasetType.PYARROW).column("id").to_pylist() == [
+    assert DeltaTable(path).version() == 2
+    with pytest.raises(TableVersionNotFoundError, match="readable versions are 0, 2"):
+        dc.read("t", version=1)
+    with pytest.raises(TableVersionNotFoundError):
+        dc.diff("t", before=1)
+    assert dc.read("t", version=2, read_as=dc.DatasetType.PYARROW).column("id").to_pylist() == [
         1,
         2,
     ]
 
 
-def test_a_rolled_back_write_leaves_no_readable_version(catalog, monkeypatch):
+def test_a_failed_write_adds_no_version_at_all(catalog, monkeypatch):
+    from workbench.core.storage import Storage
+
     dc.write(pd.DataFrame({"id": [1], "name": ["a"]}), "t", schema=KEYED)
+    real = Storage.put_if_absent
 
-    def fail(*args, **kwargs):
-        raise OSError("disk full")
+    def fail_at_commit(self, key, data):
+        if "transactions/_delta_log" in key:
+            raise OSError("disk full")
+        return real(self, key, data)
 
-    # The merge adds a column (one Delta commit), then its file commit fails: rolled back.
-    monkeypatch.setattr(DeltaTable, "create_write_transaction", fail)
+    monkeypatch.setattr(Storage, "put_if_absent", fail_at_commit)
     with pytest.raises(dc.WriteFailedError):
-        dc.write(pd.DataFrame({"id": [1], "extra": [5]}), "t")
+        dc.write(pd.DataFrame({"id": [1], "extra": [5]}), "t")  # evolves the schema too
     monkeypatch.undo()
-    assert DeltaTable(dc.get_table("t").uri).version() >= 2
-    for version in range(1, DeltaTable(dc.get_table("t").uri).version() + 1):
-        with pytest.raises(TableVersionNotFoundError):
-            dc.read("t", version=version)
+    assert DeltaTable(dc.get_table("t").uri).version() == 0
+    with pytest.raises(TableVersionNotFoundError):
+        dc.read("t", version=1)
 
 
 @pytest.fixture
@@ -228,7 +230,9 @@ def test_delta_table_helper_shows_the_committed_version_during_a_transaction(cat
         with ThreadPoolExecutor(1) as pool:
             outside = pool.submit(dc.delta_table, "t").result()
         assert outside.to_pyarrow_table().column("id").to_pylist() == [1]
-        assert DeltaTable(dc.get_table("t").uri).version() > outside.version()
+        # Nothing of the open transaction is in the table folder: its newest version is the
+        # committed one.
+        assert DeltaTable(dc.get_table("t").uri).version() == outside.version()
     assert sorted(dc.delta_table("t").to_pyarrow_table().column("id").to_pylist()) == [1, 2]
 
 

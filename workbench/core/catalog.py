@@ -18,6 +18,7 @@ from workbench.core.errors import (
     InvalidArgumentError,
 )
 from workbench.core.names import MAX_NAME_LENGTH, validate_name
+from workbench.core.storage import Storage, is_local
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -62,7 +63,7 @@ class Catalog:
     @property
     def is_local(self) -> bool:
         """True for a root on the local filesystem."""
-        return "://" not in self.root or self.root.startswith("file://")
+        return is_local(self.root)
 
     def check_root(self) -> None:
         """Raise ``CatalogRootError`` if the local root exists but is not a folder."""
@@ -102,29 +103,22 @@ class Catalog:
             return MAX_NAME_LENGTH
 
     @cached_property
-    def _fs(self) -> tuple[pafs.FileSystem, str]:
-        import pyarrow.fs as pafs
-
-        if "://" not in self.root:
-            return pafs.LocalFileSystem(), self.root
-        return pafs.FileSystem.from_uri(self.root)
+    def storage(self) -> Storage:
+        """Object access under the root (puts, put-if-absent, gets) and its pyarrow filesystem."""
+        return Storage(self.root, dict(self.properties.storage_options))
 
     @property
     def filesystem(self) -> pafs.FileSystem:
         """A pyarrow filesystem for the root."""
-        return self._fs[0]
+        return self.storage.filesystem
 
     def fs_path(self, *parts: str) -> str:
         """Path of ``parts`` under the root, as the pyarrow filesystem expects it."""
-        return "/".join([self._fs[1].rstrip("/"), *parts])
+        return self.storage.fs_path("/".join(parts))
 
     def fs_path_of(self, uri: str) -> str:
         """A path or URI under this catalog as its pyarrow filesystem expects it."""
-        if "://" not in uri:
-            return uri
-        if uri.startswith("file://"):
-            return uri.removeprefix("file://")
-        return uri.split("://", 1)[1]
+        return self.storage.fs_path(uri)
 
     def uri(self, *parts: str) -> str:
         """URI (or local path) of ``parts`` under the root, as deltalake expects it."""

@@ -69,14 +69,19 @@ def write_part(
     uri = f"{folder.rstrip('/')}/{name}"
     fs, path = filesystem_of(uri)
     collected: list[pq.FileMetaData] = []
-    with fs.open_output_stream(path) as out:
-        pq.write_table(
-            pa.Table.from_arrays(data.columns, schema=plain),
-            out,
-            compression="snappy",
-            metadata_collector=collected,
-        )
-        size = out.tell()
+    try:
+        with fs.open_output_stream(path) as out:
+            pq.write_table(
+                pa.Table.from_arrays(data.columns, schema=plain),
+                out,
+                compression="snappy",
+                metadata_collector=collected,
+            )
+            size = out.tell()
+    except BaseException:
+        with suppress(FileNotFoundError):
+            fs.delete_file(path)  # a part written half-way
+        raise
     return WrittenFile(uri, size, footer_stats(collected[0]))
 
 

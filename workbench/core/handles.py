@@ -33,6 +33,22 @@ def latest(
     return handle
 
 
+def head_version(
+    uri: str, incarnation: str, storage_options: dict[str, str] | None = None, wanted: int = -1
+) -> int:
+    """The newest version in a table's Delta log (-1 when it has no commit yet); no I/O when
+    the cached handle already reaches ``wanted``."""
+    from deltalake.exceptions import TableNotFoundError
+
+    cached = _handles.get((uri, incarnation))
+    if cached is not None and cached.version() >= wanted >= 0:
+        return cached.version()
+    try:
+        return latest(uri, incarnation, storage_options).version()
+    except TableNotFoundError:
+        return -1
+
+
 def at_version(
     uri: str, incarnation: str, version: int, storage_options: dict[str, str] | None = None
 ) -> DeltaTable:

@@ -2,7 +2,7 @@
 
 A table lives at ``<root>/<namespace>/<table>/``. Dropping it moves its folder to
 ``_workbench/dropped/<incarnation>`` so time travel to before the drop keeps working until
-vacuum. The first Delta commit of a folder is tagged with the transaction that created it.
+vacuum. Every Delta commit records the transaction and the table incarnation that made it.
 """
 
 from __future__ import annotations
@@ -12,59 +12,103 @@ import json
 import os
 from typing import TYPE_CHECKING
 
-from workbench.core.txlog import TableEntry, log_of
+from workbench.core.deltalog import commit_key
 
 if TYPE_CHECKING:
     from workbench.core.catalog import Catalog
+    from workbench.core.txlog import TableEntry
 
 TXN_TAG = "workbench.txn"  # commit-info key of the transaction that made a Delta commit
-DROPPED_DIR = ("_workbench", "dropped")
+INCARNATION_TAG = "workbench.incarnation"  # commit-info key of the table's incarnation
+DROPPED_KEY = "_workbench/dropped"
+DROPPED_DIR = tuple(DROPPED_KEY.split("/"))
 MAX_ID_LENGTH = 32
 
 
+def live_key(namespace: str, name: str) -> str:
+    """Key of the folder readers use while the table exists."""
+    return f"{namespace}/{name}"
+
+
+def dropped_key(incarnation: str) -> str:
+    """Key of the folder a dropped table is kept in for time travel until vacuum."""
+    if len(incarnation) > MAX_ID_LENGTH:  # catalogs before fixed-length ids used longer ones
+        incarnation = hashlib.sha256(incarnation.encode()).hexdigest()[:MAX_ID_LENGTH]
+    return f"{DROPPED_KEY}/{incarnation}"
+
+
 def live_path(catalog: Catalog, namespace: str, name: str) -> str:
-    """Local path of the table folder readers use while the table exists."""
-    return os.path.join(catalog.root, namespace, name)
+    """Path or URI of a table's live folder."""
+    return catalog.uri(namespace, name)
 
 
 def dropped_path(catalog: Catalog, incarnation: str) -> str:
-    """Where a dropped table's folder is kept for time travel until vacuum."""
-    if len(incarnation) > MAX_ID_LENGTH:  # catalogs before fixed-length ids used longer ones
-        incarnation = hashlib.sha256(incarnation.encode()).hexdigest()[:MAX_ID_LENGTH]
-    return os.path.join(catalog.root, *DROPPED_DIR, incarnation)
+    """Path or URI of a dropped table's folder."""
+    return catalog.uri(*dropped_key(incarnation).split("/"))
 
 
 def table_uri(catalog: Catalog, namespace: str, name: str, entry: TableEntry) -> str:
-    """Folder of the table incarnation ``entry`` refers to (moved there if it was dropped)."""
-    moved = dropped_path(catalog, entry.incarnation)
-    return moved if os.path.isdir(moved) else live_path(catalog, namespace, name)
+    """Folder of the table incarnation ``entry`` refers to: the live folder for the table the
+    catalog shows now, else the dropped folder (if its drop has been applied)."""
+    from workbench.core.txlog import log_of
+
+    current = log_of(catalog).state.tables.get((namespace, name))
+    if current is not None and current.incarnation == entry.incarnation:
+        return live_path(catalog, namespace, name)
+    if catalog.storage.exists(commit_key(dropped_key(entry.incarnation), 0)):
+        return dropped_path(catalog, entry.incarnation)
+    return live_path(catalog, namespace, name)
 
 
-def folder_creator(path: str) -> str:
-    """The transaction id tagged on a table folder's first Delta commit ('' if unknown)."""
-
-    first = os.path.join(path, "_delta_log", f"{0:020d}.json")
-    try:
-        with open(first) as f:
-            for line in f:
-                info = json.loads(line).get("commitInfo")
-                if info:
-                    return str(info.get(TXN_TAG, ""))
-    except (OSError, ValueError):
-        pass
-    return ""
-
-
-def committed_incarnation(catalog: Catalog, creator: str, namespace: str, name: str) -> str | None:
-    """The incarnation of table ``namespace.name`` that transaction ``creator`` created, if the
-    log recorded it (so its folder holds history worth keeping), else None."""
-    if not creator:
+def folder_identity(catalog: Catalog, key: str) -> tuple[str, str] | None:
+    """The transaction and incarnation tagged on a table folder's first Delta commit (the
+    incarnation is '' for folders made before it was recorded); None without a commit."""
+    data = catalog.storage.get(commit_key(key, 0))
+    if data is None:
         return None
-    for row in log_of(catalog).rows:
-        if (
-            row["transaction_id"] == creator
-            and row["table_name"] == name
-            and row["namespace"] == namespace
-        ):
-            return row["incarnation"]
-    return None
+    for line in data.decode().splitlines():
+        info = json.loads(line).get("commitInfo")
+        if info:
+            return str(info.get(TXN_TAG, "")), str(info.get(INCARNATION_TAG, ""))
+    return "", ""
+
+
+def move_folder(catalog: Catalog, source: str, target: str) -> None:
+    """Move a folder of objects (a rename on a local disk; copy then delete on object stores).
+    Repeating an interrupted move finishes it."""
+    from workbench.core.handles import forget
+
+    storage = catalog.storage
+    if catalog.is_local:
+        source_path, target_path = storage.fs_path(source), storage.fs_path(target)
+        if os.path.isdir(source_path):
+            os.makedirs(os.path.dirname(target_path), exist_ok=True)
+            if os.path.isdir(target_path):  # an interrupted move elsewhere: merge into target
+                for name in os.listdir(source_path):
+                    os.replace(os.path.join(source_path, name), os.path.join(target_path, name))
+                os.rmdir(source_path)
+            else:
+                os.replace(source_path, target_path)
+    else:
+        import obstore
+
+        for meta in storage.list(source):
+            obstore.copy(storage.store, meta["path"], target + meta["path"][len(source) :])
+        for meta in storage.list(source):
+            storage.delete(meta["path"])
+    forget(catalog.uri(*source.split("/")))
+
+
+def remove_folder(catalog: Catalog, key: str) -> None:
+    """Delete a folder and everything in it."""
+    import shutil
+
+    from workbench.core.handles import forget
+
+    storage = catalog.storage
+    if catalog.is_local:
+        shutil.rmtree(storage.fs_path(key), ignore_errors=True)
+    else:
+        for meta in storage.list(key):
+            storage.delete(meta["path"])
+    forget(catalog.uri(*key.split("/")))

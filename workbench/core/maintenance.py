@@ -2,44 +2,55 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from workbench.core.arguments import flag, seconds
-from workbench.core.catalog import get_catalog
-from workbench.core.commit import commit_properties
+from workbench.core.catalog import Catalog, get_catalog
+from workbench.core.commit import staged_or_undone
 from workbench.core.context import operation
-from workbench.core.handles import forget, latest
+from workbench.core.deltalog import commit_key
+from workbench.core.engine import DEFAULT_ENGINE, Rewrite
+from workbench.core.files import write_parts
 from workbench.core.layout import (
-    DROPPED_DIR,
-    committed_incarnation,
-    dropped_path,
-    folder_creator,
-    live_path,
+    DROPPED_KEY,
+    dropped_key,
+    folder_identity,
+    live_key,
+    move_folder,
+    remove_folder,
 )
-from workbench.core.lock import is_active, metadata_dir
-from workbench.core.tables import locate, open_table
-from workbench.core.transaction import Transaction
+from workbench.core.snapshot import ordered_dataset
+from workbench.core.tables import locate
 from workbench.core.txlog import log_of
+
+SMALL_FILE_BYTES = 64 * 1024**2  # files below this size are compacted together
 
 
 def optimize(
     table: str, namespace: str | None = None, catalog: str | None = None
 ) -> dict[str, Any]:
-    """Compact a table's small files into larger ones (one catalog transaction)."""
+    """Compact a table's small files into larger ones, keeping their rows' order (one catalog
+    transaction)."""
     loc = locate(table, namespace, catalog)
     with operation(loc.catalog, f"optimize {loc.qualified}") as txn:
         change = txn.touch_table(loc.namespace, loc.name)
-        opened = open_table(loc)
-        metrics = opened.delta.optimize.compact(
-            commit_properties=commit_properties(txn.id, "OPTIMIZE")
-        )
-        txn.record(change, "OPTIMIZE", opened.delta.version())
-    return metrics
+        small = [f for f in change.table.files if f.size < SMALL_FILE_BYTES]
+        if len(small) < 2:
+            return {"numFilesAdded": 0, "numFilesRemoved": 0}
+        with staged_or_undone(txn, change, "the table was not changed") as made:
+            rows = ordered_dataset(change.table, small).to_table()
+            made.append(Rewrite(write_parts(rows, change.table.schema, loc.uri), small))
+            txn.stage(change, made[0])
+        txn.record(change, "OPTIMIZE", engine=DEFAULT_ENGINE)
+    return {
+        "numFilesAdded": len(made[0].written),
+        "numFilesRemoved": len(small),
+        "filesAdded": {"totalSize": sum(f.size for f in made[0].written)},
+        "filesRemoved": {"totalSize": sum(f.size for f in small)},
+    }
 
 
 @dataclass
@@ -86,73 +97,68 @@ def vacuum(
     result = VacuumResult()
     with operation(cat, "vacuum") as txn:
         for (ns, name), entry in current.tables.items():
-            change = txn.touch_table(ns, name)
-            versions = keep[(ns, name, entry.incarnation)] | {change.version}
-            path = live_path(cat, ns, name)
-            result.files += _vacuum_table(latest(path, entry.incarnation), versions, dry_run, txn)
-            if not dry_run:
-                txn.record(change, "VACUUM", latest(path, entry.incarnation).version())
+            txn.touch_table(ns, name)  # its lease keeps writers from staging files meanwhile
+            versions = keep[(ns, name, entry.incarnation)]
+            result.files += _vacuum_table(cat, live_key(ns, name), versions, dry_run)
         for (_, _, incarnation), versions in keep.items():
-            moved = dropped_path(cat, incarnation)
-            if os.path.isdir(moved):
-                result.files += _vacuum_table(latest(moved, incarnation), versions, dry_run, txn)
+            if cat.storage.exists(commit_key(dropped_key(incarnation), 0)):
+                result.files += _vacuum_table(cat, dropped_key(incarnation), versions, dry_run)
     _remove_unneeded_folders(cat, {k[2] for k in keep}, current.tables, dry_run, result)
     return result
 
 
-def _vacuum_table(table: Any, versions: set[int], dry_run: bool, txn: Transaction) -> list[str]:
-    if isinstance(table, str):
-        from deltalake import DeltaTable
+def _vacuum_table(catalog: Catalog, key: str, versions: set[int], dry_run: bool) -> list[str]:
+    """Files of a table folder that none of ``versions`` reads (deleted unless ``dry_run``)."""
+    from deltalake import DeltaTable
 
-        table = DeltaTable(table)
-    return table.vacuum(
+    table = DeltaTable(catalog.uri(*key.split("/")), storage_options=_options(catalog))
+    unused = table.vacuum(
         retention_hours=0,
-        dry_run=dry_run,
+        dry_run=True,  # only lists; workbench deletes, so no vacuum commit lands in the table
         enforce_retention_duration=False,
         keep_versions=sorted(versions),
         full=True,
-        commit_properties=commit_properties(txn.id, "VACUUM"),
     )
+    if not dry_run:
+        for path in unused:
+            catalog.storage.delete(f"{key}/{path}")
+    return [catalog.uri(*key.split("/"), path) for path in unused]
+
+
+def _options(catalog: Catalog) -> dict[str, str] | None:
+    return catalog.properties.storage_options or None
 
 
 def _remove_unneeded_folders(
-    cat: Any,
+    cat: Catalog,
     needed: set[str],
     live: dict[tuple[str, str], Any],
     dry_run: bool,
     result: VacuumResult,
 ) -> None:
-    """Dropped tables no retained point needs; table folders of creates that never committed."""
-    dropped_root = os.path.join(cat.root, *DROPPED_DIR)
-    for incarnation in sorted(os.listdir(dropped_root)) if os.path.isdir(dropped_root) else []:
+    """Dropped tables no retained point needs; table folders of creates that never committed;
+    expired leases."""
+    storage = cat.storage
+    for incarnation in storage.folders(DROPPED_KEY):
         if incarnation not in needed:
             result.dropped_tables.append(incarnation)
             if not dry_run:
-                shutil.rmtree(os.path.join(dropped_root, incarnation))
-                forget(os.path.join(dropped_root, incarnation))
-    for ns in sorted(os.listdir(cat.root)):
-        folder = os.path.join(cat.root, ns)
-        if ns.startswith(("_", ".")) or not os.path.isdir(folder):
+                remove_folder(cat, f"{DROPPED_KEY}/{incarnation}")
+    committed = {(r["namespace"], r["table_name"], r["incarnation"]) for r in log_of(cat).rows}
+    for ns in storage.folders(""):
+        if ns.startswith(("_", ".")):
             continue
-        for name in sorted(os.listdir(folder)):
-            path = os.path.join(folder, name)
-            if (ns, name) in live or not os.path.isdir(os.path.join(path, "_delta_log")):
+        for name in storage.folders(ns):
+            if (ns, name) in live:
                 continue
-            owner = folder_creator(path)
-            if owner and is_active(cat, owner):
-                continue
-            incarnation = committed_incarnation(cat, owner, ns, name)
-            if incarnation in needed:  # a drop whose folder move was interrupted: finish it
+            identity = folder_identity(cat, live_key(ns, name))
+            if identity is None:
+                continue  # no Delta log: a create may be staging files here right now
+            dropped = [i for (n, t, i) in committed if (n, t) == (ns, name) and i in identity]
+            if dropped and dropped[0] in needed:  # a drop whose folder move was interrupted
                 if not dry_run:
-                    os.makedirs(dropped_root, exist_ok=True)
-                    os.replace(path, dropped_path(cat, incarnation))
-                    forget(path)
+                    move_folder(cat, live_key(ns, name), dropped_key(dropped[0]))
                 continue
             result.orphan_tables.append(f"{ns}.{name}")
             if not dry_run:
-                shutil.rmtree(path)
-                forget(path)
-    active = os.path.join(metadata_dir(cat), "active")
-    for marker in os.listdir(active) if os.path.isdir(active) and not dry_run else []:
-        if not is_active(cat, marker):
-            os.remove(os.path.join(active, marker))
+                remove_folder(cat, live_key(ns, name))

@@ -3,6 +3,7 @@ and a pyarrow dataset over them in the table's schema, for engines to read."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -10,6 +11,7 @@ from urllib.parse import unquote
 if TYPE_CHECKING:
     import pyarrow as pa
     import pyarrow.dataset as pads
+    from deltalake import DeltaTable
 
     from workbench.core.tables import OpenTable
 
@@ -37,13 +39,31 @@ class DataFile:
             return None
         return high
 
+    @classmethod
+    def from_add(cls, add: dict[str, Any], table_uri: str) -> DataFile:
+        """A file of an ``add`` action (its statistics JSON decoded; times stay text)."""
+        stats = json.loads(add.get("stats") or "{}")
+        return cls(
+            add["path"],
+            f"{table_uri.rstrip('/')}/{unquote(add['path'])}",
+            add["size"],
+            stats.get("numRecords", 0),
+            add.get("modificationTime", 0),
+            stats.get("minValues", {}),
+            stats.get("maxValues", {}),
+        )
 
-def data_files(opened: OpenTable) -> list[DataFile]:
-    """The files of the opened version in write order: oldest commit first, and within a
-    commit by name (writers number their parts in write order)."""
+
+def in_write_order(files: list[DataFile]) -> list[DataFile]:
+    """Files oldest commit first, and within a commit by name (writers number their parts)."""
+    return sorted(files, key=lambda f: (f.modified, f.path))
+
+
+def data_files_of(delta: DeltaTable, table_uri: str) -> list[DataFile]:
+    """The files of a Delta table version in write order, with statistics."""
     import pyarrow as pa
 
-    actions = pa.table(opened.delta.get_add_actions(flatten=True))
+    actions = pa.table(delta.get_add_actions(flatten=True))
     if not actions.num_rows:
         return []
     stats = {
@@ -51,28 +71,33 @@ def data_files(opened: OpenTable) -> list[DataFile]:
         for name in actions.column_names
         if name.startswith(("min.", "max."))
     }
-    base = opened.uri.rstrip("/")
-    files = [
-        DataFile(
-            path,
-            f"{base}/{unquote(path)}",
-            size,
-            rows or 0,
-            modified,
-            {n[4:]: v[i] for n, v in stats.items() if n.startswith("min.") and v[i] is not None},
-            {n[4:]: v[i] for n, v in stats.items() if n.startswith("max.") and v[i] is not None},
-        )
-        for i, (path, size, rows, modified) in enumerate(
-            zip(
-                actions.column("path").to_pylist(),
-                actions.column("size_bytes").to_pylist(),
-                actions.column("num_records").to_pylist(),
-                actions.column("modification_time").cast(pa.int64()).to_pylist(),
-                strict=True,
+    base = table_uri.rstrip("/")
+
+    def bound(prefix: str, i: int) -> dict[str, Any]:
+        return {n[4:]: v[i] for n, v in stats.items() if n.startswith(prefix) and v[i] is not None}
+
+    return in_write_order(
+        [
+            DataFile(
+                path,
+                f"{base}/{unquote(path)}",
+                size,
+                rows or 0,
+                modified,
+                bound("min.", i),
+                bound("max.", i),
             )
-        )
-    ]
-    return sorted(files, key=lambda f: (f.modified, f.path))
+            for i, (path, size, rows, modified) in enumerate(
+                zip(
+                    actions.column("path").to_pylist(),
+                    actions.column("size_bytes").to_pylist(),
+                    actions.column("num_records").to_pylist(),
+                    actions.column("modification_time").cast(pa.int64()).to_pylist(),
+                    strict=True,
+                )
+            )
+        ]
+    )
 
 
 def candidate_files(
@@ -105,10 +130,10 @@ def ordered_dataset(opened: OpenTable, files: list[DataFile] | None = None) -> p
     order; columns missing from older files read as nulls."""
     import pyarrow.dataset as pads
 
-    catalog = opened.loc.catalog
-    paths = [catalog.fs_path_of(f.absolute) for f in (opened.files if files is None else files)]
+    storage = opened.loc.catalog.storage
+    paths = [storage.fs_path(f.absolute) for f in (opened.files if files is None else files)]
     return pads.dataset(
-        paths, schema=opened.schema.arrow, format="parquet", filesystem=catalog.filesystem
+        paths, schema=opened.schema.arrow, format="parquet", filesystem=storage.filesystem
     )
 
 
@@ -116,8 +141,8 @@ def parquet_files(opened: OpenTable) -> list[Any]:
     """The table's Parquet files as lazy ``pyarrow.parquet.ParquetFile`` objects, in write order."""
     import pyarrow.parquet as pq
 
-    fs = opened.loc.catalog.filesystem
+    storage = opened.loc.catalog.storage
     return [
-        pq.ParquetFile(fs.open_input_file(opened.loc.catalog.fs_path_of(f.absolute)))
+        pq.ParquetFile(storage.filesystem.open_input_file(storage.fs_path(f.absolute)))
         for f in opened.files
     ]

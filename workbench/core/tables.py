@@ -6,14 +6,14 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.arguments import flag, whole_number
 from workbench.core.catalog import DEFAULT_NAMESPACE, Catalog, catalog_name, get_catalog
-from workbench.core.commit import commit_new_table
+from workbench.core.commit import stage_new_table
 from workbench.core.context import operation, view
+from workbench.core.deltalog import TableActions
 from workbench.core.errors import (
     InvalidArgumentError,
     InvalidNameError,
@@ -26,7 +26,7 @@ from workbench.core.layout import table_uri
 from workbench.core.models import TableInfo, TableRef
 from workbench.core.names import validate_name
 from workbench.core.schema import Schema, SchemaLike
-from workbench.core.snapshot import DataFile, data_files
+from workbench.core.snapshot import DataFile, data_files_of, in_write_order
 from workbench.core.types import DatasetType, SchemaEvolutionMode, TableProperty
 
 if TYPE_CHECKING:
@@ -101,24 +101,21 @@ def require_namespace(loc: Location, exists: bool) -> None:
 
 @dataclass
 class OpenTable:
-    """A Delta table opened at one version, with workbench's view of its metadata."""
+    """A table at one version as the catalog shows it: its files, schema and properties. The
+    files come from the table's Delta log, plus actions the catalog committed that are not yet
+    in it, plus, inside a transaction, the transaction's own staged changes."""
 
     loc: Location
     uri: str
     incarnation: str
-    delta: DeltaTable
+    version: int
     schema: Schema
     properties: dict[str, str]
-
-    @property
-    def version(self) -> int:
-        """The Delta version this handle reads."""
-        return self.delta.version()
-
-    @cached_property
-    def files(self) -> list[DataFile]:
-        """The version's data files in write order, with statistics."""
-        return data_files(self)
+    files: list[DataFile]
+    reader_version: int = 1
+    # the Delta table's id: its metaData action keeps it across versions
+    table_id: str = ""
+    reader_features: tuple[str, ...] = ()
 
     @property
     def storage_options(self) -> dict[str, str] | None:
@@ -141,15 +138,66 @@ class OpenTable:
         value = self.properties.get(TableProperty.SCHEMA_EVOLUTION_MODE.value)
         return SchemaEvolutionMode(value) if value else SchemaEvolutionMode.AUTO
 
+    def with_actions(self, actions: TableActions, version: int) -> OpenTable:
+        """The table after ``actions`` (files added and removed, metadata changed)."""
+        import pyarrow as pa
+        from deltalake import Schema as DeltaSchema
+
+        files = {f.path: f for f in self.files}
+        for path in actions.removes:
+            files.pop(path, None)
+        for path, add in actions.adds.items():
+            files[path] = DataFile.from_add(add["add"], self.uri)
+        schema, properties, reader = self.schema, self.properties, self.reader_version
+        table_id = self.table_id
+        if actions.metadata:
+            meta = actions.metadata["metaData"]
+            schema = Schema.of(pa.schema(DeltaSchema.from_json(meta["schemaString"]).to_arrow()))
+            properties, table_id = dict(meta["configuration"]), meta["id"]
+        features = self.reader_features
+        if actions.protocol:
+            reader = actions.protocol["protocol"]["minReaderVersion"]
+            features = tuple(actions.protocol["protocol"].get("readerFeatures") or ())
+        return replace(
+            self,
+            version=version,
+            schema=schema,
+            properties=properties,
+            files=in_write_order(list(files.values())),
+            reader_version=reader,
+            table_id=table_id,
+            reader_features=features,
+        )
+
+
+def empty_table(loc: Location, uri: str, incarnation: str) -> OpenTable:
+    """A table before its first commit (its staged actions give it a schema)."""
+    return OpenTable(loc, uri, incarnation, -1, Schema([]), {}, [])
+
+
+def from_delta(loc: Location, uri: str, incarnation: str, delta: DeltaTable) -> OpenTable:
+    """A table at the version a ``DeltaTable`` handle reads."""
+    import pyarrow as pa
+
+    return OpenTable(
+        loc,
+        uri,
+        incarnation,
+        delta.version(),
+        Schema.of(pa.schema(delta.schema().to_arrow())),
+        dict(delta.metadata().configuration),
+        data_files_of(delta, uri),
+        delta.protocol().min_reader_version,
+        delta.metadata().id,
+        tuple(delta.protocol().reader_features or ()),
+    )
+
 
 def open_table(loc: Location, version: int | None = None, as_of: Any = None) -> OpenTable:
-    """Open a table as the catalog shows it (or at Delta ``version``, or ``as_of`` a past point)."""
-    import pyarrow as pa
-    from deltalake.exceptions import DeltaError
-
-    from workbench.core.handles import at_version
-
-    entry = view(loc.catalog, as_of).entry(loc.namespace, loc.name)
+    """Open a table as the catalog shows it (or at Delta ``version``, or ``as_of`` a past point),
+    inside a transaction with its own changes."""
+    seen = view(loc.catalog, as_of)
+    entry = seen.entry(loc.namespace, loc.name)
     if entry is None:
         when = "" if as_of is None else f" as of {as_of!r}"
         raise TableNotFoundError(
@@ -158,20 +206,52 @@ def open_table(loc: Location, version: int | None = None, as_of: Any = None) -> 
         )
     if version is not None:
         _check_version(loc, entry, whole_number("version", version))
+    change = seen.changes.get((loc.namespace, loc.name))
+    if change is not None and version in (None, entry.version):
+        return change.table
+    return committed_table(loc, entry, version)
+
+
+def committed_table(loc: Location, entry: TableEntry, version: int | None = None) -> OpenTable:
+    """A table at a version the catalog log recorded (its newest by default). Versions the log
+    committed but the table's Delta log does not hold yet are built from the log's actions."""
+    from deltalake.exceptions import DeltaError
+    from deltalake.exceptions import TableNotFoundError as DeltaTableNotFound
+
+    from workbench.core.handles import at_version, head_version
+    from workbench.core.txlog import log_of
+
     uri = table_uri(loc.catalog, loc.namespace, loc.name, entry)
     options = loc.catalog.properties.storage_options or None
     wanted = entry.version if version is None else version
     try:
-        delta = at_version(uri, entry.incarnation, wanted, options)
-    except DeltaError as e:
+        head = head_version(uri, entry.incarnation, options, wanted)
+        if head >= wanted:
+            return from_delta(
+                loc, uri, entry.incarnation, at_version(uri, entry.incarnation, wanted, options)
+            )
+        table = (
+            from_delta(
+                loc, uri, entry.incarnation, at_version(uri, entry.incarnation, head, options)
+            )
+            if head >= 0
+            else empty_table(loc, uri, entry.incarnation)
+        )
+    except (DeltaError, DeltaTableNotFound, FileNotFoundError) as e:
         raise TableVersionNotFoundError(
             f"Version {wanted} of table {loc.qualified!r} can no longer be read: dc.vacuum removed "
             f"the files it needs ({e})."
         ) from e
-    schema = Schema.of(pa.schema(delta.schema().to_arrow()))
-    return OpenTable(
-        loc, uri, entry.incarnation, delta, schema, dict(delta.metadata().configuration)
-    )
+    log = log_of(loc.catalog)
+    for pending in range(head + 1, wanted + 1):
+        _, actions = log.actions_for(entry.incarnation, pending) or (None, None)
+        if actions is None:
+            raise TableVersionNotFoundError(
+                f"Version {pending} of table {loc.qualified!r} is in neither its Delta log nor the "
+                "catalog log; the table folder was changed outside workbench."
+            )
+        table = table.with_actions(TableActions.from_json(actions), pending)
+    return table
 
 
 def _check_version(loc: Location, entry: TableEntry, version: int) -> None:
@@ -312,23 +392,9 @@ def create_table(
             return get_table(table, loc.namespace, catalog)
         ensure_namespace(txn, loc, auto_create_namespace)
         change = txn.touch_table(loc.namespace, loc.name)
-        try:
-            commit_new_table(txn, loc, table_schema, configuration)
-        except BaseException:
-            remove_created(loc)
-            raise
-        txn.record(change, "CREATE_TABLE", 0)
+        stage_new_table(txn, change, table_schema, configuration)
+        txn.record(change, "CREATE_TABLE")
     return get_table(table, loc.namespace, catalog)
-
-
-def remove_created(loc: Location) -> None:
-    """Delete the folder of a table whose creation failed (it was never visible)."""
-    import shutil
-
-    from workbench.core.handles import forget
-
-    shutil.rmtree(loc.uri, ignore_errors=True)
-    forget(loc.uri)
 
 
 def drop_table(table: str, namespace: str | None = None, catalog: str | None = None) -> None:

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import numbers
-import os
 import time
 from bisect import bisect_right
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.errors import TimeTravelError, TransactionError
-from workbench.core.lock import metadata_dir, metadata_path
 from workbench.core.names import validate_name
 from workbench.core.txlog import CatalogState, log_of
 
@@ -22,11 +20,13 @@ if TYPE_CHECKING:
 TAG_SUFFIX = ".json"
 
 
-def _tag_path(catalog: Catalog, name: str) -> str:
-    limit = catalog.max_name_length - len(TAG_SUFFIX)
-    return os.path.join(
-        metadata_dir(catalog), "tags", validate_name("tag", name, limit) + TAG_SUFFIX
-    )
+TAG_FOLDER = "_workbench/tags"
+STAGING_SUFFIX = 4  # a local store writes "<name>#<n>" first, then renames it into place
+
+
+def _tag_key(catalog: Catalog, name: str) -> str:
+    limit = catalog.max_name_length - len(TAG_SUFFIX) - STAGING_SUFFIX
+    return f"{TAG_FOLDER}/{validate_name('tag', name, limit)}{TAG_SUFFIX}"
 
 
 def resolve_sequence(catalog: Catalog, as_of: Any, argument: str = "as_of") -> int:
@@ -148,20 +148,15 @@ def tag(name: str, transaction_id: str | None = None, catalog: str | None = None
     log = log_of(cat)
     log.refresh()
     if transaction_id is None:
-        if not log.rows:
+        if not log.last_entry:
             raise TimeTravelError("The catalog has no transactions yet; there is nothing to tag.")
-        transaction_id = log.rows[-1]["transaction_id"]
+        transaction_id = log.last_entry[0]["transaction_id"]
     elif not any(r["transaction_id"] == transaction_id for r in log.rows):
         raise TimeTravelError(f"Transaction {transaction_id!r} is not in the catalog's log.")
     with cat.writing():
-        path = _tag_path(cat, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            raise TimeTravelError(f"Tag {name!r} already exists; tags are immutable.") from None
-        with os.fdopen(fd, "w") as f:
-            json.dump({"transaction_id": transaction_id}, f)
+        record = json.dumps({"transaction_id": transaction_id}).encode()
+        if not cat.storage.put_if_absent(_tag_key(cat, name), record):
+            raise TimeTravelError(f"Tag {name!r} already exists; tags are immutable.")
     return transaction_id
 
 
@@ -173,11 +168,8 @@ def tags(catalog: str | None = None) -> dict[str, str]:
 
 
 def _read_tags(catalog: Catalog) -> dict[str, str]:
-    folder = os.path.join(metadata_path(catalog), "tags")
-    if not os.path.isdir(folder):
-        return {}
     found = {}
-    for entry in sorted(os.listdir(folder)):
-        with open(os.path.join(folder, entry)) as f:
-            found[entry.removesuffix(TAG_SUFFIX)] = json.load(f)["transaction_id"]
+    for meta in sorted(catalog.storage.list(TAG_FOLDER), key=lambda m: m["path"]):
+        name = meta["path"].rsplit("/", 1)[-1].removesuffix(TAG_SUFFIX)
+        found[name] = json.loads(catalog.storage.get(meta["path"]))["transaction_id"]
     return found

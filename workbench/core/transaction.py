@@ -1,42 +1,53 @@
 """Catalog transactions: many table and namespace changes made visible together, or not at all.
 
-A transaction pins the catalog state when it starts. Its writes go to the Delta tables at once,
-each Delta commit tagged with the transaction id, but readers through the catalog only see table
-versions that the catalog log records, so nothing is visible before the log commit. At commit,
-under the catalog's commit lock, the transaction checks that no table it read or wrote changed
-since it started and that the table versions after its pinned ones are all its own, then appends
-its rows to the log. A transaction that fails or is killed leaves tagged versions behind; the
-next writer of such a table restores it to the recorded version before writing.
+A transaction pins the catalog state when it starts. Writes stage their data files in the
+table folders and their Delta actions in the transaction; nothing reaches a table's Delta log
+before commit, so no reader of a table folder ever sees an uncommitted row, while reads inside
+the transaction see its own changes. Before changing a table the transaction takes the table's
+lease, queueing behind another writer of it.
+
+Commit is optimistic: the transaction checks that every table it read or wrote is still at the
+version it saw in the newest log state, then publishes the log's next version with a
+put-if-absent (the commit point). If another transaction took that version, it checks again
+against the new entries and retries. Afterwards the tables' Delta commits are written from the
+actions recorded in the entry (``rollforward``); a crash there loses nothing, since the next
+user of the catalog finishes the job.
 """
 
 from __future__ import annotations
 
-import os
+import json
 import secrets
-import shutil
 import time
-from contextlib import suppress
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from workbench.core import leases
+from workbench.core.deltalog import (
+    TableActions,
+    add_action,
+    metadata_action,
+    now_ms,
+    remove_action,
+)
 from workbench.core.engine import DEFAULT_ENGINE
-from workbench.core.errors import TransactionConflictError, TransactionError
-from workbench.core.handles import forget
+from workbench.core.errors import (
+    TransactionConflictError,
+    TransactionError,
+    WorkbenchError,
+    WriteFailedError,
+)
+from workbench.core.files import discard
+from workbench.core.handles import head_version
 from workbench.core.layout import (
-    committed_incarnation,
-    dropped_path,
-    folder_creator,
-    live_path,
+    dropped_key,
+    folder_identity,
+    live_key,
+    move_folder,
+    remove_folder,
 )
-from workbench.core.lock import (
-    claim_table,
-    commit_lock,
-    is_active,
-    register_active,
-    release_tables,
-    unregister_active,
-)
-from workbench.core.recovery import owners, repair_versions
+from workbench.core.rollforward import apply_entry, settle
 from workbench.core.txlog import (
     NAMESPACE_CREATED,
     NAMESPACE_DROPPED,
@@ -47,6 +58,11 @@ from workbench.core.txlog import (
 
 if TYPE_CHECKING:
     from workbench.core.catalog import Catalog
+    from workbench.core.engine import Rewrite
+    from workbench.core.files import WrittenFile
+    from workbench.core.tables import OpenTable
+
+MAX_COMMIT_ATTEMPTS = 100  # log versions taken by others before giving up
 
 
 def new_transaction_id() -> str:
@@ -56,14 +72,17 @@ def new_transaction_id() -> str:
 
 @dataclass
 class TableChange:
-    """What a transaction did to one table."""
+    """What a transaction does to one table: its staged Delta actions and their effect."""
 
     namespace: str
     name: str
     incarnation: str
-    pinned: TableEntry | None  # the committed entry when the transaction first touched it
-    version: int | None  # latest Delta version of this table as the transaction sees it
-    base: int | None = None  # Delta head when claimed; later versions must all be ours
+    pinned: TableEntry | None  # the committed entry the change is based on
+    table: OpenTable  # the table as this transaction sees it: committed plus staged
+    version: int  # the Delta version the commit writes
+    actions: TableActions = field(default_factory=TableActions)
+    written: list[WrittenFile] = field(default_factory=list)
+    superseded: list[WrittenFile] = field(default_factory=list)  # staged, then replaced
     operations: list[str] = field(default_factory=list)
     engines: list[str] = field(default_factory=list)
     rows_added: int = 0
@@ -73,8 +92,10 @@ class TableChange:
     @property
     def entry(self) -> TableEntry | None:
         """The table as this transaction sees it (None when absent or dropped)."""
-        if self.dropped or self.version is None:
+        if self.dropped:
             return None
+        if self.actions.empty:
+            return self.pinned
         return TableEntry(self.version, self.incarnation)
 
 
@@ -94,14 +115,16 @@ class Transaction:
         self.id = new_transaction_id()
         self.start_time = time.time_ns()
         self.commit_message = commit_message
-        self.state = state if state is not None else log_of(catalog).refresh()
+        if state is None:
+            settle(catalog)
+            state = log_of(catalog).state
+        self.state = state
         self.read_only = read_only
         self.reads: dict[tuple[str, str], TableEntry | None] = {}
         self.changes: dict[tuple[str, str], TableChange] = {}
         self.namespace_changes: dict[str, str] = {}
         self.closed = False
-        self.claimed: list[tuple[str, str]] = []
-        self._registered = False
+        self._last_ms = 0
 
     # ----------------------------------------------------------------------------- what it sees
     def entry(self, namespace: str, name: str) -> TableEntry | None:
@@ -143,13 +166,12 @@ class Transaction:
                 "This transaction reads the catalog as of a past point and cannot write; leave "
                 "the `with dc.transaction(as_of=...)` block to write."
             )
-        if not self._registered:
-            with self.catalog.writing():
-                register_active(self.catalog, self.id)
-            self._registered = True
 
     def touch_table(self, namespace: str, name: str) -> TableChange:
-        """Prepare to change a table: check for conflicts and repair abandoned versions."""
+        """Prepare to change a table: take its lease (queueing behind another writer), then
+        base the change on the table's newest committed version."""
+        from workbench.core.tables import committed_table, empty_table, locate
+
         self.require_writable()
         key = (namespace, name)
         if key in self.changes:
@@ -159,67 +181,161 @@ class Transaction:
                     f"Table {namespace}.{name} was dropped in this transaction; commit first, "
                     "then create it again in a new transaction."
                 )
+            with self.catalog.writing():
+                leases.renew(self.catalog.storage, namespace, name, self.id)
             return change
-        with commit_lock(self.catalog, self.id):
-            committed = log_of(self.catalog).refresh().tables.get(key)
-            if committed != self.state.tables.get(key):
-                raise self._conflict(f"table {namespace}.{name} was changed by another transaction")
-            holder = claim_table(self.catalog, namespace, name, self.id)
-            if holder is not None:
-                raise self._conflict(f"transaction {holder} is writing table {namespace}.{name}")
-            self.claimed.append(key)
-            path = live_path(self.catalog, namespace, name)
-            head = None
-            if committed is None:
-                self._clear_orphan(path, namespace, name)
+        with self.catalog.writing():
+            leases.acquire(self.catalog.storage, namespace, name, self.id)
+        try:
+            settle(self.catalog)
+            latest = log_of(self.catalog).state.tables.get(key)
+            if key in self.reads and self.reads[key] != latest:
+                raise self._conflict(f"table {namespace}.{name} changed after it was read")
+            loc = locate(name, namespace, self.catalog_name)
+            if latest is None:
+                incarnation = new_transaction_id()
+                self._clear_free_name(namespace, name)
+                table = empty_table(loc, loc.uri, incarnation)
+                version = 0
             else:
-                head = repair_versions(
-                    path, committed.incarnation, committed.version, self.id, self.catalog
-                )
-        change = TableChange(
-            namespace,
-            name,
-            incarnation=committed.incarnation if committed else new_transaction_id(),
-            pinned=committed,
-            version=head,
-            base=head,
-        )
+                incarnation = latest.incarnation
+                table = committed_table(loc, latest)
+                head = head_version(table.uri, incarnation, table.storage_options)
+                version = max(head, latest.version) + 1
+        except BaseException:
+            leases.release(self.catalog.storage, namespace, name, self.id)
+            raise
+        change = TableChange(namespace, name, incarnation, latest, table, version)
         self.changes[key] = change
+        if latest is not None and version > latest.version + 1:
+            self._repair(change, version - 1)
         return change
 
-    def _clear_orphan(self, path: str, namespace: str, name: str) -> None:
-        """Remove a folder left at a free table name by a create that never committed."""
-        if not os.path.isdir(path):
+    def _repair(self, change: TableChange, head: int) -> None:
+        """Stage undoing the versions someone wrote into the table's Delta log outside the
+        catalog (after the recorded one), so this transaction's commit builds on what the
+        catalog recorded."""
+        from workbench.core.handles import at_version
+        from workbench.core.tables import from_delta
+
+        recorded = change.table
+        found = from_delta(
+            recorded.loc,
+            recorded.uri,
+            change.incarnation,
+            at_version(recorded.uri, change.incarnation, head, recorded.storage_options),
+        )
+        kept = {f.path for f in recorded.files}
+        actions = TableActions(
+            removes={f.path: remove_action(f) for f in found.files if f.path not in kept}
+        )
+        present = {f.path for f in found.files}
+        for f in recorded.files:
+            if f.path not in present:
+                stats = json.dumps({"numRecords": f.rows})
+                actions.adds[f.path] = {
+                    "add": {
+                        "path": f.path,
+                        "partitionValues": {},
+                        "size": f.size,
+                        "modificationTime": f.modified,
+                        "dataChange": True,
+                        "stats": stats,
+                    }
+                }
+        if (found.schema, found.properties) != (recorded.schema, recorded.properties):
+            actions.metadata = metadata_action(
+                recorded.schema, recorded.properties, recorded.table_id or None
+            )
+        change.actions = actions
+
+    def _clear_free_name(self, namespace: str, name: str) -> None:
+        """Clear a folder left at a free table name (the lease is held): files staged by a
+        writer that died, or a dropped table whose folder was never moved."""
+        key = live_key(namespace, name)
+        if not self.catalog.storage.list(key):
             return
-        owner = folder_creator(path)
-        if owner and owner != self.id and is_active(self.catalog, owner):
-            raise self._conflict(f"another transaction is creating table {namespace}.{name}")
-        incarnation = committed_incarnation(self.catalog, owner, namespace, name)
-        if incarnation:
-            # a dropped table whose folder move was interrupted: finish the move
-            os.makedirs(os.path.dirname(dropped_path(self.catalog, incarnation)), exist_ok=True)
-            os.replace(path, dropped_path(self.catalog, incarnation))
+        identity = folder_identity(self.catalog, key)
+        committed = identity and {
+            r["incarnation"]
+            for r in log_of(self.catalog).rows
+            if r["namespace"] == namespace
+            and r["table_name"] == name
+            and (r["incarnation"] == identity[1] or r["transaction_id"] == identity[0])
+        }
+        if committed:
+            move_folder(self.catalog, key, dropped_key(committed.pop()))
         else:
-            shutil.rmtree(path)
-        forget(path)
+            remove_folder(self.catalog, key)
+
+    def savepoint(self, change: TableChange) -> Callable[[], None]:
+        """A function that puts a table change back as it is now (for a write that fails
+        half-way inside a transaction that goes on)."""
+        saved = (
+            TableActions(
+                change.actions.protocol,
+                change.actions.metadata,
+                dict(change.actions.adds),
+                dict(change.actions.removes),
+            ),
+            change.table,
+            list(change.written),
+            list(change.superseded),
+        )
+
+        def restore() -> None:
+            change.actions, change.table = saved[0], saved[1]
+            change.written, change.superseded = list(saved[2]), list(saved[3])
+
+        return restore
+
+    def stage(
+        self,
+        change: TableChange,
+        rewrite: Rewrite | None = None,
+        metadata: dict[str, Any] | None = None,
+        protocol: dict[str, Any] | None = None,
+    ) -> None:
+        """Add a write's files (and removals, metadata, protocol) to a table change; reads in
+        this transaction see them from now on."""
+        actions = TableActions(protocol, metadata)
+        if rewrite is not None:
+            for old in rewrite.removed:
+                staged = change.actions.adds.pop(old.path, None)
+                if staged is None:
+                    actions.removes[old.path] = remove_action(old)
+                else:  # a file this transaction added and now replaces: it was never visible
+                    change.superseded += [w for w in change.written if w.uri == old.absolute]
+            modified = self._next_ms()
+            base = change.table.uri.rstrip("/") + "/"
+            for written in rewrite.written:
+                relative = written.uri[len(base) :] if written.uri.startswith(base) else written.uri
+                actions.adds[relative] = add_action(relative, written, modified)
+            change.written += rewrite.written
+        change.actions.protocol = protocol or change.actions.protocol
+        change.actions.metadata = metadata or change.actions.metadata
+        change.actions.removes.update(actions.removes)
+        change.actions.adds.update(actions.adds)
+        change.table = change.table.with_actions(actions, change.version)
+
+    def _next_ms(self) -> int:
+        """Strictly increasing times for this transaction's writes, so files keep write order."""
+        self._last_ms = max(now_ms(), self._last_ms + 1)
+        return self._last_ms
 
     def record(
         self,
         change: TableChange,
-        operation: str | None,
-        version: int,
+        operation: str,
         added: int = 0,
         removed: int = 0,
         engine: str | None = None,
     ) -> None:
-        """Note that a change to a table produced Delta ``version``: the one way engines and
-        helpers record what they did. ``operation`` names it in the log (None for an
-        intermediate step, e.g. adding columns before a write); ``engine`` says who wrote."""
-        if operation is not None:
-            change.operations.append(operation)
+        """Note what a write did to a table, for the log: the one way engines and helpers
+        report their work. ``engine`` says who wrote."""
+        change.operations.append(operation)
         if engine is not None and engine not in change.engines:
             change.engines.append(engine)
-        change.version = version
         change.rows_added += added
         change.rows_removed += removed
 
@@ -231,8 +347,6 @@ class Transaction:
     def change_namespace(self, namespace: str, created: bool) -> None:
         """Create or drop a namespace at commit."""
         self.require_writable()
-        if created:
-            os.makedirs(os.path.join(self.catalog.root, namespace), exist_ok=True)
         self.namespace_changes[namespace] = NAMESPACE_CREATED if created else NAMESPACE_DROPPED
 
     # ----------------------------------------------------------------------------- commit / abort
@@ -240,36 +354,54 @@ class Transaction:
         """Make every change visible at once, or raise ``TransactionConflictError``."""
         if self.closed:
             return
-        rows = []
+        rows: list[dict[str, Any]] = []
         try:
             if self.changes or self.namespace_changes:
-                with commit_lock(self.catalog, self.id):
-                    log = log_of(self.catalog)
-                    latest = log.refresh()
-                    self._check(latest)
-                    rows = self._rows(log.next_sequence(), max(time.time_ns(), latest.end_time + 1))
-                    if rows:
-                        log.append(rows)
-                    release_tables(self.catalog, self.claimed, self.id)
+                rows = self._publish()
+        except WorkbenchError:
+            self.abort()
+            raise
+        except OSError as e:
+            self.abort()
+            raise WriteFailedError(
+                f"Committing transaction {self.id} failed ({e}); nothing of it was committed."
+            ) from e
         except BaseException:
             self.abort()
             raise
         self.closed = True
-        self._finish_drops()
-        self._unregister()
+        try:
+            if rows:
+                with self.catalog.writing():
+                    apply_entry(self.catalog, rows)
+            for change in self.changes.values():
+                discard(change.superseded)
+        finally:
+            self._release()
+
+    def _publish(self) -> list[dict[str, Any]]:
+        """Publish the log entry: check against the newest state, then put-if-absent the next
+        log version; check again when another commit took it."""
+        log = log_of(self.catalog)
+        for _ in range(MAX_COMMIT_ATTEMPTS):
+            settle(self.catalog)  # the previous entry is applied before ours is published
+            latest = log.state
+            self._check(latest)
+            rows = self._rows(log.version + 1, max(time.time_ns(), latest.end_time + 1))
+            if not rows:
+                return []
+            with self.catalog.writing():
+                if log.commit(rows):
+                    return rows
+        raise self._conflict(f"{MAX_COMMIT_ATTEMPTS} other commits came first")
 
     def _check(self, latest: CatalogState) -> None:
         for key, seen in self.reads.items():
-            if latest.tables.get(key) != seen:
+            if key not in self.changes and latest.tables.get(key) != seen:
                 raise self._conflict(f"table {key[0]}.{key[1]} changed after it was read")
         for key, change in self.changes.items():
             if latest.tables.get(key) != change.pinned:
                 raise self._conflict(f"table {key[0]}.{key[1]} changed after it was first written")
-            if change.version is not None:
-                start = change.base + 1 if change.base is not None else 0
-                path = live_path(self.catalog, *key)
-                if owners(path, change.incarnation, start, change.version) - {self.id}:
-                    raise self._conflict(f"another writer committed to table {key[0]}.{key[1]}")
         for ns, kind in self.namespace_changes.items():
             if kind == NAMESPACE_DROPPED:
                 others = [n for (s, n) in latest.tables if s == ns and (s, n) not in self.changes]
@@ -297,6 +429,7 @@ class Transaction:
                     "rows_added": 0,
                     "rows_removed": 0,
                     "engine": None,
+                    "actions": None,
                 }
                 for ns, change in self.namespace_changes.items()
                 if change == kind
@@ -306,7 +439,7 @@ class Transaction:
         for change in self.changes.values():
             if change.pinned is None and change.entry is None:
                 continue  # created and dropped (or never written) inside this transaction
-            if not change.operations:
+            if not change.operations or (change.actions.empty and not change.dropped):
                 continue
             rows.append(
                 {
@@ -320,67 +453,29 @@ class Transaction:
                     "rows_removed": change.rows_removed,
                     "engine": "+".join(change.engines) or DEFAULT_ENGINE,
                     "details": None,
+                    "actions": None if change.dropped else change.actions.to_json(),
                 }
             )
         rows += namespace_rows(NAMESPACE_DROPPED)
         return rows
 
-    def _finish_drops(self) -> None:
-        for change in self.changes.values():
-            path = live_path(self.catalog, change.namespace, change.name)
-            if change.dropped and os.path.isdir(path):
-                if change.pinned is None:
-                    shutil.rmtree(path)
-                else:
-                    target = dropped_path(self.catalog, change.incarnation)
-                    os.makedirs(os.path.dirname(target), exist_ok=True)
-                    os.replace(path, target)
-                forget(path)
-        for ns, kind in self.namespace_changes.items():
-            folder = os.path.join(self.catalog.root, ns)
-            if kind == NAMESPACE_DROPPED and os.path.isdir(folder) and not os.listdir(folder):
-                os.rmdir(folder)
-
     def abort(self) -> None:
-        """Undo every table change of this transaction; nothing of it ever became visible."""
+        """Forget every change; the files it staged are deleted. Nothing of it was visible."""
         if self.closed:
             return
         self.closed = True
         try:
-            touched = [key for key, change in self.changes.items() if change.operations]
-            if touched or self.claimed:
-                with commit_lock(self.catalog, self.id):
-                    latest = log_of(self.catalog).refresh()
-                    for key in touched:
-                        self._undo(key, latest.tables.get(key))
-                    release_tables(self.catalog, self.claimed, self.id)
+            for change in self.changes.values():
+                discard(change.written)
+                if change.pinned is None and self.catalog.is_local:
+                    folder = live_key(change.namespace, change.name)
+                    _remove_if_empty(self.catalog.storage.fs_path(folder))
         finally:
-            self._unregister()
+            self._release()
 
-    def _undo(self, key: tuple[str, str], committed: TableEntry | None) -> None:
-        path = live_path(self.catalog, *key)
-        if not os.path.isdir(path):
-            return
-        if committed is None:
-            if folder_creator(path) == self.id:
-                shutil.rmtree(path)
-                forget(path)
-            return
-        # A running transaction that wrote on top will conflict; the next writer repairs then.
-        with suppress(TransactionConflictError):
-            repair_versions(
-                path,
-                committed.incarnation,
-                committed.version,
-                None,
-                self.catalog,
-                allowed_owner=self.id,
-            )
-
-    def _unregister(self) -> None:
-        if self._registered:
-            unregister_active(self.catalog, self.id)
-            self._registered = False
+    def _release(self) -> None:
+        for namespace, name in self.changes:
+            leases.release(self.catalog.storage, namespace, name, self.id)
 
     def _conflict(self, reason: str) -> TransactionConflictError:
         return TransactionConflictError(
@@ -391,3 +486,14 @@ class Transaction:
     def __repr__(self) -> str:
         mode = "read-only" if self.read_only else "read-write"
         return f"Transaction({self.id}, {mode}, catalog={self.catalog_name!r})"
+
+
+def _remove_if_empty(folder: str) -> None:
+    """Remove a folder a transaction made for a table it then did not create, with its empty
+    subfolders (a Spark or Daft write's own folder); folders holding files stay."""
+    import os
+    from contextlib import suppress
+
+    for parent, _, _ in os.walk(folder, topdown=False):
+        with suppress(OSError):
+            os.rmdir(parent)

@@ -1,31 +1,51 @@
-"""The catalog transaction log: a Delta table of committed changes and the state it implies.
+"""The catalog transaction log: a Delta table of committed changes, and the state it implies.
 
-One row per table (or namespace) a transaction changed. The log is the source of truth for what
-the catalog shows: a table is read at the version the latest committed transaction recorded.
-Reading the latest state costs one existence check of the next Delta commit file; new commits are
-read incrementally and the log is compacted and checkpointed every ``COMPACT_EVERY`` commits.
+One row per table (or namespace) a transaction changed, with the Delta actions the table change
+consists of. A transaction commits by publishing the log's next Delta version with a
+put-if-absent: that single write is the commit point of the whole catalog transaction. The log
+is the source of truth for what the catalog shows; the tables' own Delta commits are written
+from the recorded actions afterwards (see ``rollforward``).
+
+Reading the latest state costs one existence check of the next log commit; new commits are read
+incrementally. Every ``STATE_EVERY`` commits the state is saved, so a fresh process reads that
+and the few commits after it; the full history (time travel, ``dc.transactions``) is read only
+when asked for. The log is compacted and checkpointed every ``COMPACT_EVERY`` commits.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from workbench.core.deltalog import (
+    commit_key,
+    metadata_action,
+    now_ms,
+    protocol_action,
+)
+from workbench.core.errors import WorkbenchError
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from workbench.core.catalog import Catalog
 
-LOG_PATH = ("_workbench", "transactions")
-LOG_SCHEMA_VERSION = "1"
+LOG_KEY = "_workbench/transactions"
+STATE_KEY = "_workbench/state"
+LOG_PATH = tuple(LOG_KEY.split("/"))
+LOG_SCHEMA_VERSION = 2
+SCHEMA_VERSION_PROPERTY = "workbench.logSchemaVersion"
 COMPACT_EVERY = 100
+STATE_EVERY = 25
 NAMESPACE_CREATED = "CREATE_NAMESPACE"
 NAMESPACE_DROPPED = "DROP_NAMESPACE"
 
 
 def log_schema() -> pa.Schema:
-    """Columns of the catalog log (schema version 1)."""
+    """Columns of the catalog log (schema version 2: version 1 plus ``actions``)."""
     import pyarrow as pa
 
     return pa.schema(
@@ -45,8 +65,13 @@ def log_schema() -> pa.Schema:
             ("rows_removed", pa.int64()),
             ("engine", pa.string()),
             ("details", pa.string()),  # JSON, e.g. model name and parameters
+            ("actions", pa.string()),  # JSON: the Delta actions of the table change (v2)
         ]
     )
+
+
+class LogVersionError(WorkbenchError):
+    """The catalog log was written by a newer workbench than this one."""
 
 
 @dataclass(frozen=True)
@@ -86,77 +111,142 @@ class CatalogState:
             self.namespaces.add(row["namespace"])
             self.tables[key] = TableEntry(row["table_version"], row["incarnation"])
 
+    def encode(self, log_version: int) -> bytes:
+        """The state as JSON, as saved every ``STATE_EVERY`` commits."""
+        return json.dumps(
+            {
+                "schema_version": LOG_SCHEMA_VERSION,
+                "sequence": self.sequence,
+                "end_time": self.end_time,
+                "log_version": log_version,
+                "namespaces": sorted(self.namespaces),
+                "tables": [[ns, t, e.version, e.incarnation] for (ns, t), e in self.tables.items()],
+            }
+        ).encode()
+
+    @classmethod
+    def decode(cls, data: bytes) -> tuple[CatalogState, int]:
+        """A saved state and the log version it was taken at."""
+        saved = json.loads(data)
+        _check_version(saved.get("schema_version", 1), "the saved catalog state")
+        tables = {(ns, t): TableEntry(v, inc) for ns, t, v, inc in saved["tables"]}
+        return (
+            cls(saved["sequence"], saved["end_time"], set(saved["namespaces"]), tables),
+            saved["log_version"],
+        )
+
 
 class TransactionLog:
-    """Reads and appends a catalog's log, caching rows and the latest state by log version."""
+    """Reads and commits a catalog's log, caching the latest state and the rows read."""
 
     def __init__(self, catalog: Catalog):
         self.catalog = catalog
+        self.storage = catalog.storage
         self.version = -1  # Delta version of the log read so far
-        self.rows: list[dict[str, Any]] = []
         self.state = CatalogState()
+        self.last_entry: list[dict[str, Any]] = []  # rows of the newest transaction
+        self._history: list[dict[str, Any]] | None = None  # every row, once loaded
+        self._recent: list[dict[str, Any]] = []  # rows read since the saved state
         self._states: dict[int, CatalogState] = {}
-        self._recorded: dict[str, list[int]] = {}  # incarnation -> Delta versions in the log
+        self._schema_version = LOG_SCHEMA_VERSION
 
     @property
     def uri(self) -> str:
         """Where the log's Delta table lives."""
         return self.catalog.uri(*LOG_PATH)
 
-    def _commit_file(self, version: int) -> str:
-        return self.catalog.fs_path(*LOG_PATH, "_delta_log", f"{version:020d}.json")
-
-    def _exists(self, path: str) -> bool:
-        import pyarrow.fs as pafs
-
-        return self.catalog.filesystem.get_file_info(path).type != pafs.FileType.NotFound
-
+    # -------------------------------------------------------------------------------- reading
     def refresh(self) -> CatalogState:
         """Bring the cache up to the newest log commit and return the latest state."""
-        if not self._exists(self._commit_file(self.version + 1)):
+        if not self.storage.exists(commit_key(LOG_KEY, self.version + 1)):
             return self.state
         if self.version < 0:
-            self._load_all()
-        else:
-            self._load_new()
+            self._load_saved_state()
+        self._load_new()
         return self.state
 
-    def _load_all(self) -> None:
+    def _load_saved_state(self) -> None:
+        pointer = self.storage.get(f"{STATE_KEY}/_latest")
+        saved = self.storage.get(f"{STATE_KEY}/{int(pointer):020d}.json") if pointer else None
+        if saved is None:
+            self._load_history()
+            return
+        self.state, self.version = CatalogState.decode(saved)
+
+    def _load_history(self) -> None:
+        """Read every row up to the newest commit (the full history)."""
+        import pyarrow as pa
         from deltalake import DeltaTable
 
         table = DeltaTable(self.uri, storage_options=self._options())
-        rows = table.to_pyarrow_table().sort_by("sequence").to_pylist()
+        data = table.to_pyarrow_table()
+        if "actions" not in data.column_names:  # a log of schema version 1
+            data = data.append_column("actions", pa.nulls(data.num_rows, pa.string()))
+        rows = data.sort_by("sequence").to_pylist()
         self.version = table.version()
+        found = int(table.metadata().configuration.get(SCHEMA_VERSION_PROPERTY, "1"))
+        _check_version(found, f"the catalog log at {self.uri!r}")
+        self._schema_version = found
+        self._history = []
+        self.state = CatalogState()
+        self._recent = []
         self._extend(rows)
 
     def _load_new(self) -> None:
         import pyarrow.parquet as pq
 
-        fs = self.catalog.filesystem
         new_rows: list[dict[str, Any]] = []
-        while self._exists(self._commit_file(self.version + 1)):
+        while True:
+            data = self.storage.get(commit_key(LOG_KEY, self.version + 1))
+            if data is None:
+                break
             self.version += 1
-            actions = _read_commit(fs, self._commit_file(self.version))
-            if actions["operation"] == "OPTIMIZE":
+            added, operation = _commit_contents(data)
+            if operation == "OPTIMIZE":
                 continue  # compaction rewrites rows already read
-            for path in actions["added"]:
-                with fs.open_input_file(self.catalog.fs_path(*LOG_PATH, path)) as f:
-                    new_rows.extend(pq.read_table(f).to_pylist())
+            for path in added:
+                content = self.storage.get(f"{LOG_KEY}/{path}")
+                new_rows.extend(pq.read_table(io.BytesIO(content)).to_pylist())
         self._extend(sorted(new_rows, key=lambda r: r["sequence"]))
 
     def _extend(self, rows: list[dict[str, Any]]) -> None:
         state = self.state.copy()
         for row in rows:
+            row.setdefault("actions", None)
             state.apply(row)
-            if row["table_version"] is not None:
-                self._recorded.setdefault(row["incarnation"], []).append(row["table_version"])
-        self.rows.extend(rows)
+        if rows:
+            last = rows[-1]["sequence"]
+            self.last_entry = [r for r in rows if r["sequence"] == last]
+        (self._history if self._history is not None else self._recent).extend(rows)
         self.state = state
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Every row of the log up to the last refresh, oldest first (read when first asked)."""
+        if self._history is None:
+            version = self.version
+            self._load_history()
+            if self.version < version:  # compaction raced the read: read what is missing
+                self._load_new()
+        return self._history
 
     def recorded_versions(self, incarnation: str) -> list[int]:
         """The Delta versions of a table incarnation that committed transactions recorded: the
         only versions the catalog ever showed (others belong to failed or unfinished ones)."""
-        return self._recorded.get(incarnation, [])
+        return [
+            r["table_version"]
+            for r in self.rows
+            if r["incarnation"] == incarnation and r["table_version"] is not None
+        ]
+
+    def actions_for(self, incarnation: str, version: int) -> tuple[dict[str, Any], str] | None:
+        """The row that recorded a table version, and its actions (None if not in the log)."""
+        candidates = self._recent if self._history is None else self._history
+        for rows in (candidates, self.rows):
+            for row in reversed(rows):
+                if row["incarnation"] == incarnation and row["table_version"] == version:
+                    return row, row["actions"]
+        return None
 
     def state_at(self, sequence: int) -> CatalogState:
         """The state right after the transaction with ``sequence`` committed."""
@@ -170,59 +260,110 @@ class TransactionLog:
             self._states[sequence] = state
         return self._states[sequence]
 
-    def append(self, rows: list[dict[str, Any]]) -> None:
-        """Commit rows to the log (callers hold the commit lock); compact now and then."""
-        import pyarrow as pa
-        from deltalake import DeltaTable, write_deltalake
-
-        from workbench.core.handles import latest
-
-        table = pa.Table.from_pylist(rows, schema=log_schema())
-        if self.version < 0 and not self._exists(self._commit_file(0)):
-            DeltaTable.create(
-                self.uri,
-                log_schema(),
-                configuration={"workbench.logSchemaVersion": LOG_SCHEMA_VERSION},
-                storage_options=self._options(),
-                raise_if_key_not_exists=False,
-            )
-        self.refresh()
-        write_deltalake(latest(self.uri, "log", self._options()), table, mode="append")
-        # Callers hold the commit lock, so this commit is the log's next version: apply the
-        # rows directly instead of reading the file back.
-        self.version += 1
-        self._extend(rows)
-        if rows[0]["sequence"] % COMPACT_EVERY == 0:
-            self._compact()
-
-    def _compact(self) -> None:
-        from workbench.core.handles import latest
-
-        table = latest(self.uri, "log", self._options())
-        table.optimize.compact()
-        table.create_checkpoint()
-        self.refresh()
-
     def next_sequence(self) -> int:
         """The sequence the next commit will get: the log's next Delta version."""
         self.refresh()
-        return self.version + 1 if self.version >= 0 else 1
+        return self.version + 1
+
+    # ------------------------------------------------------------------------------ committing
+    def commit(self, rows: list[dict[str, Any]]) -> bool:
+        """Publish ``rows`` as the log's next version (their ``sequence``) with a
+        put-if-absent: the commit point of a catalog transaction. False if another commit took
+        that version (the caller validates again and retries)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        sequence = rows[0]["sequence"]
+        buffer = io.BytesIO()
+        collected: list[Any] = []
+        pq.write_table(
+            pa.Table.from_pylist(rows, schema=log_schema()), buffer, metadata_collector=collected
+        )
+        data_name = f"part-{sequence:020d}-{uuid.uuid4().hex[:12]}.snappy.parquet"
+        self.storage.put(f"{LOG_KEY}/{data_name}", buffer.getvalue())
+        content = self._commit_bytes(rows, data_name, collected[0], buffer)
+        try:
+            published = self.storage.put_if_absent(commit_key(LOG_KEY, sequence), content)
+        except BaseException:
+            self.storage.delete(f"{LOG_KEY}/{data_name}")
+            raise
+        if not published:
+            self.storage.delete(f"{LOG_KEY}/{data_name}")
+            return False
+        self.version = sequence
+        self._schema_version = LOG_SCHEMA_VERSION
+        self._extend(rows)
+        self._maintain(sequence)
+        return True
+
+    def _commit_bytes(self, rows: list[dict], data_name: str, meta: Any, buffer: Any) -> bytes:
+        from workbench.core.files import footer_stats
+        from workbench.core.schema import Schema
+
+        actions: list[dict[str, Any]] = []
+        if rows[0]["sequence"] == 0:
+            actions.append(protocol_action(Schema.of(log_schema())))
+        if rows[0]["sequence"] == 0 or self._schema_version < LOG_SCHEMA_VERSION:
+            configuration = {SCHEMA_VERSION_PROPERTY: str(LOG_SCHEMA_VERSION)}
+            actions.append(metadata_action(Schema.of(log_schema()), configuration))
+        actions.append(
+            {
+                "add": {
+                    "path": data_name,
+                    "partitionValues": {},
+                    "size": len(buffer.getvalue()),
+                    "modificationTime": now_ms(),
+                    "dataChange": True,
+                    "stats": footer_stats(meta),
+                }
+            }
+        )
+        info = {
+            "commitInfo": {
+                "timestamp": now_ms(),
+                "operation": "WRITE",
+                "operationParameters": {"mode": "Append"},
+                "engineInfo": "workbench",
+                "workbench.txn": rows[0]["transaction_id"],
+            }
+        }
+        return "".join(json.dumps(a) + "\n" for a in [info, *actions]).encode()
+
+    def _maintain(self, sequence: int) -> None:
+        """Save the state now and then; compact and checkpoint the log less often."""
+        if sequence % STATE_EVERY == 0:
+            self.storage.put(f"{STATE_KEY}/{sequence:020d}.json", self.state.encode(self.version))
+            self.storage.put(f"{STATE_KEY}/_latest", str(sequence).encode())
+        if sequence and sequence % COMPACT_EVERY == 0:
+            from deltalake import DeltaTable
+
+            table = DeltaTable(self.uri, storage_options=self._options())
+            table.optimize.compact()
+            table.create_checkpoint()
+            self.refresh()
 
     def _options(self) -> dict[str, str] | None:
         return self.catalog.properties.storage_options or None
 
 
-def _read_commit(fs: Any, path: str) -> dict[str, Any]:
-    """The files a Delta commit added and its operation name."""
+def _check_version(found: int, what: str) -> None:
+    if found > LOG_SCHEMA_VERSION:
+        raise LogVersionError(
+            f"{what[0].upper()}{what[1:]} was written by a newer workbench (log schema {found}; "
+            f"this one reads up to {LOG_SCHEMA_VERSION}); upgrade workbench to open it."
+        )
+
+
+def _commit_contents(data: bytes) -> tuple[list[str], str]:
+    """The files a log commit added and its operation name."""
     added, operation = [], ""
-    with fs.open_input_stream(path) as stream:
-        for line in stream.read().decode().splitlines():
-            action = json.loads(line)
-            if "add" in action:
-                added.append(action["add"]["path"])
-            elif "commitInfo" in action:
-                operation = action["commitInfo"].get("operation", "")
-    return {"added": added, "operation": operation}
+    for line in data.decode().splitlines():
+        action = json.loads(line)
+        if "add" in action:
+            added.append(action["add"]["path"])
+        elif "commitInfo" in action:
+            operation = action["commitInfo"].get("operation", "")
+    return added, operation
 
 
 _logs: dict[str, TransactionLog] = {}

@@ -8,13 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.arguments import flag
 from workbench.core.commit import (
-    commit_new_table,
-    commit_properties,
-    commit_rewrite,
-    evolve,
+    check_append_only,
     reraise,
-    restore_on_failure,
-    set_properties,
+    stage_new_table,
+    stage_schema_and_properties,
+    staged_or_undone,
 )
 from workbench.core.context import operation
 from workbench.core.datasets import to_pyarrow
@@ -34,6 +32,7 @@ from workbench.core.evolution import (
     storage_schema,
     to_storage,
 )
+from workbench.core.files import write_parts
 from workbench.core.formats import content_type_of
 from workbench.core.keys import check_dedupe, require_key_columns
 from workbench.core.manifest import write_data_file
@@ -44,11 +43,8 @@ from workbench.core.tables import (
     Location,
     OpenTable,
     decode_reader_types,
-    describe,
     encode_properties,
     locate,
-    open_table,
-    remove_created,
 )
 from workbench.core.transaction import TableChange, Transaction
 from workbench.core.types import ContentType, TableWriteMode
@@ -83,7 +79,8 @@ def write(
     properties = encode_properties(table_properties)
     with operation(loc.catalog) as txn:
         txn.require_writable()
-        if txn.entry(loc.namespace, loc.name) is None:
+        change = txn.touch_table(loc.namespace, loc.name)  # queue behind another writer
+        if change.entry is None:
             if mode is TableWriteMode.DELETE:
                 raise TableNotFoundError(
                     f"Cannot delete from table {loc.qualified!r}: it does not exist in catalog "
@@ -91,13 +88,13 @@ def write(
                 )
             plan = plan_new(loc, incoming, declared, mode, properties)
             ensure_namespace(txn, loc, auto_create_namespace)
-            return _write_new_table(txn, loc, engine, source, plan, properties)
+            return _write_new_table(txn, change, engine, source, plan, properties)
         if mode is TableWriteMode.CREATE:
             raise TableAlreadyExistsError(
                 f"Table {loc.qualified!r} already exists, so mode CREATE cannot write to it; use "
                 "mode=dc.TableWriteMode.REPLACE to overwrite it, or ADD/MERGE to add to it."
             )
-        opened = open_table(loc)
+        opened = change.table
         if fmt not in (None, ContentType.PARQUET) and not opened.schemaless:
             warnings.warn(
                 f"Table {loc.qualified!r} has a schema, so its rows are stored as Parquet (a Delta "
@@ -106,11 +103,10 @@ def write(
                 stacklevel=2,
             )
         if opened.schemaless:
-            return _write_schemaless(
-                txn, opened, to_pyarrow(data), mode, fmt or ContentType.PARQUET
-            )
+            fmt = fmt or ContentType.PARQUET
+            return _write_schemaless(txn, change, to_pyarrow(data), mode, fmt)
         mode, plan = plan_existing(opened, incoming, declared, mode, properties)
-        return _write_existing(txn, opened, engine, source, mode, plan, properties, dedupe)
+        return _write_existing(txn, change, engine, source, mode, plan, properties, dedupe)
 
 
 def _parse_mode(mode: TableWriteMode | str) -> TableWriteMode:
@@ -146,26 +142,24 @@ def plan_new(
 
 def _write_new_table(
     txn: Transaction,
-    loc: Location,
+    change: TableChange,
     engine: Engine,
     source: Any,
     plan: SchemaPlan,
     properties: dict[str, str],
 ) -> WriteResult:
+    loc = change.table.loc
     keys = plan.schema.merge_keys
     if keys:
         source = _keyed(engine, source, keys, loc, None, "it was not created")
-    change = txn.touch_table(loc.namespace, loc.name)
-    try:
-        loc.catalog.filesystem.create_dir(loc.catalog.fs_path(loc.namespace, loc.name))
-        rewrite = Rewrite(written=engine.write_files(source, plan.schema, loc.uri))
-        version = commit_new_table(txn, loc, plan.schema, properties, rewrite)
-    except BaseException as e:
-        remove_created(loc)
-        reraise(e, loc, "it was not created")
-    rows = sum(f.rows for f in rewrite.written)
-    txn.record(change, "CREATE_TABLE", version, added=rows, engine=engine.name)
-    return WriteResult(loc.ref, "create", version, rows_added=rows)
+    with staged_or_undone(txn, change, "it was not created") as made:
+        if loc.catalog.is_local:
+            loc.catalog.filesystem.create_dir(loc.catalog.fs_path(loc.namespace, loc.name))
+        made.append(Rewrite(written=engine.write_files(source, plan.schema, loc.uri)))
+        stage_new_table(txn, change, plan.schema, properties, made[0])
+    rows = sum(f.rows for f in made[0].written)
+    txn.record(change, "CREATE_TABLE", added=rows, engine=engine.name)
+    return WriteResult(loc.ref, "create", change.version, rows_added=rows)
 
 
 def plan_existing(
@@ -207,7 +201,7 @@ def plan_existing(
 
 def _write_existing(
     txn: Transaction,
-    opened: OpenTable,
+    change: TableChange,
     engine: Engine,
     source: Any,
     mode: TableWriteMode,
@@ -215,23 +209,25 @@ def _write_existing(
     properties: dict[str, str],
     dedupe: str | None,
 ) -> WriteResult:
-    keys = opened.schema.merge_keys
+    loc = change.table.loc
+    keys = change.table.schema.merge_keys
+    check_append_only(change.table, mode in (TableWriteMode.REPLACE, TableWriteMode.DELETE))
     if keys and mode is not TableWriteMode.DELETE:
-        source = _keyed(engine, source, keys, opened.loc, dedupe, "the table was not changed")
-    change, opened = touch(txn, opened)
-    with restore_on_failure(txn, opened):
-        changed = set_properties(txn, change, opened, properties)
-        if evolve(txn, change, opened, plan) or changed:
-            opened = open_table(opened.loc)
+        source = _keyed(engine, source, keys, loc, dedupe, "the table was not changed")
+    with staged_or_undone(txn, change, "the table was not changed") as made:
+        stage_schema_and_properties(txn, change, plan, properties)
+        opened = change.table
         if mode is TableWriteMode.DELETE:
-            rewrite = engine.delete(opened, source, keys)
+            made.append(engine.delete(opened, source, keys))
         elif mode is TableWriteMode.MERGE:
-            rewrite = engine.merge(opened, source, plan.schema, keys)
+            made.append(engine.merge(opened, source, plan.schema, keys))
         else:
             replaced = opened.files if mode is TableWriteMode.REPLACE else []
             written = engine.write_files(source, plan.schema, opened.uri)
-            rewrite = Rewrite(written=written, removed=replaced)
-        version = commit_rewrite(txn, opened, rewrite, mode.name)
+            made.append(Rewrite(written=written, removed=replaced))
+        check_append_only(opened, bool(made[-1].removed) and mode is not TableWriteMode.MERGE)
+        txn.stage(change, made[-1])
+    rewrite = made[-1]
     written = sum(f.rows for f in rewrite.written)
     replaced = sum(f.rows for f in rewrite.removed)
     if mode is TableWriteMode.MERGE:
@@ -240,11 +236,11 @@ def _write_existing(
         added, removed = 0, replaced - written
     else:
         added, removed = written, replaced
-    txn.record(change, f"WRITE_{mode.name}", version, added, removed, engine=engine.name)
+    txn.record(change, f"WRITE_{mode.name}", added, removed, engine=engine.name)
     return WriteResult(
-        opened.loc.ref,
+        loc.ref,
         mode.value,
-        version,
+        change.version,
         rows_added=added,
         rows_removed=removed,
         rows_updated=rewrite.updated,
@@ -262,14 +258,6 @@ def _keyed(
         reraise(e, loc, outcome)
 
 
-def touch(txn: Transaction, opened: OpenTable) -> tuple[TableChange, OpenTable]:
-    """Claim the table for this transaction, reopening it if abandoned versions were repaired."""
-    change = txn.touch_table(opened.loc.namespace, opened.loc.name)
-    if change.version != opened.version:
-        opened = open_table(opened.loc)
-    return change, opened
-
-
 def _no_keys_message(loc: Location, mode: TableWriteMode) -> str:
     return (
         f"Mode {mode.name} on table {loc.qualified!r} needs merge keys, and it has none. Create "
@@ -284,10 +272,13 @@ def schema_change_labels(plan: SchemaPlan) -> tuple[str, ...]:
 
 
 def _write_schemaless(
-    txn: Transaction, opened: OpenTable, incoming: pa.Table, mode: TableWriteMode, fmt: ContentType
+    txn: Transaction,
+    change: TableChange,
+    incoming: pa.Table,
+    mode: TableWriteMode,
+    fmt: ContentType,
 ) -> WriteResult:
-    from deltalake import write_deltalake
-
+    opened = change.table
     name = opened.loc.qualified
     if mode in (TableWriteMode.MERGE, TableWriteMode.DELETE):
         raise TableValidationError(
@@ -295,16 +286,11 @@ def _write_schemaless(
             "match; create a table with a schema and merge keys for MERGE and DELETE."
         )
     validate_content_type(fmt, opened.reader_types, name)
-    replace = mode is TableWriteMode.REPLACE
-    change, opened = touch(txn, opened)
-    removed = describe(opened).row_count if replace else 0
-    with restore_on_failure(txn, opened):
+    replaced = opened.files if mode is TableWriteMode.REPLACE else []
+    removed = sum(f.rows for f in replaced)
+    with staged_or_undone(txn, change, "the table was not changed") as made:
         entry = write_data_file(opened, incoming, fmt)
-        write_deltalake(
-            opened.delta,
-            entry,
-            mode="overwrite" if replace else "append",
-            commit_properties=commit_properties(txn.id, mode.name),
-        )
-    txn.record(change, f"WRITE_{mode.name}", opened.version, incoming.num_rows, removed)
-    return WriteResult(opened.loc.ref, mode.value, opened.version, rows_added=incoming.num_rows)
+        made.append(Rewrite(write_parts(entry, opened.schema, opened.uri), replaced))
+        txn.stage(change, made[0])
+    txn.record(change, f"WRITE_{mode.name}", incoming.num_rows, removed)
+    return WriteResult(opened.loc.ref, mode.value, change.version, rows_added=incoming.num_rows)

@@ -13,6 +13,9 @@ from workbench.engines.spark.session import spark_session
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+# Reader features that leave the Parquet files readable as they are.
+PLAIN_PARQUET_FEATURES = {"timestampNtz"}
+
 
 def read_files(paths: list[str], schema: Schema) -> DataFrame:
     """Parquet files as one DataFrame with the table's schema (columns absent in old files are
@@ -26,10 +29,11 @@ def read_files(paths: list[str], schema: Schema) -> DataFrame:
 
 def read_table(opened: OpenTable) -> DataFrame:
     """The table at the opened version as a Spark DataFrame."""
-    protocol = opened.delta.protocol()
-    if protocol.min_reader_version > 1:
+    unreadable = set(opened.reader_features) - PLAIN_PARQUET_FEATURES
+    if opened.reader_version == 2 or unreadable:
         raise TableValidationError(
-            f"Table {opened.loc.qualified!r} needs Delta reader version "
-            f"{protocol.min_reader_version}; Spark without the Delta jars reads version 1 only."
+            f"Table {opened.loc.qualified!r} needs Delta reader features "
+            f"{sorted(unreadable) or ['column mapping']}, which Spark without the Delta jars "
+            "cannot apply to its Parquet files."
         )
     return read_files([f.absolute for f in opened.files], opened.schema)

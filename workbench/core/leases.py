@@ -1,0 +1,128 @@
+"""Table leases: a writer announces in the catalog's metadata that it is changing a table, for a
+limited time, so that other writers of the table queue instead of doing work that would conflict.
+
+A lease is an object ``_workbench/leases/<digest>.json`` naming the transaction, its host and
+when the lease expires. It is advisory: correctness comes from the optimistic check at commit,
+so a lease taken over from a writer that died (it expired) or a race between two takers can
+only cost a conflict, never a wrong commit. Leases name hosts, not processes, so writers on many
+machines share one catalog; a writer renews its leases each time it writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import socket
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from workbench.core.errors import TransactionConflictError
+
+if TYPE_CHECKING:
+    from workbench.core.storage import Storage
+
+LEASE_FOLDER = "_workbench/leases"
+DEFAULT_LEASE_SECONDS = 60.0
+DEFAULT_WAIT_SECONDS = 60.0
+
+
+def lease_seconds() -> float:
+    """How long a lease lasts without renewal (``WORKBENCH_LEASE_SECONDS``, default 60)."""
+    return float(os.environ.get("WORKBENCH_LEASE_SECONDS", DEFAULT_LEASE_SECONDS))
+
+
+def wait_seconds() -> float:
+    """How long a writer queues for a table's lease (``WORKBENCH_LEASE_WAIT_SECONDS``)."""
+    return float(os.environ.get("WORKBENCH_LEASE_WAIT_SECONDS", DEFAULT_WAIT_SECONDS))
+
+
+def host_id() -> str:
+    """This machine's name in leases (``WORKBENCH_HOST_ID`` overrides the host name)."""
+    return os.environ.get("WORKBENCH_HOST_ID") or socket.gethostname()
+
+
+@dataclass(frozen=True)
+class Lease:
+    """Who holds a table, from where, until when (ns since the epoch)."""
+
+    transaction_id: str
+    host: str
+    expires_ns: int
+
+    @property
+    def expired(self) -> bool:
+        """True once the holder has not renewed it in time."""
+        return time.time_ns() > self.expires_ns
+
+    def encode(self) -> bytes:
+        return json.dumps(
+            {"transaction": self.transaction_id, "host": self.host, "expires": self.expires_ns}
+        ).encode()
+
+    @classmethod
+    def decode(cls, data: bytes) -> Lease | None:
+        try:
+            record = json.loads(data)
+            return cls(record["transaction"], record["host"], int(record["expires"]))
+        except (ValueError, KeyError, TypeError):
+            return None  # a lease being written or damaged: treat as absent
+
+
+def lease_key(namespace: str, table: str) -> str:
+    """Where a table's lease lives (a digest: names may each be as long as a file name)."""
+    digest = hashlib.sha256(f"{namespace}/{table}".encode()).hexdigest()[:32]
+    return f"{LEASE_FOLDER}/{digest}.json"
+
+
+def _mine(transaction_id: str) -> Lease:
+    return Lease(transaction_id, host_id(), time.time_ns() + int(lease_seconds() * 1e9))
+
+
+def current(storage: Storage, namespace: str, table: str) -> Lease | None:
+    """The lease on a table, if any (expired or not)."""
+    data = storage.get(lease_key(namespace, table))
+    return Lease.decode(data) if data is not None else None
+
+
+def acquire(storage: Storage, namespace: str, table: str, transaction_id: str) -> None:
+    """Hold a table's lease for ``transaction_id``, queueing behind a live holder for up to
+    ``wait_seconds()``; raise ``TransactionConflictError`` if it is still held then."""
+    key = lease_key(namespace, table)
+    deadline = time.monotonic() + wait_seconds()
+    delay = 0.005
+    while True:
+        held = current(storage, namespace, table)
+        if held is None or held.expired or held.transaction_id == transaction_id:
+            if held is not None and held.transaction_id != transaction_id:
+                storage.delete(key)  # an expired lease: its writer died or stalled
+            if held is not None and held.transaction_id == transaction_id:
+                storage.put(key, _mine(transaction_id).encode())
+                return
+            if storage.put_if_absent(key, _mine(transaction_id).encode()):
+                return
+            continue  # another writer took it first
+        if time.monotonic() > deadline:
+            raise TransactionConflictError(
+                f"Table {namespace}.{table} is being written by transaction "
+                f"{held.transaction_id} on host {held.host}; waited {wait_seconds():.0f} s for "
+                "it. Retry later (dc.run_transaction retries automatically)."
+            )
+        time.sleep(delay * (1 + random.random()))
+        delay = min(delay * 2, 0.2)
+
+
+def renew(storage: Storage, namespace: str, table: str, transaction_id: str) -> None:
+    """Extend a lease this transaction holds (a writer renews it each time it writes)."""
+    held = current(storage, namespace, table)
+    if held is not None and held.transaction_id == transaction_id:
+        storage.put(lease_key(namespace, table), _mine(transaction_id).encode())
+
+
+def release(storage: Storage, namespace: str, table: str, transaction_id: str) -> None:
+    """Give a table's lease back, if this transaction still holds it."""
+    held = current(storage, namespace, table)
+    if held is not None and held.transaction_id == transaction_id:
+        storage.delete(lease_key(namespace, table))

@@ -1,0 +1,230 @@
+"""A catalog root's storage: a local folder or an object store (``s3://``, ``gs://``, ``az://``).
+
+Small metadata objects (Delta commits, leases, tags) go through obstore, the Python face of the
+Rust ``object_store`` that delta-rs uses, because it offers put-if-absent on every store (a
+conditional put on S3): the one primitive the commit protocol needs. Parquet goes through the
+matching pyarrow filesystem. Storage options use delta-rs's names (``AWS_ENDPOINT_URL``,
+``AWS_ACCESS_KEY_ID``, ``AWS_ALLOW_HTTP``, ...), so one dict configures every library.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
+
+_S3_KEYS = {
+    "aws_endpoint_url": "endpoint",
+    "aws_endpoint": "endpoint",
+    "endpoint_url": "endpoint",
+    "aws_access_key_id": "access_key_id",
+    "aws_secret_access_key": "secret_access_key",
+    "aws_session_token": "session_token",
+    "aws_region": "region",
+    "aws_default_region": "region",
+}
+
+
+def is_local(root: str) -> bool:
+    """True for a path or ``file://`` URI on the local filesystem."""
+    return "://" not in root or root.startswith("file://")
+
+
+def local_path(root: str) -> str:
+    """The filesystem path of a local root."""
+    return root.removeprefix("file://")
+
+
+def _flag(value: Any) -> bool:
+    return str(value).lower() in ("1", "true", "yes")
+
+
+@dataclass(frozen=True)
+class Storage:
+    """Object access under one root. Keys are '/'-separated paths relative to the root."""
+
+    root: str
+    options: dict[str, str] = field(default_factory=dict)
+
+    # -------------------------------------------------------------------- stores and filesystems
+    def _store(self, write: bool = False) -> Any:
+        """The store to use; None for reads of a local root that does not exist yet (a write
+        creates it)."""
+        missing = "store" not in self.__dict__ and is_local(self.root)
+        if missing and not os.path.isdir(local_path(self.root)):
+            if not write:
+                return None
+            os.makedirs(local_path(self.root), exist_ok=True)
+        return self.store
+
+    @cached_property
+    def store(self) -> Any:
+        """The obstore store rooted at the catalog root."""
+        from obstore.store import LocalStore, S3Store, from_url
+
+        if is_local(self.root):
+            return LocalStore(local_path(self.root))
+        scheme, _, rest = self.root.partition("://")
+        bucket, _, prefix = rest.partition("/")
+        if scheme in ("s3", "s3a"):
+            config, client = self._s3_config()
+            return S3Store(bucket, prefix=prefix or None, config=config, client_options=client)
+        return from_url(self.root, config=dict(self.options) or None)
+
+    def _s3_config(self) -> tuple[dict[str, str], dict[str, Any]]:
+        config: dict[str, str] = {}
+        client: dict[str, Any] = {}
+        for key, value in self.options.items():
+            name = key.lower()
+            if name in ("aws_allow_http", "allow_http"):
+                client["allow_http"] = _flag(value)
+            elif name in _S3_KEYS:
+                config[_S3_KEYS[name]] = value
+            elif name.removeprefix("aws_") in _S3_KEYS.values():
+                config[name.removeprefix("aws_")] = value
+        return config, client
+
+    @cached_property
+    def filesystem(self) -> pafs.FileSystem:
+        """A pyarrow filesystem for the root's data files."""
+        import pyarrow.fs as pafs
+
+        if is_local(self.root):
+            return pafs.LocalFileSystem()
+        if self.root.startswith(("s3://", "s3a://")):
+            config, client = self._s3_config()
+            endpoint = config.get("endpoint")
+            scheme = "https"
+            if endpoint and "://" in endpoint:
+                scheme, _, endpoint = endpoint.partition("://")
+            return pafs.S3FileSystem(
+                access_key=config.get("access_key_id"),
+                secret_key=config.get("secret_access_key"),
+                session_token=config.get("session_token"),
+                region=config.get("region"),
+                endpoint_override=endpoint,
+                scheme="http" if client.get("allow_http") and scheme == "http" else scheme,
+            )
+        return pafs.FileSystem.from_uri(self.root)[0]
+
+    def fs_path(self, uri_or_key: str) -> str:
+        """A URI under the root, or a key, as a path of ``filesystem``."""
+        if "://" in uri_or_key:
+            return local_path(uri_or_key) if is_local(uri_or_key) else uri_or_key.split("://")[1]
+        if is_local(self.root) and os.path.isabs(uri_or_key):
+            return uri_or_key
+        if is_local(self.root):
+            return f"{local_path(self.root).rstrip('/')}/{uri_or_key}"
+        return f"{self.root.split('://', 1)[1].rstrip('/')}/{uri_or_key}"
+
+    def uri(self, key: str) -> str:
+        """The URI (or local path) of a key."""
+        return f"{self.root.rstrip('/')}/{key}"
+
+    # ------------------------------------------------------------------------------ objects
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        """Write ``data`` at ``key`` unless an object is there already; True if written. The
+        write is atomic: readers see all of it or nothing."""
+        import obstore
+        from obstore.exceptions import AlreadyExistsError
+
+        try:
+            with _os_errors():
+                obstore.put(self._store(write=True), key, data, mode="create")
+        except (AlreadyExistsError, FileExistsError):
+            return False
+        return True
+
+    def put(self, key: str, data: bytes) -> None:
+        """Write (or replace) the object at ``key``."""
+        import obstore
+
+        with _os_errors():
+            obstore.put(self._store(write=True), key, data)
+
+    def get(self, key: str) -> bytes | None:
+        """The object's bytes, or None when there is none."""
+        import obstore
+
+        store = self._store()
+        if store is None:
+            return None
+        try:
+            return bytes(obstore.get(store, key).bytes())
+        except FileNotFoundError:
+            return None
+
+    def exists(self, key: str) -> bool:
+        """True when an object is at ``key``."""
+        import obstore
+
+        store = self._store()
+        if store is None:
+            return False
+        try:
+            obstore.head(store, key)
+        except FileNotFoundError:
+            return False
+        return True
+
+    def delete(self, key: str) -> None:
+        """Delete the object at ``key`` (nothing happens if there is none)."""
+        import obstore
+
+        store = self._store()
+        if store is not None:
+            with suppress(FileNotFoundError), _os_errors():
+                obstore.delete(store, key)
+
+    def list(self, prefix: str) -> list[dict[str, Any]]:
+        """Objects under ``prefix`` (path, size, last_modified)."""
+        import obstore
+
+        store = self._store()
+        if store is None:
+            return []
+        try:
+            return [m for chunk in obstore.list(store, prefix) for m in chunk]
+        except FileNotFoundError:
+            return []
+
+    def folders(self, prefix: str) -> list[str]:
+        """Names of the folders directly under ``prefix`` ('' for the root), sorted."""
+        import obstore
+
+        store = self._store()
+        if store is None:
+            return []
+        try:
+            listed = obstore.list_with_delimiter(store, prefix or None)
+        except FileNotFoundError:
+            return []
+        return sorted(p.rstrip("/").rsplit("/", 1)[-1] for p in listed["common_prefixes"])
+
+
+_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+
+
+@contextmanager
+def _os_errors() -> Iterator[None]:
+    """obstore's errors from the local filesystem as the ``OSError`` they stand for (so a
+    read-only folder raises ``PermissionError``)."""
+    from obstore.exceptions import AlreadyExistsError, BaseError, NotFoundError
+
+    try:
+        yield
+    except (AlreadyExistsError, NotFoundError):
+        raise
+    except BaseError as e:
+        found = _OS_ERROR.search(str(e))
+        if found is None:
+            raise
+        code = int(found.group(1))
+        raise OSError(code, os.strerror(code), str(e).splitlines()[0]) from e
