@@ -3,6 +3,7 @@ the catalog that reads outside an explicit transaction see."""
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from workbench.core.catalog import Catalog
 
 MAX_BACKOFF_S = 0.5
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _current: ContextVar[Transaction | None] = ContextVar("workbench_transaction", default=None)
@@ -69,6 +71,19 @@ def transaction(
         yield txn
 
 
+def _attempt(commit_message: str | None, catalog: str | None, since_ns: int | None) -> Transaction:
+    """A new read-write transaction for an attempt of ``run_transaction``."""
+    from workbench.core.catalog import catalog_name, get_catalog
+
+    if _current.get() is not None:
+        raise TransactionError(
+            "dc.run_transaction runs its function in a transaction of its own; call it outside "
+            "the open transaction."
+        )
+    cat = get_catalog(catalog)
+    return Transaction(cat, catalog_name(cat), commit_message, since_ns=since_ns)
+
+
 @contextmanager
 def operation(catalog: Catalog, message: str | None = None) -> Iterator[Transaction]:
     """The open transaction of ``catalog``, or a fresh one committed when the block ends."""
@@ -106,7 +121,9 @@ def run_transaction(
     catalog: str | None = None,
     backoff_s: float = 0.05,
 ) -> T:
-    """Run ``fn`` in a transaction, retrying it on ``TransactionConflictError``."""
+    """Run ``fn`` in a transaction, retrying it on ``TransactionConflictError``. A retry
+    first claims the tables earlier attempts wrote, so it queues behind their writers instead
+    of conflicting with them again."""
     if not callable(fn):
         raise InvalidArgumentError(
             f"run_transaction takes a function to run, not {type(fn).__name__}; e.g. "
@@ -114,11 +131,19 @@ def run_transaction(
         )
     retries = whole_number("retries", retries)
     backoff_s = seconds("backoff_s", backoff_s)
+    text("commit_message", commit_message)
+    since_ns: int | None = None
+    claims: set[tuple[str, str]] = set()
     for attempt in range(retries + 1):
+        txn = _attempt(commit_message, catalog, since_ns)
+        since_ns = txn.since_ns
         try:
-            with transaction(commit_message=commit_message, catalog=catalog):
+            with _open(txn):
+                txn.claim(claims)
                 return fn()
-        except TransactionConflictError:
+        except TransactionConflictError as e:
+            log.debug("Attempt %d of a transaction conflicted: %s", attempt + 1, e)
+            claims |= txn.contended()
             if attempt == retries:
                 raise
             delay = min(backoff_s * 2**attempt, MAX_BACKOFF_S)

@@ -6,6 +6,11 @@ when the lease expires. It is advisory: correctness comes from the optimistic ch
 so a lease taken over from a writer that died (it expired) or a race between two takers can
 only cost a conflict, never a wrong commit. Leases name hosts, not processes, so writers on many
 machines share one catalog; a writer renews its leases each time it writes.
+
+Queueing cannot deadlock: a writer that already holds leases waits only for younger holders
+and gives way at once to an older one ("wait-die"), so no cycle of writers can wait on each
+other. Age is the start of a transaction's first attempt, kept across retries, so a retried
+transaction grows older than newcomers and is not starved.
 """
 
 from __future__ import annotations
@@ -51,6 +56,11 @@ class Lease:
     transaction_id: str
     host: str
     expires_ns: int
+    since_ns: int  # when the holder's first attempt started: its age in wait-die
+
+    def older_than(self, since_ns: int, transaction_id: str) -> bool:
+        """True when the holder started before the given transaction."""
+        return (self.since_ns, self.transaction_id) < (since_ns, transaction_id)
 
     @property
     def expired(self) -> bool:
@@ -58,15 +68,24 @@ class Lease:
         return time.time_ns() > self.expires_ns
 
     def encode(self) -> bytes:
-        return json.dumps(
-            {"transaction": self.transaction_id, "host": self.host, "expires": self.expires_ns}
-        ).encode()
+        record = {
+            "transaction": self.transaction_id,
+            "host": self.host,
+            "expires": self.expires_ns,
+            "since": self.since_ns,
+        }
+        return json.dumps(record).encode()
 
     @classmethod
     def decode(cls, data: bytes) -> Lease | None:
         try:
             record = json.loads(data)
-            return cls(record["transaction"], record["host"], int(record["expires"]))
+            return cls(
+                record["transaction"],
+                record["host"],
+                int(record["expires"]),
+                int(record.get("since", 0)),
+            )
         except (ValueError, KeyError, TypeError):
             return None  # a lease being written or damaged: treat as absent
 
@@ -77,8 +96,9 @@ def lease_key(namespace: str, table: str) -> str:
     return f"{LEASE_FOLDER}/{digest}.json"
 
 
-def _mine(transaction_id: str) -> Lease:
-    return Lease(transaction_id, host_id(), time.time_ns() + int(lease_seconds() * 1e9))
+def _mine(transaction_id: str, since_ns: int) -> Lease:
+    expires = time.time_ns() + int(lease_seconds() * 1e9)
+    return Lease(transaction_id, host_id(), expires, since_ns)
 
 
 def current(storage: Storage, namespace: str, table: str) -> Lease | None:
@@ -87,9 +107,18 @@ def current(storage: Storage, namespace: str, table: str) -> Lease | None:
     return Lease.decode(data) if data is not None else None
 
 
-def acquire(storage: Storage, namespace: str, table: str, transaction_id: str) -> None:
-    """Hold a table's lease for ``transaction_id``, queueing behind a live holder for up to
-    ``wait_seconds()``; raise ``TransactionConflictError`` if it is still held then."""
+def acquire(
+    storage: Storage,
+    namespace: str,
+    table: str,
+    transaction_id: str,
+    since_ns: int,
+    holding: bool = False,
+) -> None:
+    """Hold a table's lease for ``transaction_id`` (first attempt started at ``since_ns``),
+    queueing behind a live holder for up to ``wait_seconds()``; raise
+    ``TransactionConflictError`` if it is still held then, or at once if the requester is
+    ``holding`` other leases and the holder is older (see above)."""
     key = lease_key(namespace, table)
     deadline = time.monotonic() + wait_seconds()
     delay = 0.005
@@ -99,11 +128,18 @@ def acquire(storage: Storage, namespace: str, table: str, transaction_id: str) -
             if held is not None and held.transaction_id != transaction_id:
                 storage.delete(key)  # an expired lease: its writer died or stalled
             if held is not None and held.transaction_id == transaction_id:
-                storage.put(key, _mine(transaction_id).encode())
+                storage.put(key, _mine(transaction_id, since_ns).encode())
                 return
-            if storage.put_if_absent(key, _mine(transaction_id).encode()):
+            if storage.put_if_absent(key, _mine(transaction_id, since_ns).encode()):
                 return
             continue  # another writer took it first
+        if holding and held.older_than(since_ns, transaction_id):
+            raise TransactionConflictError(
+                f"Table {namespace}.{table} is being written by the older transaction "
+                f"{held.transaction_id} on host {held.host}, which may be waiting for a table "
+                "this one holds; this one gives way. Retry (dc.run_transaction retries "
+                "automatically)."
+            )
         if time.monotonic() > deadline:
             raise TransactionConflictError(
                 f"Table {namespace}.{table} is being written by transaction "
@@ -118,7 +154,7 @@ def renew(storage: Storage, namespace: str, table: str, transaction_id: str) -> 
     """Extend a lease this transaction holds (a writer renews it each time it writes)."""
     held = current(storage, namespace, table)
     if held is not None and held.transaction_id == transaction_id:
-        storage.put(lease_key(namespace, table), _mine(transaction_id).encode())
+        storage.put(lease_key(namespace, table), _mine(transaction_id, held.since_ns).encode())
 
 
 def release(storage: Storage, namespace: str, table: str, transaction_id: str) -> None:

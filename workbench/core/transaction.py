@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,12 +27,14 @@ from workbench.core import leases
 from workbench.core.deltalog import (
     TableActions,
     add_action,
+    commit_key,
     metadata_action,
     now_ms,
     remove_action,
 )
 from workbench.core.engine import DEFAULT_ENGINE
 from workbench.core.errors import (
+    CommitOutcomeUnknownError,
     TransactionConflictError,
     TransactionError,
     WorkbenchError,
@@ -109,11 +111,13 @@ class Transaction:
         commit_message: str | None = None,
         state: CatalogState | None = None,
         read_only: bool = False,
+        since_ns: int | None = None,
     ):
         self.catalog = catalog
         self.catalog_name = catalog_name
         self.id = new_transaction_id()
         self.start_time = time.time_ns()
+        self.since_ns = since_ns or self.start_time  # first attempt's start, across retries
         self.commit_message = commit_message
         if state is None:
             settle(catalog)
@@ -122,6 +126,7 @@ class Transaction:
         self.read_only = read_only
         self.reads: dict[tuple[str, str], TableEntry | None] = {}
         self.changes: dict[tuple[str, str], TableChange] = {}
+        self.wanted: set[tuple[str, str]] = set()  # tables it set out to write
         self.namespace_changes: dict[str, str] = {}
         self.closed = False
         self._last_ms = 0
@@ -184,8 +189,16 @@ class Transaction:
             with self.catalog.writing():
                 leases.renew(self.catalog.storage, namespace, name, self.id)
             return change
+        self.wanted.add(key)
         with self.catalog.writing():
-            leases.acquire(self.catalog.storage, namespace, name, self.id)
+            leases.acquire(
+                self.catalog.storage,
+                namespace,
+                name,
+                self.id,
+                self.since_ns,
+                holding=bool(self.changes),
+            )
         try:
             settle(self.catalog)
             latest = log_of(self.catalog).state.tables.get(key)
@@ -200,8 +213,7 @@ class Transaction:
             else:
                 incarnation = latest.incarnation
                 table = committed_table(loc, latest)
-                head = head_version(table.uri, incarnation, table.storage_options)
-                version = max(head, latest.version) + 1
+                version = self._next_version(table, latest.version)
         except BaseException:
             leases.release(self.catalog.storage, namespace, name, self.id)
             raise
@@ -210,6 +222,28 @@ class Transaction:
         if latest is not None and version > latest.version + 1:
             self._repair(change, version - 1)
         return change
+
+    def _next_version(self, table: OpenTable, recorded: int) -> int:
+        """The Delta version this transaction's commit of a live table will write: the one
+        after the recorded version, or after versions someone wrote outside the catalog."""
+        folder = live_key(table.loc.namespace, table.loc.name)
+        if not self.catalog.storage.exists(commit_key(folder, recorded + 1)):
+            return recorded + 1  # one existence check instead of listing the Delta log
+        return max(head_version(table.uri, table.incarnation, table.storage_options), recorded) + 1
+
+    def claim(self, tables: Iterable[tuple[str, str]]) -> None:
+        """Take the leases of tables this transaction is going to write before it reads them
+        (a retry claims what its failed attempt wrote), so other writers queue behind it
+        instead of changing what it reads."""
+        for namespace, name in sorted(tables):
+            self.touch_table(namespace, name)
+
+    def contended(self) -> set[tuple[str, str]]:
+        """Tables this transaction set out to write or read that others changed meanwhile:
+        what a retry should claim first."""
+        latest = log_of(self.catalog).refresh()
+        changed = {key for key, seen in self.reads.items() if latest.tables.get(key) != seen}
+        return self.wanted | changed
 
     def _repair(self, change: TableChange, head: int) -> None:
         """Stage undoing the versions someone wrote into the table's Delta log outside the
@@ -358,6 +392,10 @@ class Transaction:
         try:
             if self.changes or self.namespace_changes:
                 rows = self._publish()
+        except CommitOutcomeUnknownError:
+            self.closed = True  # its staged files stay: the commit may reference them
+            self._release()
+            raise
         except WorkbenchError:
             self.abort()
             raise
