@@ -72,6 +72,20 @@ class WriteFailedError(WorkbenchError):
     """The storage layer failed during a write; the table was restored to its previous state."""
 
 
+class CommitOutcomeUnknownError(WriteFailedError):
+    """The storage failed while a transaction's commit was being published, and whether it
+    landed cannot be told now; its files are kept in case it did."""
+
+
+class LogVersionError(WorkbenchError):
+    """The catalog log was written by a newer workbench than this one."""
+
+
+class TableChangedOutsideError(WorkbenchError):
+    """A table's Delta log holds a version the catalog recorded for itself but someone else
+    wrote."""
+
+
 class TransactionError(WorkbenchError):
     """A transaction was used in a way it does not allow (nesting, writes while time travelling)."""
 

@@ -17,7 +17,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.deltalog import TableActions, commit_file, read_commit_info, write_commit
-from workbench.core.errors import CatalogReadOnlyError, WorkbenchError
+from workbench.core.errors import CatalogReadOnlyError, TableChangedOutsideError
 from workbench.core.layout import (
     INCARNATION_TAG,
     TXN_TAG,
@@ -37,24 +37,26 @@ _settled: dict[str, int] = {}  # catalog root -> newest log sequence known appli
 log = logging.getLogger(__name__)
 
 
-class TableChangedOutsideError(WorkbenchError):
-    """A table's Delta log holds a version the catalog did not write."""
-
-
 def apply_entry(catalog: Catalog, rows: list[dict[str, Any]]) -> None:
     """Write the table commits and drops of one committed log entry (idempotent)."""
+    clashes: list[TableChangedOutsideError] = []
     for row in rows:
         if row["table_name"] is None:
             continue
         if row["table_version"] is None:
             _apply_drop(catalog, row)
         elif row["actions"] is not None:
-            _apply_commit(catalog, row)
+            try:
+                _apply_commit(catalog, row)
+            except TableChangedOutsideError as e:  # the entry's other tables still get theirs
+                clashes.append(e)
     for row in rows:
         if row["table_name"] is None and row["operation"] == NAMESPACE_DROPPED:
             _remove_empty_namespace(catalog, row["namespace"])
     if rows:
         _settled[catalog.root] = max(_settled.get(catalog.root, -1), rows[0]["sequence"])
+    if clashes:
+        raise clashes[0]
 
 
 def _apply_commit(catalog: Catalog, row: dict[str, Any]) -> None:
@@ -150,4 +152,6 @@ def settle(catalog: Catalog) -> None:
                 apply_entry(catalog, rows)
         except CatalogReadOnlyError:
             return
+        except TableChangedOutsideError as e:  # told once; the rest of the catalog works on
+            log.warning("%s", e)
     _settled[catalog.root] = rows[0]["sequence"]

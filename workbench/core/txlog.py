@@ -6,10 +6,12 @@ put-if-absent: that single write is the commit point of the whole catalog transa
 is the source of truth for what the catalog shows; the tables' own Delta commits are written
 from the recorded actions afterwards (see ``rollforward``).
 
-Reading the latest state costs one existence check of the next log commit; new commits are read
-incrementally. Every ``STATE_EVERY`` commits the state is saved, so a fresh process reads that
-and the few commits after it; the full history (time travel, ``dc.transactions``) is read only
-when asked for. The log is compacted and checkpointed every ``COMPACT_EVERY`` commits.
+Reading the latest state costs one existence check of the next log commit. New commits are
+read incrementally, from the copy of their rows each commit carries in its commit info (JSON),
+so following the log needs no Parquet reader. Every ``STATE_EVERY`` commits the state is saved,
+so a fresh process reads that and the few commits after it; the full history (time travel,
+``dc.transactions``) is read only when asked for. The log is compacted and checkpointed every
+``COMPACT_EVERY`` commits.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from workbench.core.deltalog import (
     now_ms,
     protocol_action,
 )
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import CommitOutcomeUnknownError, LogVersionError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -40,6 +42,7 @@ LOG_SCHEMA_VERSION = 2
 SCHEMA_VERSION_PROPERTY = "workbench.logSchemaVersion"
 COMPACT_EVERY = 100
 STATE_EVERY = 25
+ROWS_KEY = "workbench.rows"  # commit-info key holding the commit's rows as JSON
 NAMESPACE_CREATED = "CREATE_NAMESPACE"
 NAMESPACE_DROPPED = "DROP_NAMESPACE"
 
@@ -68,10 +71,6 @@ def log_schema() -> pa.Schema:
             ("actions", pa.string()),  # JSON: the Delta actions of the table change (v2)
         ]
     )
-
-
-class LogVersionError(WorkbenchError):
-    """The catalog log was written by a newer workbench than this one."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +147,7 @@ class TransactionLog:
         self._history: list[dict[str, Any]] | None = None  # every row, once loaded
         self._recent: list[dict[str, Any]] = []  # rows read since the saved state
         self._states: dict[int, CatalogState] = {}
+        self._by_version: dict[tuple[str, int], dict[str, Any]] = {}  # rows read, by table version
         self._schema_version = LOG_SCHEMA_VERSION
 
     @property
@@ -193,20 +193,20 @@ class TransactionLog:
         self._extend(rows)
 
     def _load_new(self) -> None:
-        import pyarrow.parquet as pq
-
         new_rows: list[dict[str, Any]] = []
         while True:
             data = self.storage.get(commit_key(LOG_KEY, self.version + 1))
             if data is None:
                 break
             self.version += 1
-            added, operation = _commit_contents(data)
+            added, operation, inline = _commit_contents(data)
             if operation == "OPTIMIZE":
                 continue  # compaction rewrites rows already read
-            for path in added:
-                content = self.storage.get(f"{LOG_KEY}/{path}")
-                new_rows.extend(pq.read_table(io.BytesIO(content)).to_pylist())
+            if inline is not None:
+                new_rows.extend(inline)
+                continue
+            for path in added:  # commits of older workbench versions
+                new_rows.extend(_parquet_rows(self.storage.get(f"{LOG_KEY}/{path}")))
         self._extend(sorted(new_rows, key=lambda r: r["sequence"]))
 
     def _extend(self, rows: list[dict[str, Any]]) -> None:
@@ -214,6 +214,8 @@ class TransactionLog:
         for row in rows:
             row.setdefault("actions", None)
             state.apply(row)
+            if row["table_version"] is not None:
+                self._by_version[(row["incarnation"], row["table_version"])] = row
         if rows:
             last = rows[-1]["sequence"]
             self.last_entry = [r for r in rows if r["sequence"] == last]
@@ -223,6 +225,9 @@ class TransactionLog:
     @property
     def rows(self) -> list[dict[str, Any]]:
         """Every row of the log up to the last refresh, oldest first (read when first asked)."""
+        return self._full_history()
+
+    def _full_history(self) -> list[dict[str, Any]]:
         if self._history is None:
             version = self.version
             self._load_history()
@@ -239,14 +244,16 @@ class TransactionLog:
             if r["incarnation"] == incarnation and r["table_version"] is not None
         ]
 
-    def actions_for(self, incarnation: str, version: int) -> tuple[dict[str, Any], str] | None:
-        """The row that recorded a table version, and its actions (None if not in the log)."""
-        candidates = self._recent if self._history is None else self._history
-        for rows in (candidates, self.rows):
-            for row in reversed(rows):
-                if row["incarnation"] == incarnation and row["table_version"] == version:
-                    return row, row["actions"]
-        return None
+    def actions_for(
+        self, incarnation: str, version: int, known_only: bool = False
+    ) -> tuple[dict[str, Any], str] | None:
+        """The row that recorded a table version, and its actions (None if not in the log;
+        ``known_only``: if not among the rows read so far)."""
+        row = self._by_version.get((incarnation, version))
+        if row is None and not known_only and self._history is None:
+            self._full_history()  # indexes every row
+            row = self._by_version.get((incarnation, version))
+        return None if row is None else (row, row["actions"])
 
     def state_at(self, sequence: int) -> CatalogState:
         """The state right after the transaction with ``sequence`` committed."""
@@ -284,9 +291,13 @@ class TransactionLog:
         content = self._commit_bytes(rows, data_name, collected[0], buffer)
         try:
             published = self.storage.put_if_absent(commit_key(LOG_KEY, sequence), content)
-        except BaseException:
-            self.storage.delete(f"{LOG_KEY}/{data_name}")
-            raise
+        except OSError:
+            # The put may have landed before the connection failed: the stored commit decides.
+            stored = self._stored_commit(rows)
+            if stored is None:  # it did not: the put failed and nothing was committed
+                self.storage.delete(f"{LOG_KEY}/{data_name}")
+                raise
+            published = stored == content
         if not published:
             self.storage.delete(f"{LOG_KEY}/{data_name}")
             return False
@@ -295,6 +306,17 @@ class TransactionLog:
         self._extend(rows)
         self._maintain(sequence)
         return True
+
+    def _stored_commit(self, rows: list[dict[str, Any]]) -> bytes | None:
+        """After a failed put: what the log version the rows were meant for holds."""
+        try:
+            return self.storage.get(commit_key(LOG_KEY, rows[0]["sequence"]))
+        except OSError as e:
+            raise CommitOutcomeUnknownError(
+                f"The catalog storage failed while transaction {rows[0]['transaction_id']} "
+                f"was being committed ({e}), and whether it committed cannot be told now. Its "
+                "files are kept; check dc.transactions() once the storage answers again."
+            ) from e
 
     def _commit_bytes(self, rows: list[dict], data_name: str, meta: Any, buffer: Any) -> bytes:
         from workbench.core.files import footer_stats
@@ -325,6 +347,7 @@ class TransactionLog:
                 "operationParameters": {"mode": "Append"},
                 "engineInfo": "workbench",
                 "workbench.txn": rows[0]["transaction_id"],
+                ROWS_KEY: rows,  # the rows again, so reading new commits needs no Parquet
             }
         }
         return "".join(json.dumps(a) + "\n" for a in [info, *actions]).encode()
@@ -354,16 +377,24 @@ def _check_version(found: int, what: str) -> None:
         )
 
 
-def _commit_contents(data: bytes) -> tuple[list[str], str]:
-    """The files a log commit added and its operation name."""
-    added, operation = [], ""
+def _parquet_rows(content: bytes) -> list[dict[str, Any]]:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(io.BytesIO(content)).to_pylist()
+
+
+def _commit_contents(data: bytes) -> tuple[list[str], str, list[dict[str, Any]] | None]:
+    """The files a log commit added, its operation name and the rows it carries inline (None
+    for commits that do not)."""
+    added, operation, inline = [], "", None
     for line in data.decode().splitlines():
         action = json.loads(line)
         if "add" in action:
             added.append(action["add"]["path"])
         elif "commitInfo" in action:
             operation = action["commitInfo"].get("operation", "")
-    return added, operation
+            inline = action["commitInfo"].get(ROWS_KEY)
+    return added, operation, inline
 
 
 _logs: dict[str, TransactionLog] = {}
