@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -18,7 +18,7 @@ from workbench.core.errors import (
     InvalidArgumentError,
 )
 from workbench.core.names import MAX_NAME_LENGTH, validate_name
-from workbench.core.storage import Storage, is_local
+from workbench.core.storage import Storage, is_local, remember
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -45,6 +45,22 @@ class CatalogProperties:
         if "://" not in root:
             root = os.path.abspath(os.path.expanduser(root))
         object.__setattr__(self, "root", root.rstrip("/") or "/")
+        object.__setattr__(self, "storage_options", _option_strings(self.storage_options))
+
+
+def _option_strings(options: object) -> dict[str, str]:
+    """Storage options as the string map object stores take (``True`` becomes ``"true"``)."""
+    if options is None:
+        return {}
+    scalars = (str, bool, int, float)
+    if not isinstance(options, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, scalars) for k, v in options.items()
+    ):
+        raise InvalidArgumentError(
+            "storage_options maps option names to values, e.g. "
+            f'{{"AWS_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true"}}; got {options!r}.'
+        )
+    return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in options.items()}
 
 
 class Catalog:
@@ -105,7 +121,7 @@ class Catalog:
     @cached_property
     def storage(self) -> Storage:
         """Object access under the root (puts, put-if-absent, gets) and its pyarrow filesystem."""
-        return Storage(self.root, dict(self.properties.storage_options))
+        return remember(Storage(self.root, dict(self.properties.storage_options)))
 
     @property
     def filesystem(self) -> pafs.FileSystem:

@@ -5,23 +5,21 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
-import time
 import uuid
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.conform import conform
+from workbench.core.storage import storage_for
 
 if TYPE_CHECKING:
     import pyarrow as pa
     import pyarrow.fs as pafs
     import pyarrow.parquet as pq
-    from deltalake.transaction import AddAction, RemoveAction
 
     from workbench.core.schema import Schema
-    from workbench.core.snapshot import DataFile
+    from workbench.core.storage import Storage
 
 ROWS_PER_FILE = 4_000_000  # the local engine splits bigger writes into several files
 
@@ -40,13 +38,10 @@ class WrittenFile:
         return int(json.loads(self.stats)["numRecords"])
 
 
-def filesystem_of(uri: str) -> tuple[pafs.FileSystem, str]:
-    """The pyarrow filesystem holding a path or URI, and the path on it."""
-    import pyarrow.fs as pafs
-
-    if "://" not in uri or uri.startswith("file://"):
-        return pafs.LocalFileSystem(), uri.removeprefix("file://")
-    return pafs.FileSystem.from_uri(uri)
+def filesystem_of(uri: str, storage: Storage | None = None) -> tuple[pafs.FileSystem, str]:
+    """The pyarrow filesystem holding a path or URI (through ``storage`` when given: Ray tasks
+    and Spark executors get it passed, as they do not share this process's catalogs)."""
+    return (storage or storage_for(uri)).locate(uri)
 
 
 def new_batch() -> str:
@@ -55,7 +50,12 @@ def new_batch() -> str:
 
 
 def write_part(
-    data: pa.Table, schema: Schema, folder: str, index: int = 0, batch: str | None = None
+    data: pa.Table,
+    schema: Schema,
+    folder: str,
+    index: int = 0,
+    batch: str | None = None,
+    storage: Storage | None = None,
 ) -> WrittenFile:
     """Write ``data`` as one new Parquet file in ``schema``'s types (absent columns filled with
     their defaults) into a table folder, with plain Arrow types and no workbench metadata.
@@ -67,10 +67,11 @@ def write_part(
     plain = pa.schema([pa.field(f.name, f.type, f.arrow.nullable) for f in schema])
     name = f"part-{index:05d}-{batch or new_batch()}-{uuid.uuid4().hex[:12]}.snappy.parquet"
     uri = f"{folder.rstrip('/')}/{name}"
-    fs, path = filesystem_of(uri)
+    storage = storage or storage_for(uri)
+    fs, path = storage.locate(uri)
     collected: list[pq.FileMetaData] = []
     try:
-        with fs.open_output_stream(path) as out:
+        with storage.open_output(uri) as out:
             pq.write_table(
                 pa.Table.from_arrays(data.columns, schema=plain),
                 out,
@@ -93,11 +94,11 @@ def write_parts(data: pa.Table, schema: Schema, folder: str) -> list[WrittenFile
     ]
 
 
-def describe_file(uri: str) -> WrittenFile:
+def describe_file(uri: str, storage: Storage | None = None) -> WrittenFile:
     """A file another writer (e.g. Spark) put into a table folder, read from its footer."""
     import pyarrow.parquet as pq
 
-    fs, path = filesystem_of(uri)
+    fs, path = filesystem_of(uri, storage)
     with fs.open_input_file(path) as source:
         meta = pq.ParquetFile(source).metadata
         size = source.size()
@@ -142,29 +143,6 @@ def footer_stats(meta: pq.FileMetaData) -> str:
             "nullCount": nulls,
         }
     )
-
-
-def add_actions(table_uri: str, files: list[WrittenFile]) -> list[AddAction]:
-    """Add actions for files inside the table folder (paths relative to it)."""
-    from deltalake.transaction import AddAction
-
-    base = table_uri.rstrip("/") + "/"
-    now = int(time.time() * 1000)
-    return [AddAction(_relative(f.uri, base), f.size, {}, now, True, f.stats) for f in files]
-
-
-def _relative(uri: str, base: str) -> str:
-    if uri.startswith(base):
-        return uri[len(base) :]
-    return os.path.relpath(uri, base)
-
-
-def remove_actions(files: list[DataFile]) -> list[RemoveAction]:
-    """Remove actions for table files that a rewrite replaces."""
-    from deltalake.transaction import RemoveAction
-
-    now = int(time.time() * 1000)
-    return [RemoveAction(f.path, True, now, f.size) for f in files]
 
 
 def discard_batch(folder: str, batch: str) -> None:

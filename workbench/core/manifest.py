@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.core.datasets import from_pyarrow, to_pyarrow
 from workbench.core.errors import InvalidArgumentError, TableVersionNotFoundError
 from workbench.core.formats import content_type_of, read_file, write_file
+from workbench.core.storage import storage_for
 from workbench.core.types import ContentType, DatasetType
 
 if TYPE_CHECKING:
@@ -68,7 +69,6 @@ def resolve_paths(opened: OpenTable, manifest: pa.Table) -> pa.Table:
 def from_manifest_table(manifest: Any, read_as: DatasetType = DatasetType.DAFT) -> Any:
     """Read every file a schemaless table's manifest lists into one dataset."""
     import pyarrow as pa
-    import pyarrow.fs as pafs
 
     listed = to_pyarrow(manifest)
     missing = sorted({"path", "content_type"} - set(listed.column_names))
@@ -80,10 +80,7 @@ def from_manifest_table(manifest: Any, read_as: DatasetType = DatasetType.DAFT) 
     tables = []
     for row in listed.select(["path", "content_type"]).to_pylist():
         path = row["path"]
-        if "://" in path:
-            fs, fs_path = pafs.FileSystem.from_uri(path)
-        else:
-            fs, fs_path = pafs.LocalFileSystem(), path
+        fs, fs_path = storage_for(path).locate(path)
         try:
             tables.append(read_file(fs, fs_path, content_type_of(row["content_type"])))
         except FileNotFoundError as e:

@@ -131,9 +131,13 @@ def ordered_dataset(opened: OpenTable, files: list[DataFile] | None = None) -> p
     import pyarrow.dataset as pads
 
     storage = opened.loc.catalog.storage
-    paths = [storage.fs_path(f.absolute) for f in (opened.files if files is None else files)]
-    return pads.dataset(
-        paths, schema=opened.schema.arrow, format="parquet", filesystem=storage.filesystem
+    parquet = pads.ParquetFileFormat()
+    fragments = [  # sizes from the Delta log spare object stores a request per file
+        parquet.make_fragment(storage.fs_path(f.absolute), storage.filesystem, file_size=f.size)
+        for f in (opened.files if files is None else files)
+    ]
+    return pads.FileSystemDataset(
+        fragments, opened.schema.arrow, parquet, filesystem=storage.filesystem
     )
 
 

@@ -46,12 +46,38 @@ def _flag(value: Any) -> bool:
     return str(value).lower() in ("1", "true", "yes")
 
 
+_known: dict[str, Storage] = {}  # root -> storage, for the catalogs of this process
+
+
+def storage_for(uri: str) -> Storage:
+    """The storage holding a path or URI: that of the catalog whose root contains it (with the
+    catalog's credentials), else a plain one for its bucket or the local disk."""
+    matches = [root for root in _known if uri.startswith(root.rstrip("/") + "/")]
+    if matches:
+        return _known[max(matches, key=len)]
+    if is_local(uri):
+        return Storage("/")
+    scheme, _, rest = uri.partition("://")
+    return Storage(f"{scheme}://{rest.split('/', 1)[0]}")
+
+
+def remember(storage: Storage) -> Storage:
+    """Make a catalog's storage the one ``storage_for`` finds for paths under its root."""
+    _known[storage.root] = storage
+    return storage
+
+
 @dataclass(frozen=True)
 class Storage:
     """Object access under one root. Keys are '/'-separated paths relative to the root."""
 
     root: str
     options: dict[str, str] = field(default_factory=dict)
+
+    def __reduce__(self) -> tuple[type[Storage], tuple[str, dict[str, str]]]:
+        # Only the root and options travel to Ray tasks and Spark executors; each side opens
+        # its own connections.
+        return Storage, (self.root, dict(self.options))
 
     # -------------------------------------------------------------------- stores and filesystems
     def _store(self, write: bool = False) -> Any:
@@ -77,6 +103,13 @@ class Storage:
             config, client = self._s3_config()
             return S3Store(bucket, prefix=prefix or None, config=config, client_options=client)
         return from_url(self.root, config=dict(self.options) or None)
+
+    @property
+    def s3(self) -> dict[str, Any]:
+        """S3 settings by name (endpoint, access_key_id, secret_access_key, session_token,
+        region, allow_http) for engines that take them in their own form."""
+        config, client = self._s3_config()
+        return {**config, "allow_http": bool(client.get("allow_http"))}
 
     def _s3_config(self) -> tuple[dict[str, str], dict[str, Any]]:
         config: dict[str, str] = {}
@@ -124,9 +157,28 @@ class Storage:
             return f"{local_path(self.root).rstrip('/')}/{uri_or_key}"
         return f"{self.root.split('://', 1)[1].rstrip('/')}/{uri_or_key}"
 
+    def locate(self, uri: str) -> tuple[pafs.FileSystem, str]:
+        """The filesystem and its path for a URI (or local path) under this storage."""
+        return self.filesystem, self.fs_path(uri)
+
     def uri(self, key: str) -> str:
         """The URI (or local path) of a key."""
         return f"{self.root.rstrip('/')}/{key}"
+
+    @contextmanager
+    def open_output(self, uri: str) -> Iterator[Any]:
+        """A stream to write a new file at ``uri`` (under the root) into, for pyarrow writers:
+        on an object store one request for a small file and a multipart upload for a big one
+        (pyarrow's own S3 stream always makes three requests), nothing stored if it fails."""
+        if is_local(self.root):
+            with self.filesystem.open_output_stream(self.fs_path(uri)) as out:
+                yield out
+            return
+        import obstore
+
+        key = self.fs_path(uri)[len(self.fs_path("")) :]
+        with _os_errors(), obstore.open_writer(self._store(write=True), key) as writer:
+            yield _Sink(writer)
 
     # ------------------------------------------------------------------------------ objects
     def put_if_absent(self, key: str, data: bytes) -> bool:
@@ -157,7 +209,8 @@ class Storage:
         if store is None:
             return None
         try:
-            return bytes(obstore.get(store, key).bytes())
+            with _os_errors():
+                return bytes(obstore.get(store, key).bytes())
         except FileNotFoundError:
             return None
 
@@ -169,7 +222,8 @@ class Storage:
         if store is None:
             return False
         try:
-            obstore.head(store, key)
+            with _os_errors():
+                obstore.head(store, key)
         except FileNotFoundError:
             return False
         return True
@@ -191,7 +245,8 @@ class Storage:
         if store is None:
             return []
         try:
-            return [m for chunk in obstore.list(store, prefix) for m in chunk]
+            with _os_errors():
+                return [m for chunk in obstore.list(store, prefix) for m in chunk]
         except FileNotFoundError:
             return []
 
@@ -203,10 +258,35 @@ class Storage:
         if store is None:
             return []
         try:
-            listed = obstore.list_with_delimiter(store, prefix or None)
+            with _os_errors():
+                listed = obstore.list_with_delimiter(store, prefix or None)
         except FileNotFoundError:
             return []
         return sorted(p.rstrip("/").rsplit("/", 1)[-1] for p in listed["common_prefixes"])
+
+
+class _Sink:
+    """An obstore writer as the file object pyarrow writes to (it counts what it got)."""
+
+    closed = False
+
+    def __init__(self, writer: Any):
+        self._writer = writer
+        self._written = 0
+
+    def write(self, data: Any) -> int:
+        self._writer.write(bytes(data))
+        self._written += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self._written
+
+    def flush(self) -> None:
+        """Parts are uploaded as they fill; the rest when the writer closes."""
+
+    def writable(self) -> bool:
+        return True
 
 
 _OS_ERROR = re.compile(r"\(os error (\d+)\)")
@@ -224,7 +304,7 @@ def _os_errors() -> Iterator[None]:
         raise
     except BaseError as e:
         found = _OS_ERROR.search(str(e))
-        if found is None:
-            raise
+        if found is None:  # a network or service failure
+            raise OSError(str(e).splitlines()[0]) from e
         code = int(found.group(1))
         raise OSError(code, os.strerror(code), str(e).splitlines()[0]) from e

@@ -25,6 +25,7 @@ from workbench.core.errors import (
 from workbench.core.layout import table_uri
 from workbench.core.models import TableInfo, TableRef
 from workbench.core.names import validate_name
+from workbench.core.remembered import recall, remember
 from workbench.core.schema import Schema, SchemaLike
 from workbench.core.snapshot import DataFile, data_files_of, in_write_order
 from workbench.core.types import DatasetType, SchemaEvolutionMode, TableProperty
@@ -224,12 +225,12 @@ def committed_table(loc: Location, entry: TableEntry, version: int | None = None
     uri = table_uri(loc.catalog, loc.namespace, loc.name, entry)
     options = loc.catalog.properties.storage_options or None
     wanted = entry.version if version is None else version
+    log = log_of(loc.catalog)
+    recalled = recall(uri, entry.incarnation, wanted, log)
+    if recalled is not None:
+        return replace(recalled, loc=loc)
     try:
-        head = head_version(uri, entry.incarnation, options, wanted)
-        if head >= wanted:
-            return from_delta(
-                loc, uri, entry.incarnation, at_version(uri, entry.incarnation, wanted, options)
-            )
+        head = min(head_version(uri, entry.incarnation, options, wanted), wanted)
         table = (
             from_delta(
                 loc, uri, entry.incarnation, at_version(uri, entry.incarnation, head, options)
@@ -242,7 +243,6 @@ def committed_table(loc: Location, entry: TableEntry, version: int | None = None
             f"Version {wanted} of table {loc.qualified!r} can no longer be read: dc.vacuum removed "
             f"the files it needs ({e})."
         ) from e
-    log = log_of(loc.catalog)
     for pending in range(head + 1, wanted + 1):
         _, actions = log.actions_for(entry.incarnation, pending) or (None, None)
         if actions is None:
@@ -251,6 +251,7 @@ def committed_table(loc: Location, entry: TableEntry, version: int | None = None
                 "catalog log; the table folder was changed outside workbench."
             )
         table = table.with_actions(TableActions.from_json(actions), pending)
+    remember(table)
     return table
 
 

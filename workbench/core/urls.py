@@ -177,8 +177,6 @@ def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> TableRef:
     opened = open_table(locate(source.table, source.namespace, source.catalog), as_of=as_of)
     properties = table_properties_of(opened)
     if opened.schemaless:
-        import pyarrow.fs as pafs
-
         create_table(
             target.table,
             target.namespace,
@@ -186,14 +184,10 @@ def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> TableRef:
             table_properties=properties,
             auto_create_namespace=True,
         )
-        fs = (
-            pafs.LocalFileSystem()
-            if "://" not in opened.uri
-            else pafs.FileSystem.from_uri(opened.uri)[0]
-        )
+        storage = opened.loc.catalog.storage
         for row in ordered_dataset(opened).to_table().to_pylist():
             fmt = content_type_of(row["content_type"])
-            data = read_file(fs, f"{opened.uri.rstrip('/')}/{row['path']}", fmt)
+            data = read_file(*storage.locate(f"{opened.uri.rstrip('/')}/{row['path']}"), fmt)
             write(data, target.table, target.namespace, target.catalog, content_type=fmt)
     else:
         write(
