@@ -17,7 +17,7 @@ from workbench.core.schema import Schema
 from workbench.core.snapshot import DataFile, candidate_files
 from workbench.core.type_notes import noted_type
 from workbench.core.types import DatasetType
-from workbench.engines.daft.write import conform, daft_type, write_frame
+from workbench.engines.daft.write import conform, daft_type, io_config, write_frame
 
 if TYPE_CHECKING:
     import daft
@@ -59,6 +59,7 @@ def scan(
         schema={f.name: daft_type(f.type) for f in schema},
         infer_schema=False,
         file_path_column=path_column,
+        io_config=io_config(table.loc.catalog.storage),
     )
 
 

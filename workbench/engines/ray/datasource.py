@@ -9,19 +9,20 @@ from typing import TYPE_CHECKING, Any
 from ray.data import Datasource, ReadTask
 from ray.data.block import BlockMetadata
 
-from workbench.core.files import filesystem_of
-
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from workbench.core.snapshot import DataFile
+    from workbench.core.storage import Storage
 
 
-def read_file(uri: str, schema: pa.Schema, columns: list[str] | None = None) -> pa.Table:
+def read_file(
+    uri: str, schema: pa.Schema, storage: Storage, columns: list[str] | None = None
+) -> pa.Table:
     """One data file in the table's schema (columns missing from older files are null)."""
     import pyarrow.dataset as pads
 
-    fs, path = filesystem_of(uri)
+    fs, path = storage.locate(uri)
     return pads.dataset(path, schema=schema, format="parquet", filesystem=fs).to_table(
         columns=columns
     )
@@ -30,8 +31,15 @@ def read_file(uri: str, schema: pa.Schema, columns: list[str] | None = None) -> 
 class TableFiles(Datasource):
     """The given files of a table, read in the table's schema."""
 
-    def __init__(self, files: list[DataFile], schema: pa.Schema, columns: list[str] | None):
+    def __init__(
+        self,
+        files: list[DataFile],
+        schema: pa.Schema,
+        columns: list[str] | None,
+        storage: Storage,
+    ):
         self.files, self.schema, self.columns = files, schema, columns
+        self.storage = storage
 
     def estimate_inmemory_data_size(self) -> int:
         return sum(f.size for f in self.files)
@@ -44,7 +52,7 @@ class TableFiles(Datasource):
         for f in self.files:
 
             def read(uri: str = f.absolute) -> Iterator[pa.Table]:
-                yield read_file(uri, self.schema, self.columns)
+                yield read_file(uri, self.schema, self.storage, self.columns)
 
             metadata = BlockMetadata(
                 num_rows=f.rows, size_bytes=f.size, exec_stats=None, input_files=[f.absolute]

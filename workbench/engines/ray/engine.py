@@ -19,6 +19,7 @@ from workbench.core.files import WrittenFile, discard, discard_batch, new_batch,
 from workbench.core.keys import unique_keys
 from workbench.core.schema import Schema
 from workbench.core.snapshot import DataFile, candidate_files, plain_schema
+from workbench.core.storage import storage_for
 from workbench.core.types import DatasetType
 from workbench.engines.daft.engine import leading_files
 from workbench.engines.local.rewrite import delete_rows, key_range, merge_rows
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     import ray.data
 
+    from workbench.core.storage import Storage
     from workbench.core.tables import OpenTable
 
 POSITION = "__wb_position"
@@ -60,7 +62,10 @@ class RayEngine(Engine):
             empty = plain_schema(table).empty_table()
             frame = ray.data.from_arrow(empty.select(columns) if columns else empty)
         else:
-            frame = ray.data.read_datasource(TableFiles(files, plain_schema(table), columns))
+            storage = table.loc.catalog.storage
+            frame = ray.data.read_datasource(
+                TableFiles(files, plain_schema(table), columns, storage)
+            )
         return frame.limit(limit) if limit is not None else frame
 
     def source(self, data: ray.data.Dataset) -> ray.data.Dataset:
@@ -100,7 +105,12 @@ class RayEngine(Engine):
                 _write_block,
                 batch_format="pyarrow",
                 batch_size=None,
-                fn_kwargs={"schema": schema, "folder": folder, "batch": batch},
+                fn_kwargs={
+                    "schema": schema,
+                    "folder": folder,
+                    "batch": batch,
+                    "storage": storage_for(folder),
+                },
             ).take_all()
         except BaseException:
             discard_batch(folder, batch)
@@ -133,6 +143,7 @@ class RayEngine(Engine):
                         blocks,
                         table.uri,
                         batch,
+                        table.loc.catalog.storage,
                     )
                     for f in candidates
                 ]
@@ -145,7 +156,9 @@ class RayEngine(Engine):
                     rewrite.written += [written] if written is not None else []
                     found |= seen
             inserted = ray.get(
-                _write_unmatched.remote(blocks, found, present, schema, table.uri, batch)
+                _write_unmatched.remote(
+                    blocks, found, present, schema, table.uri, batch, table.loc.catalog.storage
+                )
             )
             rewrite.written += [inserted] if inserted is not None else []
         except BaseException:
@@ -176,6 +189,7 @@ class RayEngine(Engine):
                         blocks,
                         table.uri,
                         batch,
+                        table.loc.catalog.storage,
                     )
                     for f in candidates
                 ]
@@ -239,12 +253,14 @@ def _source(blocks: list[Any], schema: Schema) -> pa.Table:
     return conform(pa.concat_tables(ray.get(blocks)), schema, fill_missing=False, table="source")
 
 
-def _write_block(block: pa.Table, schema: Schema, folder: str, batch: str) -> pa.Table:
+def _write_block(
+    block: pa.Table, schema: Schema, folder: str, batch: str, storage: Storage
+) -> pa.Table:
     import pyarrow as pa
 
     if not block.num_rows:
         return pa.table({"file": pa.array([], pa.string())})
-    written = write_part(block, schema, folder, 0, batch)
+    written = write_part(block, schema, folder, 0, batch, storage)
     return pa.table({"file": [json.dumps([written.uri, written.size, written.stats])]})
 
 
@@ -280,17 +296,18 @@ def _merge_file_impl(
     blocks: list[pa.Table],
     folder: str,
     batch: str,
+    storage: Storage,
 ) -> tuple[WrittenFile | None, Any]:
     import pyarrow.compute as pc
 
     from workbench.engines.ray.datasource import read_file
 
     source = _source(blocks, present)
-    merged, seen = merge_rows(read_file(uri, stored), source, schema, keys)
+    merged, seen = merge_rows(read_file(uri, stored, storage), source, schema, keys)
     matched = pc.fill_null(seen, False).to_numpy(zero_copy_only=False)
     if merged is None:
         return None, matched
-    written = write_part(merged, schema, folder, 0, batch) if merged.num_rows else None
+    written = write_part(merged, schema, folder, 0, batch, storage) if merged.num_rows else None
     return written, matched
 
 
@@ -301,11 +318,14 @@ def _write_unmatched_impl(
     schema: Schema,
     folder: str,
     batch: str,
+    storage: Storage,
 ) -> WrittenFile | None:
     import pyarrow as pa
 
     inserted = _source(blocks, present).filter(pa.array(~found))
-    return write_part(inserted, schema, folder, 1, batch) if inserted.num_rows else None
+    if not inserted.num_rows:
+        return None
+    return write_part(inserted, schema, folder, 1, batch, storage)
 
 
 def _delete_from_file_impl(
@@ -317,14 +337,15 @@ def _delete_from_file_impl(
     blocks: list[pa.Table],
     folder: str,
     batch: str,
+    storage: Storage,
 ) -> tuple[bool, WrittenFile | None]:
     from workbench.engines.ray.datasource import read_file
 
     source = _source(blocks, key_schema)
-    kept = delete_rows(read_file(uri, stored), source, keys)
+    kept = delete_rows(read_file(uri, stored, storage), source, keys)
     if kept is None:
         return False, None
-    return True, write_part(kept, schema, folder, 0, batch) if kept.num_rows else None
+    return True, write_part(kept, schema, folder, 0, batch, storage) if kept.num_rows else None
 
 
 _numbered_keys = _Task(_numbered_keys_impl)

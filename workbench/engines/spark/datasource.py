@@ -103,17 +103,17 @@ class _Reader(DataSourceReader):
         opened = _open(options)
         self.files = [f.absolute for f in opened.files]
         self.schema = opened.schema
+        self.storage = opened.loc.catalog.storage
 
     def partitions(self) -> list[InputPartition]:
         return [_File(path) for path in self.files]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        import pyarrow.parquet as pq
+        import pyarrow.dataset as pads
 
-        from workbench.core.conform import conform
-
-        table = conform(pq.read_table(partition.path), self.schema, True, "workbench source")
-        yield from table.to_batches()
+        fs, path = self.storage.locate(partition.path)
+        arrow = self.schema.arrow.remove_metadata()
+        yield from pads.dataset(path, schema=arrow, format="parquet", filesystem=fs).to_batches()
 
 
 @dataclass

@@ -6,8 +6,10 @@ from typing import TYPE_CHECKING
 
 from workbench.core.errors import TableValidationError
 from workbench.core.schema import Schema
+from workbench.core.storage import Storage, is_local
 from workbench.core.tables import OpenTable
 from workbench.engines.spark.files import spark_schema
+from workbench.engines.spark.remote import read_remote
 from workbench.engines.spark.session import spark_session
 
 if TYPE_CHECKING:
@@ -17,14 +19,25 @@ if TYPE_CHECKING:
 PLAIN_PARQUET_FEATURES = {"timestampNtz"}
 
 
-def read_files(paths: list[str], schema: Schema) -> DataFrame:
+def read_files(
+    paths: list[str], schema: Schema, storage: Storage, path_column: str | None = None
+) -> DataFrame:
     """Parquet files as one DataFrame with the table's schema (columns absent in old files are
-    null); no files gives an empty frame."""
+    null; ``path_column`` names each row's file); no files gives an empty frame. Local files
+    are read by Spark itself, object-store files through pyarrow (no hadoop-aws here)."""
+    from pyspark.sql import functions as F
+
     spark = spark_session()
     structure = spark_schema(schema.arrow)
     if not paths:
-        return spark.createDataFrame([], structure)
-    return spark.read.schema(structure).parquet(*paths)
+        frame = spark.createDataFrame([], structure)
+        return frame.withColumn(path_column, F.lit("")) if path_column else frame
+    if not is_local(storage.root):
+        return read_remote(spark, paths, schema, storage, path_column)
+    frame = spark.read.schema(structure).parquet(*paths)
+    if path_column:
+        frame = frame.withColumn(path_column, F.col("_metadata.file_path"))
+    return frame
 
 
 def read_table(opened: OpenTable) -> DataFrame:
@@ -36,4 +49,4 @@ def read_table(opened: OpenTable) -> DataFrame:
             f"{sorted(unreadable) or ['column mapping']}, which Spark without the Delta jars "
             "cannot apply to its Parquet files."
         )
-    return read_files([f.absolute for f in opened.files], opened.schema)
+    return read_files([f.absolute for f in opened.files], opened.schema, opened.loc.catalog.storage)

@@ -50,7 +50,10 @@ def spark_session() -> SparkSession:
 
 
 def register_source(session: SparkSession) -> None:
-    """Register the ``workbench`` data source with the catalogs this process has now."""
+    """Register the ``workbench`` data source with the catalogs this process has now, and the
+    ``workbench_files`` source that reads object-store files."""
     from workbench.engines.spark.datasource import source_for_driver
+    from workbench.engines.spark.remote import FilesSource
 
     session.dataSource.register(source_for_driver())
+    session.dataSource.register(FilesSource)

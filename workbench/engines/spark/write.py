@@ -18,8 +18,10 @@ from workbench.core.errors import MergeKeyError
 from workbench.core.files import WrittenFile, describe_file
 from workbench.core.schema import Schema
 from workbench.core.snapshot import DataFile, candidate_files
+from workbench.core.storage import Storage, is_local, storage_for
 from workbench.engines.spark.files import spark_schema, staging_folder, written_files
 from workbench.engines.spark.read import read_files
+from workbench.engines.spark.remote import FILE_COLUMN, write_remote
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -85,14 +87,19 @@ def _staged(table_path: str) -> Iterator[str]:
 
 
 def write_files(frame: DataFrame, schema: Schema, table_path: str) -> list[WrittenFile]:
-    """Let Spark write the frame (in the table's types) as Parquet into the table folder."""
+    """Let Spark write the frame (in the table's types) as Parquet into the table folder: by
+    Spark's own writer on a local disk, by pyarrow in each task on object stores."""
+    storage = storage_for(table_path)
+    data = conform(frame, schema, fill_missing=True)
+    if not is_local(storage.root):
+        return write_remote(data, schema, table_path, storage)
     with _staged(table_path) as folder:
-        conform(frame, schema, fill_missing=True).write.mode("error").parquet(folder)
+        data.write.mode("error").parquet(folder)
         return [describe_file(path) for path in written_files(folder)]
 
 
 def _files_with_keys(
-    files: list[DataFile], schema: Schema, source: DataFrame, keys: list[str]
+    files: list[DataFile], schema: Schema, source: DataFrame, keys: list[str], storage: Storage
 ) -> list[DataFile]:
     """The table files holding any of ``source``'s keys: candidates by the keys' min/max
     statistics, then an exact semi-join over the candidates only."""
@@ -106,17 +113,19 @@ def _files_with_keys(
         return []
     low = {k: bounds[f"lo{i}"] for i, k in enumerate(keys)}
     high = {k: bounds[f"hi{i}"] for i, k in enumerate(keys)}
-    candidates = {os.path.normpath(f.absolute): f for f in candidate_files(files, low, high)}
+    candidates = {_path_key(f.absolute): f for f in candidate_files(files, low, high)}
     if not candidates:
         return []
-    current = read_files(list(candidates), schema).select(
-        *[quote_identifier(k) for k in keys], "_metadata.file_path"
-    )
+    current = read_files(
+        [f.absolute for f in candidates.values()], schema, storage, FILE_COLUMN
+    ).select(*[quote_identifier(k) for k in keys], FILE_COLUMN)
     hits = current.join(source.select(*keys).distinct(), keys, "left_semi")
-    return [
-        candidates[os.path.normpath(unquote(urlparse(r[0]).path))]
-        for r in hits.select("file_path").distinct().collect()
-    ]
+    return [candidates[_path_key(r[0])] for r in hits.select(FILE_COLUMN).distinct().collect()]
+
+
+def _path_key(uri: str) -> str:
+    """A file's path as Spark and workbench both name it (schemes and encoding aside)."""
+    return os.path.normpath(unquote(urlparse(uri).path)) if "://" in uri else os.path.normpath(uri)
 
 
 def merge(table: OpenTable, source: DataFrame, schema: Schema, keys: list[str]) -> Rewrite:
@@ -126,8 +135,8 @@ def merge(table: OpenTable, source: DataFrame, schema: Schema, keys: list[str]) 
     source = conform(
         source, Schema(f for f in schema if f.name in source.columns), fill_missing=False
     )
-    touched = _files_with_keys(table.files, table.schema, source, keys)
-    old = read_files([f.absolute for f in touched], schema)
+    touched = _files_with_keys(table.files, table.schema, source, keys, table.loc.catalog.storage)
+    old = read_files([f.absolute for f in touched], schema, table.loc.catalog.storage)
     joined = old.alias("o").join(
         source.alias("s"),
         [F.col(f"o.{quote_identifier(k)}") == F.col(f"s.{quote_identifier(k)}") for k in keys],
@@ -162,8 +171,10 @@ def delete(table: OpenTable, source: DataFrame, keys: list[str]) -> Rewrite:
         fill_missing=False,
     ).dropDuplicates(keys)
     reject_null_keys(source, keys, name)
-    touched = _files_with_keys(table.files, table.schema, source, keys)
+    touched = _files_with_keys(table.files, table.schema, source, keys, table.loc.catalog.storage)
     if not touched:
         return Rewrite()
-    kept = read_files([f.absolute for f in touched], table.schema).join(source, keys, "left_anti")
+    storage = table.loc.catalog.storage
+    kept = read_files([f.absolute for f in touched], table.schema, storage)
+    kept = kept.join(source, keys, "left_anti")
     return Rewrite(write_files(kept, table.schema, table.uri), touched)

@@ -1,0 +1,141 @@
+"""Spark on object stores without hadoop-aws: Parquet read and written with pyarrow's
+filesystem inside Spark's Python workers.
+
+Reads go through the ``workbench_files`` data source (one partition per file, an optional
+column naming each row's file); writes run ``mapInArrow`` so each task writes its partition as
+a part of the table and reports it. The catalog's storage (root and options) travels with the
+job, so executors need no configuration of their own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from workbench.core.files import WrittenFile, discard_batch, new_batch, write_part
+from workbench.core.schema import Schema
+from workbench.core.storage import Storage
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+
+NAME = "workbench_files"
+FILE_COLUMN = "__wb_file"
+WRITTEN = "uri string, size long, stats string"
+
+
+@dataclass
+class _File(InputPartition):
+    uri: str
+
+
+class FilesSource(DataSource):
+    """Given Parquet files of a table, read with pyarrow in the table's schema."""
+
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def schema(self) -> Any:
+        from pyspark.sql.types import StructType
+
+        return StructType.fromJson(json.loads(self.options["schema"]))
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return _FilesReader(self.options)
+
+
+class _FilesReader(DataSourceReader):
+    def __init__(self, options: dict[str, str]):
+        self.files = json.loads(options["files"])
+        self.arrow = _arrow_schema(options["arrow"])
+        self.storage = Storage(options["root"], json.loads(options["storage"]))
+        self.path_column = options.get("path_column")
+
+    def partitions(self) -> list[InputPartition]:
+        return [_File(uri) for uri in self.files]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        import pyarrow as pa
+        import pyarrow.dataset as pads
+
+        fs, path = self.storage.locate(partition.uri)
+        table = pads.dataset(path, schema=self.arrow, format="parquet", filesystem=fs).to_table()
+        if self.path_column:
+            table = table.append_column(
+                self.path_column, pa.array([partition.uri] * table.num_rows, pa.string())
+            )
+        yield from table.to_batches()
+
+
+def _arrow_schema(encoded: str) -> pa.Schema:
+    import base64
+
+    import pyarrow as pa
+
+    return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(encoded)))
+
+
+def _encode(schema: pa.Schema) -> str:
+    import base64
+
+    return base64.b64encode(schema.serialize().to_pybytes()).decode()
+
+
+def read_remote(
+    spark: SparkSession,
+    paths: list[str],
+    schema: Schema,
+    storage: Storage,
+    path_column: str | None = None,
+) -> DataFrame:
+    """Files on an object store as one DataFrame in the table's schema."""
+    import pyarrow as pa
+
+    from workbench.engines.spark.files import spark_schema
+
+    arrow = pa.schema([pa.field(f.name, f.type) for f in schema])
+    structure = spark_schema(arrow)
+    if path_column:
+        from pyspark.sql.types import StringType, StructField
+
+        structure = structure.add(StructField(path_column, StringType()))
+    return (
+        spark.read.format(NAME)
+        .option("files", json.dumps(paths))
+        .option("schema", structure.json())
+        .option("arrow", _encode(arrow))
+        .option("root", storage.root)
+        .option("storage", json.dumps(storage.options))
+        .option("path_column", path_column or "")
+        .load()
+    )
+
+
+def write_remote(
+    frame: DataFrame, schema: Schema, folder: str, storage: Storage
+) -> list[WrittenFile]:
+    """Let each Spark task write its partition (already in the table's types) as a part."""
+    batch = new_batch()
+
+    def write_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
+
+        parts = [b for b in batches if b.num_rows]
+        if parts:
+            written = write_part(pa.Table.from_batches(parts), schema, folder, 0, batch, storage)
+            yield pa.record_batch(
+                {"uri": [written.uri], "size": [written.size], "stats": [written.stats]}
+            )
+
+    try:
+        rows = frame.mapInArrow(write_partition, WRITTEN).collect()
+    except BaseException:
+        discard_batch(folder, batch)
+        raise
+    return [WrittenFile(r["uri"], r["size"], r["stats"]) for r in rows]
