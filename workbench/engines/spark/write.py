@@ -125,7 +125,8 @@ def _files_with_keys(
 
 def _path_key(uri: str) -> str:
     """A file's path as Spark and workbench both name it (schemes and encoding aside)."""
-    return os.path.normpath(unquote(urlparse(uri).path)) if "://" in uri else os.path.normpath(uri)
+    parsed = urlparse(uri)  # "file:/x", "file:///x" and "s3://b/x" all have a scheme
+    return os.path.normpath(unquote(parsed.path) if parsed.scheme else uri)
 
 
 def merge(table: OpenTable, source: DataFrame, schema: Schema, keys: list[str]) -> Rewrite:
