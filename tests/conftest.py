@@ -52,3 +52,21 @@ def ray_cluster():
     get_engine("ray")
     yield
     ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def s3():
+    """A moto S3 server on 127.0.0.1 (a child process, any free port) for the whole test run."""
+    pytest.importorskip("moto")
+    from workbench.testing import LocalS3
+
+    with LocalS3() as server:
+        yield server
+
+
+@pytest.fixture
+def s3_catalog(s3):
+    """A fresh default catalog at s3://<new bucket>/catalog on the moto server."""
+    catalog = dc.Catalog(dc.CatalogProperties(f"s3://{s3.new_bucket()}/catalog", s3.options))
+    dc.init({"default": catalog})
+    yield catalog

@@ -1,0 +1,161 @@
+"""A catalog on S3 (moto's server on 127.0.0.1): every API works there as on a local folder,
+and tables move between a local and an S3 catalog."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable
+
+import workbench as dc
+from tests.engine_parity import KEYED, outcome, run_sequence
+
+pytestmark = pytest.mark.integration
+
+
+def test_every_write_mode_and_reads_on_s3(s3_catalog, tmp_path):
+    local = run_sequence("local", tmp_path / "local")
+    dc.init({"default": s3_catalog})
+    assert run_sequence_on(s3_catalog) == local
+    info = dc.get_table("t")
+    assert info.uri.startswith("s3://")
+    direct = DeltaTable(info.uri, storage_options=s3_catalog.properties.storage_options)
+    assert direct.version() == info.version
+    assert direct.to_pyarrow_table().num_rows == info.row_count
+
+
+def run_sequence_on(catalog: dc.Catalog) -> dict:
+    """The parity sequence in the current (S3) catalog."""
+    from tests.engine_parity import OPERATIONS, payload
+
+    for mode, data, ddl in OPERATIONS:
+        dc.write(
+            payload("local", data, ddl), "t", mode=mode, schema=KEYED if mode == "create" else None
+        )
+    return outcome()
+
+
+def test_transactions_history_time_travel_and_tags_on_s3(s3_catalog):
+    dc.write(pa.table({"id": [1, 2], "v": ["a", "b"]}), "a", schema=KEYED)
+    dc.tag("start")
+    with dc.transaction(commit_message="both"):
+        dc.write(pa.table({"id": [3], "v": ["c"]}), "a")
+        dc.write(pd.DataFrame({"n": [1]}), "b")
+        assert dc.read("a", read_as="pyarrow").num_rows == 3  # read-your-writes
+    with pytest.raises(RuntimeError), dc.transaction():
+        dc.write(pa.table({"id": [4], "v": ["d"]}), "a")
+        raise RuntimeError("abort")
+    assert dc.read("a", read_as="pyarrow").num_rows == 3
+    assert dc.read("a", as_of="start", read_as="pyarrow").num_rows == 2
+    history = dc.transactions(read_as="pandas")
+    assert history["commit_message"].iloc[0] == "both"
+    assert sorted(history["tables"].iloc[0]) == ["default.a", "default.b"]
+    assert dc.tags() == {"start": history["transaction_id"].iloc[1]}
+    dc.drop_table("b")
+    assert not dc.table_exists("b")
+    before_drop = history["transaction_id"].iloc[0]
+    assert dc.read("b", as_of=before_drop, read_as="pyarrow").num_rows == 1
+
+
+def test_urls_copy_between_a_local_and_an_s3_catalog(s3_catalog, tmp_path):
+    local = dc.Catalog(dc.CatalogProperties(str(tmp_path / "local")))
+    dc.init({"lake": s3_catalog, "laptop": local}, default="laptop")
+    dc.write(
+        pa.table({"id": [1, 2], "v": ["a", "b"]}),
+        "t",
+        "shop",
+        auto_create_namespace=True,
+        schema=KEYED,
+    )
+    dc.create_table(
+        "files",
+        "shop",
+        table_properties={dc.TableProperty.SUPPORTED_READER_TYPES: [dc.DatasetType.PANDAS]},
+    )
+    dc.write(pd.DataFrame({"x": [1]}), "files", "shop", content_type=dc.ContentType.CSV)
+    copied = dc.copy("dc://laptop/shop/**", "dc://lake/shop")
+    assert {r.name for r in copied} == {"t", "files"}
+    assert dc.get("dc://lake/shop/t", read_as="pyarrow").num_rows == 2
+    assert dc.get_table("t", "shop", "lake").merge_keys == ["id"]
+    manifest = dc.read("files", "shop", "lake", read_as="pyarrow")
+    assert manifest.column("path")[0].as_py().startswith("s3://")
+    assert dc.from_manifest_table(manifest, read_as="pyarrow").num_rows == 1
+    dc.put("dc://lake/shop/more", pd.DataFrame({"n": [1, 2]}))
+    assert [r.name for r in dc.list("dc://lake/shop")] == ["files", "more", "t"]
+    dc.copy("dc://lake/shop/more", "dc://laptop/shop/back")
+    assert dc.read("back", "shop", "laptop", read_as="pyarrow").num_rows == 2
+
+
+def test_optimize_and_vacuum_on_s3(s3_catalog):
+    for i in range(4):
+        dc.write(pa.table({"n": [i]}), "log", mode="append" if i else "create")
+    assert dc.get_table("log").file_count == 4
+    dc.optimize("log")
+    assert dc.get_table("log").file_count == 1
+    result = dc.vacuum(retain=0)
+    assert len(result.files) == 4
+    assert dc.read("log", read_as="pyarrow").column("n").to_pylist() == [0, 1, 2, 3]
+
+
+def test_magics_and_widgets_on_s3(s3_catalog):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from workbench.widgets import CatalogBrowser, HistoryBrowser
+
+    dc.write(
+        pa.table({"id": [1, 2], "v": ["a", "b"]}),
+        "orders",
+        "shop",
+        auto_create_namespace=True,
+        schema=KEYED,
+    )
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "workbench")
+    shown = shell.run_line_magic("dc", "show shop.orders")
+    assert list(shown["id"]) == [1, 2]
+    assert shell.run_line_magic("dc", "describe shop.orders").row_count == 2
+    browser = CatalogBrowser()
+    browser.select("shop.orders")
+    assert "orders" in browser.details.value
+    assert HistoryBrowser().table.value
+
+
+def test_daft_reads_and_writes_on_s3(s3_catalog):
+    import daft
+
+    dc.write(daft.from_pydict({"id": [1, 2, 3], "v": ["a", "b", "c"]}), "t", schema=KEYED)
+    dc.write(daft.from_pydict({"id": [2, 4], "v": ["B", "d"]}), "t")
+    assert sorted(dc.read("t").to_pydict()["id"]) == [1, 2, 3, 4]
+    assert dc.get_table("t").uri.startswith("s3://")
+
+
+def test_ray_reads_and_writes_on_s3(ray_cluster, s3_catalog):
+    import ray.data
+
+    dc.write(
+        ray.data.from_arrow(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]})), "t", schema=KEYED
+    )
+    dc.write(ray.data.from_arrow(pa.table({"id": [2, 4], "v": ["B", "d"]})), "t")
+    dc.write(ray.data.from_arrow(pa.table({"id": [1]})), "t", mode="delete")
+    rows = dc.read("t", read_as=dc.DatasetType.RAY_DATASET).take_all()
+    assert sorted((r["id"], r["v"]) for r in rows) == [(2, "B"), (3, "c"), (4, "d")]
+
+
+def test_spark_reads_and_writes_on_s3(spark, s3_catalog):
+    frame = spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], "id long, v string")
+    dc.write(frame, "t", schema=KEYED)
+    dc.write(spark.createDataFrame([(2, "B"), (4, "d")], "id long, v string"), "t")
+    dc.write(spark.createDataFrame([(1,)], "id long"), "t", mode="delete")
+    spark_rows = dc.read("t", read_as=dc.DatasetType.SPARK).collect()
+    assert sorted((r.id, r.v) for r in spark_rows) == [(2, "B"), (3, "c"), (4, "d")]
+    assert dc.sql("SELECT count(*) AS n FROM default.t", engine="spark")["n"].tolist() == [3]
+    assert spark.read.format("workbench").load("default.t").count() == 3
+
+
+def test_a_second_bucket_is_a_second_catalog(s3_catalog, s3):
+    other = dc.Catalog(dc.CatalogProperties(f"s3://{s3.new_bucket()}/c", s3.options))
+    dc.init({"one": s3_catalog, "two": other}, default="one")
+    dc.write(pa.table({"n": [1]}), "t")
+    dc.copy("dc://one/default/t", "dc://two/default/t")
+    assert dc.read("t", catalog="two", read_as="pyarrow").num_rows == 1
