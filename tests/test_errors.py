@@ -379,6 +379,53 @@ def test_a_storage_fault_at_the_commit_point_changes_nothing(catalog, monkeypatc
     assert dc.get_table("keyed").schema.field("score").type == pa.int32()
 
 
+def test_a_commit_that_landed_before_the_connection_failed_is_committed(catalog, monkeypatch):
+    """An object store can store a put and then lose the reply: the stored commit decides."""
+    from workbench.core.storage import Storage
+
+    real = Storage.put_if_absent
+
+    def lands_then_fails(self, key, data):
+        written = real(self, key, data)
+        if "transactions/_delta_log" in key:
+            raise OSError("connection reset by peer")
+        return written
+
+    monkeypatch.setattr(Storage, "put_if_absent", lands_then_fails)
+    dc.write(pa.table({"n": [1, 2]}), "t")
+    monkeypatch.undo()
+    assert dc.read("t", read_as=dc.DatasetType.PYARROW).num_rows == 2
+    assert len(dc.transactions(read_as=dc.DatasetType.PYARROW)) == 1
+
+
+def test_an_unknowable_commit_outcome_says_so_and_keeps_the_files(catalog, monkeypatch):
+    """When the store fails the commit and then the check of it, the writer cannot know whether
+    it committed: a typed error says so, and the files it may reference stay."""
+    from workbench.core.storage import Storage
+
+    real_put, real_get = Storage.put_if_absent, Storage.get
+
+    def put_if_absent(self, key, data):
+        if "transactions/_delta_log" in key:
+            raise OSError("network unreachable")
+        return real_put(self, key, data)
+
+    def get(self, key):
+        if "transactions/_delta_log" in key:
+            raise OSError("network unreachable")
+        return real_get(self, key)
+
+    monkeypatch.setattr(Storage, "put_if_absent", put_if_absent)
+    monkeypatch.setattr(Storage, "get", get)
+    with pytest.raises(dc.CommitOutcomeUnknownError, match="cannot be told"):
+        dc.write(pa.table({"n": [1, 2]}), "t")
+    monkeypatch.undo()
+    assert list(Path(catalog.root, "default", "t").glob("*.parquet")), "staged files are kept"
+    assert not dc.table_exists("t")  # it did not land: the next writer finds the name free
+    dc.write(pa.table({"n": [3]}), "t")
+    assert dc.read("t", read_as=dc.DatasetType.PYARROW).column("n").to_pylist() == [3]
+
+
 def test_failed_create_leaves_no_table_or_namespace(catalog, monkeypatch):
     import pyarrow.parquet
 

@@ -122,8 +122,10 @@ def files_use_declared_types(root: str, name: str, namespace: str = "default") -
     """Every data file of the table's current version stores the declared column types."""
     info = dc.get_table(name, namespace=namespace)
     declared = {f.name: f.type for f in info.schema}
-    for uri in DeltaTable(info.uri, version=info.version).file_uris():
-        for column in pq.read_schema(uri):
+    storage = dc.get_catalog().storage
+    for uri in dc.delta_table(name, namespace=namespace).file_uris():
+        filesystem, path = storage.locate(uri)
+        for column in pq.read_schema(path, filesystem=filesystem):
             assert same_storage(column.type, declared[column.name]), (uri, column)
 
 
