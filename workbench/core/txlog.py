@@ -303,6 +303,8 @@ class TransactionLog:
             return False
         self.version = sequence
         self._schema_version = LOG_SCHEMA_VERSION
+        if sequence == 0:
+            self._history = []  # this process made the log: it knows the whole history
         self._extend(rows)
         self._maintain(sequence)
         return True
