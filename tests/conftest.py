@@ -29,6 +29,20 @@ def tree_digest(root: str | Path) -> str:
     return digest.hexdigest()
 
 
+def fail_log_commits(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
+    """Make every commit of a catalog log raise ``error`` (a fault not otherwise producible)."""
+    from workbench.core.storage import Storage
+
+    real = Storage.put_if_absent
+
+    def failing(self, key, data):
+        if "transactions/_delta_log" in key:
+            raise error
+        return real(self, key, data)
+
+    monkeypatch.setattr(Storage, "put_if_absent", failing)
+
+
 @pytest.fixture(scope="session")
 def spark():
     """One local SparkSession for the whole test run (cold start is ~5-10 s)."""

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 
 import workbench as dc
-from tests.conftest import tree_digest
+from tests.conftest import fail_log_commits, tree_digest
 from workbench.exceptions import (
     CatalogNotFoundError,
     InvalidArgumentError,
@@ -351,7 +351,6 @@ def disk_full(*args, **kwargs):
 def test_a_storage_fault_at_the_commit_point_changes_nothing(catalog, monkeypatch):
     """A fault publishing the log entry (injected: a disk cannot be made to fail on demand)
     fails the write with a typed error and leaves every file of the catalog as it was."""
-    from workbench.core.storage import Storage
 
     schema = dc.Schema.of(
         [
@@ -363,14 +362,7 @@ def test_a_storage_fault_at_the_commit_point_changes_nothing(catalog, monkeypatc
         pa.table({"id": [1, 2], "score": pa.array([5, 6], pa.int32())}), "keyed", schema=schema
     )
     before = tree_digest(catalog.root)
-    real = Storage.put_if_absent
-
-    def full_disk_at_commit(self, key, data):
-        if "transactions/_delta_log" in key:
-            raise OSError("disk full")
-        return real(self, key, data)
-
-    monkeypatch.setattr(Storage, "put_if_absent", full_disk_at_commit)
+    fail_log_commits(monkeypatch, OSError("disk full"))
     with pytest.raises(dc.WriteFailedError, match="disk full"):
         # int64 scores widen the int32 column (every row rewritten), then the merge
         dc.write(pa.table({"id": [1], "score": pa.array([2**40], pa.int64())}), "keyed")

@@ -16,6 +16,7 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 import workbench as dc
+from tests.conftest import fail_log_commits
 from workbench.exceptions import SchemaValidationError, TableVersionNotFoundError, TimeTravelError
 
 KEYED = dc.Schema.of(
@@ -170,17 +171,8 @@ def test_only_versions_a_committed_transaction_recorded_are_readable(catalog):
 
 
 def test_a_failed_write_adds_no_version_at_all(catalog, monkeypatch):
-    from workbench.core.storage import Storage
-
     dc.write(pd.DataFrame({"id": [1], "name": ["a"]}), "t", schema=KEYED)
-    real = Storage.put_if_absent
-
-    def fail_at_commit(self, key, data):
-        if "transactions/_delta_log" in key:
-            raise OSError("disk full")
-        return real(self, key, data)
-
-    monkeypatch.setattr(Storage, "put_if_absent", fail_at_commit)
+    fail_log_commits(monkeypatch, OSError("disk full"))
     with pytest.raises(dc.WriteFailedError):
         dc.write(pd.DataFrame({"id": [1], "extra": [5]}), "t")  # evolves the schema too
     monkeypatch.undo()

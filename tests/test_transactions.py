@@ -86,19 +86,26 @@ def test_block_that_raises_leaves_no_trace(catalog):
     assert ids("fresh", "temp") == [9], "the aborted create left nothing in the way"
 
 
-def test_a_second_writer_of_a_table_queues_behind_the_first(catalog):
-    dc.write(pd.DataFrame({"id": [1], "v": [1]}), "t", schema=KEYED)
+def hold_table_in_a_thread(name: str) -> tuple[threading.Thread, threading.Event]:
+    """A transaction in another thread that writes id 2 to ``name`` and stays open (holding the
+    table's lease) until the returned event is set."""
     wrote, release = threading.Event(), threading.Event()
 
     def first():
         with dc.transaction():
-            dc.write(pd.DataFrame({"id": [2], "v": [2]}), "t")
+            dc.write(pd.DataFrame({"id": [2], "v": [2]}), name)
             wrote.set()
             release.wait(10)
 
     worker = threading.Thread(target=first)
     worker.start()
     wrote.wait(10)
+    return worker, release
+
+
+def test_a_second_writer_of_a_table_queues_behind_the_first(catalog):
+    dc.write(pd.DataFrame({"id": [1], "v": [1]}), "t", schema=KEYED)
+    worker, release = hold_table_in_a_thread("t")
     threading.Timer(0.5, release.set).start()
     with dc.transaction():  # waits for the first writer's lease, then builds on its commit
         dc.write(pd.DataFrame({"id": [3], "v": [3]}), "t")
@@ -109,17 +116,7 @@ def test_a_second_writer_of_a_table_queues_behind_the_first(catalog):
 def test_a_writer_gives_up_after_queueing_for_its_bounded_time(catalog, monkeypatch):
     dc.write(pd.DataFrame({"id": [1], "v": [1]}), "t", schema=KEYED)
     monkeypatch.setenv("WORKBENCH_LEASE_WAIT_SECONDS", "0.3")
-    wrote, release = threading.Event(), threading.Event()
-
-    def first():
-        with dc.transaction():
-            dc.write(pd.DataFrame({"id": [2], "v": [2]}), "t")
-            wrote.set()
-            release.wait(10)
-
-    worker = threading.Thread(target=first)
-    worker.start()
-    wrote.wait(10)
+    worker, release = hold_table_in_a_thread("t")
     before = tree_digest(Path(catalog.root, "default", "t"))
     with pytest.raises(TransactionConflictError, match="is being written by"), dc.transaction():
         dc.write(pd.DataFrame({"id": [3], "v": [3]}), "t")
