@@ -123,16 +123,18 @@ def acquire(
     deadline = time.monotonic() + wait_seconds()
     delay = 0.005
     while True:
-        held = current(storage, namespace, table)
-        if held is None or held.expired or held.transaction_id == transaction_id:
-            if held is not None and held.transaction_id != transaction_id:
-                storage.delete(key)  # an expired lease: its writer died or stalled
-            if held is not None and held.transaction_id == transaction_id:
-                storage.put(key, _mine(transaction_id, since_ns).encode())
-                return
-            if storage.put_if_absent(key, _mine(transaction_id, since_ns).encode()):
-                return
-            continue  # another writer took it first
+        if storage.put_if_absent(key, _mine(transaction_id, since_ns).encode()):
+            return  # free: one request
+        data = storage.get(key)
+        if data is None:
+            continue  # released meanwhile
+        held = Lease.decode(data)
+        if held is not None and held.transaction_id == transaction_id:
+            storage.put(key, _mine(transaction_id, since_ns).encode())
+            return
+        if held is None or held.expired:
+            storage.delete(key)  # its writer died or stalled (or left it damaged)
+            continue
         if holding and held.older_than(since_ns, transaction_id):
             raise TransactionConflictError(
                 f"Table {namespace}.{table} is being written by the older transaction "

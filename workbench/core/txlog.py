@@ -356,7 +356,7 @@ class TransactionLog:
 
     def _maintain(self, sequence: int) -> None:
         """Save the state now and then; compact and checkpoint the log less often."""
-        if sequence % STATE_EVERY == 0:
+        if sequence and sequence % STATE_EVERY == 0:  # state 0 is the empty one
             self.storage.put(f"{STATE_KEY}/{sequence:020d}.json", self.state.encode(self.version))
             self.storage.put(f"{STATE_KEY}/_latest", str(sequence).encode())
         if sequence and sequence % COMPACT_EVERY == 0:
