@@ -208,13 +208,14 @@ class Lake(Protocol):
 
 
 class WorkbenchLake:
-    """The project's DeltaCAT-style API on a local catalog."""
+    """The project's DeltaCAT-style API on a catalog at ``root`` (a folder, or a URI with
+    storage ``options``)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path | str, options: dict[str, str] | None = None) -> None:
         import workbench as dc
 
         self.dc = dc
-        dc.init_local(str(root))
+        dc.init({"default": dc.Catalog(dc.CatalogProperties(str(root), options or {}))})
 
     def write(self, table: pa.Table) -> None:
         dc = self.dc
@@ -249,24 +250,28 @@ class WorkbenchLake:
 class DeltaLake:
     """Raw deltalake; deletes by key use a merge with ``when_matched_delete`` (fastest here)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path | str, options: dict[str, str] | None = None) -> None:
         import deltalake
 
         self.dl = deltalake
-        self.bench = str(root / "bench")
-        self.log = str(root / "log")
+        self.options = options
+        self.bench = f"{root}/bench"
+        self.log = f"{root}/log"
+
+    def _table(self, uri: str, version: int | None = None) -> Any:
+        return self.dl.DeltaTable(uri, version=version, storage_options=self.options)
 
     def write(self, table: pa.Table) -> None:
-        self.dl.write_deltalake(self.bench, table)
+        self.dl.write_deltalake(self.bench, table, storage_options=self.options)
 
     def read_arrow(self) -> pa.Table:
-        return self.dl.DeltaTable(self.bench).to_pyarrow_table()
+        return self._table(self.bench).to_pyarrow_table()
 
     def read_pandas(self) -> pd.DataFrame:
-        return self.dl.DeltaTable(self.bench).to_pandas()
+        return self._table(self.bench).to_pandas()
 
     def _merge(self, source: pa.Table) -> Any:
-        target = self.dl.DeltaTable(self.bench)
+        target = self._table(self.bench)
         predicate = f"t.{KEY} = s.{KEY}"
         return target.merge(source, predicate, source_alias="s", target_alias="t")
 
@@ -277,16 +282,16 @@ class DeltaLake:
         self._merge(keys).when_matched_delete().execute()
 
     def read_first_version(self) -> pa.Table:
-        return self.dl.DeltaTable(self.bench, version=0).to_pyarrow_table()
+        return self._table(self.bench, version=0).to_pyarrow_table()
 
     def create_log(self, table: pa.Table) -> None:
-        self.dl.write_deltalake(self.log, table)
+        self.dl.write_deltalake(self.log, table, storage_options=self.options)
 
     def append_log(self, table: pa.Table) -> None:
-        self.dl.write_deltalake(self.log, table, mode="append")
+        self.dl.write_deltalake(self.log, table, mode="append", storage_options=self.options)
 
     def read_log(self) -> pa.Table:
-        return self.dl.DeltaTable(self.log).to_pyarrow_table()
+        return self._table(self.log).to_pyarrow_table()
 
 
 def ducklake_extension_path() -> str:

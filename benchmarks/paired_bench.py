@@ -2,7 +2,8 @@
 
 Each round builds both tables afresh and runs every step on both, swapping which goes first, so
 machine-load drift hits the two alike; the per-step figure is the median of per-round ratios.
-Run with ``python -m benchmarks.paired_bench [--rows N] [--rounds R]``.
+Run with ``python -m benchmarks.paired_bench [--rows N] [--rounds R] [--s3]``; ``--s3`` puts both
+on a local moto S3 server (a child process) instead of local folders.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.core_bench import DeltaLake, WorkbenchLake, generate_data
+from workbench.testing import LocalS3
 
 STEPS = ("write", "read_arrow", "merge", "delete", "read_first_version", "append_20x1k")
 TARGET = 1.2
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "paired.json"
+DEFAULT_OUT_S3 = DEFAULT_OUT.with_name("paired_s3.json")
 
 
 def _elapsed(fn: Callable[[], Any]) -> float:
@@ -31,10 +34,15 @@ def _elapsed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
-def _round(data: Any, swap: bool) -> dict[str, tuple[float, float]]:
-    """One round: each step on both systems (order swapped when ``swap``), fresh folders."""
+def _round(data: Any, swap: bool, s3: LocalS3 | None) -> dict[str, tuple[float, float]]:
+    """One round: each step on both systems (order swapped when ``swap``), fresh folders or
+    buckets."""
     folders = [Path(tempfile.mkdtemp()), Path(tempfile.mkdtemp())]
-    lakes = [WorkbenchLake(folders[0]), DeltaLake(folders[1])]
+    if s3 is None:
+        lakes = [WorkbenchLake(folders[0]), DeltaLake(folders[1])]
+    else:
+        roots = [f"s3://{s3.new_bucket()}/lake" for _ in folders]
+        lakes = [WorkbenchLake(roots[0], s3.options), DeltaLake(roots[1], s3.options)]
     batches = data.log_batches()
     actions = {
         "write": lambda lake: lake.write(data.base),
@@ -60,10 +68,10 @@ def _round(data: Any, swap: bool) -> dict[str, tuple[float, float]]:
     return times
 
 
-def run(rows: int, rounds: int) -> dict[str, dict[str, float]]:
+def run(rows: int, rounds: int, s3: LocalS3 | None = None) -> dict[str, dict[str, float]]:
     """Median seconds per system and median per-round ratio workbench/deltalake per step."""
     data = generate_data(rows)
-    samples = [_round(data, swap=i % 2 == 1) for i in range(rounds)]
+    samples = [_round(data, i % 2 == 1, s3) for i in range(rounds)]
     print(f"{rounds} rounds done", file=sys.stderr)
     summary = {}
     for step in STEPS:
@@ -97,11 +105,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=11)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--s3", action="store_true", help="on a local moto S3 server")
     args = parser.parse_args()
-    summary = run(args.rows, args.rounds)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"rows": args.rows, "rounds": args.rounds, "steps": summary}))
+    if args.s3:
+        with LocalS3() as s3:
+            summary = run(args.rows, args.rounds, s3)
+    else:
+        summary = run(args.rows, args.rounds)
+    out = args.out or (DEFAULT_OUT_S3 if args.s3 else DEFAULT_OUT)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    record = {"rows": args.rows, "rounds": args.rounds, "s3": args.s3, "steps": summary}
+    out.write_text(json.dumps(record))
     print(markdown(summary))
     return 0
 
