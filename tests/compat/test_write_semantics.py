@@ -287,6 +287,10 @@ def _order_field(name, order):
     return dc.Field.of(pa.field(name, pa.int64()), merge_order=merge_order)
 
 
+def _event_time_field():
+    return dc.Field.of(pa.field("event_time", pa.int64()), is_event_time=True)
+
+
 @pytest.mark.parametrize(
     "case, expected",
     [
@@ -312,7 +316,6 @@ def test_merge_order(cat, case, expected):
         dc.Field.of(pa.field("name", pa.string())),
         dc.Field.of(pa.field("value", pa.string())),
     )
-    event_time = dc.Field.of(pa.field("event_time", pa.int64()), is_event_time=True)
     rows = {"id": [1, 1, 2, 2], "value": ["old_alice", "new_alice", "old_bob", "new_bob"]}
     if case in ("ascending", "descending"):
         fields = [key, name, _order_field("timestamp", case.upper()), value]
@@ -322,14 +325,14 @@ def test_merge_order(cat, case, expected):
         }
         columns = ("name", "timestamp", "value")
     elif case == "event_time":
-        fields = [key, name, event_time, value]
+        fields = [key, name, _event_time_field(), value]
         rows |= {
             "name": ["Alice_early", "Alice_late", "Bob_early", "Bob_late"],
             "event_time": [1000, 2000, 1500, 2500],
         }
         columns = ("name", "event_time", "value")
     else:
-        fields = [key, name, _order_field("timestamp", "ASCENDING"), event_time, value]
+        fields = [key, name, _order_field("timestamp", "ASCENDING"), _event_time_field(), value]
         rows |= {
             "name": ["Alice_first", "Alice_last", "Bob_first", "Bob_last"],
             "timestamp": [100, 200, 150, 250],
