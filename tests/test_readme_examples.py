@@ -171,6 +171,6 @@ def test_namespaces_hold_same_named_tables(catalog, capsys):
     print(north)
     print(south)
     assert list(north.columns) == ["id", "town"] and list(south.columns) == ["id", "beach"]
-    assert [n.name for n in dc.list_namespaces()] == ["north", "south"]
+    assert [n.name for n in dc.list_namespaces()] == ["default", "north", "south"]
     assert [t.name for t in dc.list_tables("north")] == ["places"]
     assert "Brighton" in capsys.readouterr().out

@@ -120,12 +120,12 @@ def test_several_catalogs_are_independent(tmp_path):
 
 
 def test_namespace_lifecycle(catalog):
-    assert dc.list_namespaces() == []
+    assert [n.name for n in dc.list_namespaces()] == ["default"]  # every catalog has it
     dc.create_namespace("sales")
     dc.create_namespace("sales")  # idempotent, as re-running a notebook cell expects
     dc.write(pd.DataFrame({"id": [1]}), "orders", namespace="sales")
     dc.write(pd.DataFrame({"id": [1]}), "t", namespace="ops", auto_create_namespace=True)
-    assert [n.name for n in dc.list_namespaces()] == ["ops", "sales"]
+    assert [n.name for n in dc.list_namespaces()] == ["default", "ops", "sales"]
     assert next(t.url for t in dc.list_tables("sales")).endswith("/sales/orders")
     dc.drop_namespace("sales", purge=True)
     assert not dc.namespace_exists("sales") and dc.namespace_exists("ops")

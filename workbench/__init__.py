@@ -7,10 +7,13 @@ manage. Heavy libraries (pyarrow, deltalake, pandas, daft, ...) load only when f
 from workbench.core.catalog import (
     Catalog,
     CatalogProperties,
+    clear_catalogs,
     get_catalog,
     init,
     init_local,
     list_catalogs,
+    pop_catalog,
+    put_catalog,
 )
 from workbench.core.context import current_transaction, run_transaction, transaction
 from workbench.core.datasets import (
@@ -33,6 +36,7 @@ from workbench.core.namespaces import (
     namespace_exists,
 )
 from workbench.core.reader import read
+from workbench.core.reader import read as read_table  # DeltaCAT's long name
 from workbench.core.schema import Field, Schema
 from workbench.core.sql import sql
 from workbench.core.tables import (
@@ -57,10 +61,18 @@ from workbench.core.urls import get as get
 from workbench.core.urls import list_url as list  # noqa: F401 - dc.list, as in DeltaCAT
 from workbench.core.urls import put as put
 from workbench.core.writer import write
+from workbench.core.writer import write as write_to_table  # DeltaCAT's long name
 from workbench.exceptions import *  # noqa: F403
 from workbench.exceptions import __all__ as _errors
 
 __version__ = "0.1.0"
+
+
+def default_namespace() -> str:
+    """The namespace used when none is named (``default``; every catalog has it)."""
+    from workbench.core.catalog import DEFAULT_NAMESPACE
+
+    return DEFAULT_NAMESPACE
 
 
 def load_ipython_extension(ipython: object) -> None:
@@ -91,6 +103,12 @@ __all__ = [
     "VacuumResult",
     "WriteResult",
     "create_namespace",
+    "default_namespace",
+    "write_to_table",
+    "read_table",
+    "put_catalog",
+    "pop_catalog",
+    "clear_catalogs",
     "current_transaction",
     "create_table",
     "dataset_length",

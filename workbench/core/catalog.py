@@ -150,6 +150,7 @@ class _Registry:
     def __init__(self) -> None:
         self.catalogs: dict[str, Catalog] = {}
         self.default: str | None = None
+        self.cleared = False  # emptied on purpose: no local catalog is set up on first use
 
     def set(self, catalogs: dict[str, Catalog], default: str | None) -> None:
         for name in catalogs:
@@ -160,6 +161,7 @@ class _Registry:
             )
         self.catalogs = dict(catalogs)
         self.default = default or next(iter(catalogs), None)
+        self.cleared = False
 
 
 _registry = _Registry()
@@ -171,12 +173,15 @@ def init(
     spark: dict[str, Any] | None = None,
     engines: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Catalog]:
-    """Register catalogs by name (replacing earlier ones); starts no Ray or Spark.
+    """Register catalogs by name (replacing earlier ones; with none given, keep those
+    registered, or register the local default catalog); starts no Ray or Spark.
 
     ``engines`` configures compute engines used later, by name: e.g. ``{"spark": {"master":
     ..., "driver_memory": ..., "conf": {...}}, "ray": {"address": ..., "num_cpus": ...}}``;
     ``spark=`` is the same as ``engines={"spark": ...}``.
     """
+    if catalogs is None and _registry.catalogs:  # init() again keeps what is registered
+        catalogs, default = dict(_registry.catalogs), default or _registry.default
     if catalogs is None:
         catalogs = {DEFAULT_CATALOG: Catalog(CatalogProperties(DEFAULT_LOCAL_ROOT))}
     if not isinstance(catalogs, dict) or not all(isinstance(c, Catalog) for c in catalogs.values()):
@@ -191,8 +196,7 @@ def init(
     if settings:
         configure_engines(settings)
     _registry.set(catalogs, default)
-    for listener in _listeners:
-        listener()
+    _notify()
     return dict(_registry.catalogs)
 
 
@@ -212,27 +216,86 @@ def init_local(path: str | os.PathLike[str] | None = None) -> Catalog:
     return catalog
 
 
+def put_catalog(
+    name: str,
+    catalog: Catalog | None = None,
+    *,
+    default: bool = False,
+    fail_if_exists: bool = False,
+    **properties: Any,
+) -> Catalog:
+    """Register one catalog under ``name`` (built from ``properties`` such as ``root=`` when
+    none is given), keeping the others; it becomes the default when ``default`` is true or
+    when it is the only catalog. Returns the catalog."""
+    if catalog is None:
+        catalog = Catalog(CatalogProperties(**properties))
+    if not isinstance(catalog, Catalog):
+        raise InvalidArgumentError(
+            f"put_catalog(name, catalog) takes a dc.Catalog, not {type(catalog).__name__}."
+        )
+    if fail_if_exists and name in _registry.catalogs:
+        raise InvalidArgumentError(
+            f"Catalog {name!r} already exists; pop it first (dc.pop_catalog) or pass "
+            "fail_if_exists=False to replace it."
+        )
+    catalog.check_root()
+    catalogs = {**_registry.catalogs, name: catalog}
+    first = not _registry.catalogs or _registry.default not in catalogs
+    _registry.set(catalogs, name if default or first else _registry.default)
+    _notify()
+    return catalog
+
+
+def pop_catalog(name: str) -> Catalog | None:
+    """Unregister the catalog called ``name`` and return it (None if there is none). Its
+    tables stay where they are."""
+    catalog = _registry.catalogs.pop(name, None) if isinstance(name, str) else None
+    if catalog is not None:
+        if _registry.default == name:
+            _registry.default = next(iter(_registry.catalogs), None)
+        _notify()
+    return catalog
+
+
+def clear_catalogs() -> None:
+    """Unregister every catalog; until the next ``init`` or ``put_catalog`` no catalog is the
+    default (and none is set up on first use)."""
+    _registry.catalogs, _registry.default, _registry.cleared = {}, None, True
+    _notify()
+
+
+def _notify() -> None:
+    for listener in _listeners:
+        listener()
+
+
 def get_catalog(name: str | None = None) -> Catalog:
-    """The catalog called ``name``, or the default one (a local catalog is set up on first use)."""
-    if not _registry.catalogs:
+    """The catalog called ``name``, or the default one (a local catalog is set up on first use,
+    unless ``clear_catalogs`` emptied the registry)."""
+    if not _registry.catalogs and not _registry.cleared:
         init_local()
     if name is not None and (not isinstance(name, str) or not name):
         raise CatalogNotFoundError(
             f"catalog={name!r} is not a catalog name; pass a registered name "
             f"{sorted(_registry.catalogs)}, or None for the default catalog."
         )
+    if name is None and _registry.default is None:
+        raise CatalogNotFoundError(
+            "No default catalog is registered (dc.clear_catalogs() removed them); register one "
+            "with dc.put_catalog(name, catalog) or dc.init(...)."
+        )
     name = name or _registry.default
     if name not in _registry.catalogs:
         raise CatalogNotFoundError(
-            f"No catalog named {name!r}; registered catalogs are {sorted(_registry.catalogs)}. "
-            "Register it with dc.init(catalogs={...})."
+            f"Catalog {name!r} not found. Registered catalogs: {sorted(_registry.catalogs)}; "
+            "register it with dc.put_catalog(name, catalog) or dc.init(catalogs={...})."
         )
     return _registry.catalogs[name]
 
 
 def list_catalogs() -> dict[str, Catalog]:
     """The registered catalogs by name."""
-    if not _registry.catalogs:
+    if not _registry.catalogs and not _registry.cleared:
         init_local()
     return dict(_registry.catalogs)
 

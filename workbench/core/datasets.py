@@ -193,6 +193,8 @@ def dataset_length(data: Any) -> int:
         return data.select(pl.len()).collect().item()
     if isinstance(data, (list, tuple)) and data and all(_is_parquet_file(f) for f in data):
         return sum(f.metadata.num_rows for f in data)
+    if _is_parquet_file(data):
+        return data.metadata.num_rows
     if hasattr(data, "num_rows"):
         return data.num_rows
     if hasattr(data, "shape"):
@@ -208,6 +210,8 @@ def dataset_schema(data: Any) -> pa.Schema:
         return data.schema
     if isinstance(data, (list, tuple)) and data and all(_is_parquet_file(f) for f in data):
         return data[0].schema_arrow
+    if _is_parquet_file(data):
+        return data.schema_arrow
     if _module(data) == "daft":
         return pa.schema([(f.name, f.dtype.to_arrow_dtype()) for f in data.schema()])
     return to_pyarrow(data).schema

@@ -64,10 +64,15 @@ class Engine(ABC):
     # ------------------------------------------------------------------------------ reading
     @abstractmethod
     def read(
-        self, table: OpenTable, read_as: DatasetType, columns: list[str] | None, limit: int | None
+        self,
+        table: OpenTable,
+        read_as: DatasetType,
+        columns: list[str] | None,
+        limit: int | None,
+        path_column: str | None = None,
     ) -> Any:
         """The table version as ``read_as``, lazily where the engine can (``limit``: only the
-        first rows, in write order)."""
+        first rows, in write order; ``path_column``: a column naming each row's file)."""
 
     # ------------------------------------------------------------------------------ writing
     @abstractmethod

@@ -15,7 +15,7 @@ class InvalidArgumentError(WorkbenchError, ValueError):
     """An argument has a value the call cannot accept."""
 
 
-class CatalogNotFoundError(WorkbenchError, LookupError):
+class CatalogNotFoundError(WorkbenchError, LookupError, ValueError):
     """No catalog with that name was registered through ``init``."""
 
 

@@ -17,6 +17,8 @@ def content_type_of(value: Any) -> ContentType:
     """Parse a content type given as enum, MIME string or file extension."""
     if isinstance(value, ContentType):
         return value
+    if value == "application/x-ndjson":  # how workbench 0.1 named JSON lines
+        return ContentType.JSON
     for ct in ContentType:
         if value in (ct.value, ct.name, ct.name.lower(), ct.extension):
             return ct
@@ -43,10 +45,19 @@ def _write_parquet(table: pa.Table, sink: Any) -> None:
     pq.write_table(table, sink)
 
 
-def _write_csv(table: pa.Table, sink: Any) -> None:
-    import pyarrow.csv as pcsv
+def _writes_delimited(delimiter: str, quoting: str = "needed") -> Any:
+    def write(table: pa.Table, sink: Any) -> None:
+        import pyarrow.csv as pcsv
 
-    pcsv.write_csv(table, sink)
+        quoted = quoting != "none"
+        if not quoted:  # pyarrow quotes the header whatever the style: write it plainly
+            sink.write((delimiter.join(table.column_names) + "\n").encode())
+        options = pcsv.WriteOptions(
+            include_header=quoted, delimiter=delimiter, quoting_style=quoting
+        )
+        pcsv.write_csv(table, sink, options)
+
+    return write
 
 
 def _write_json(table: pa.Table, sink: Any) -> None:
@@ -103,10 +114,14 @@ def _read_parquet(source: Any) -> pa.Table:
     return pq.read_table(source)
 
 
-def _read_csv(source: Any) -> pa.Table:
-    import pyarrow.csv as pcsv
+def _reads_delimited(delimiter: str, quoted: bool = True) -> Any:
+    def read(source: Any) -> pa.Table:
+        import pyarrow.csv as pcsv
 
-    return pcsv.read_csv(source)
+        options = pcsv.ParseOptions(delimiter=delimiter, quote_char='"' if quoted else False)
+        return pcsv.read_csv(source, parse_options=options)
+
+    return read
 
 
 def _read_json(source: Any) -> pa.Table:
@@ -136,7 +151,10 @@ def _read_avro(source: Any) -> pa.Table:
 
 _WRITERS = {
     ContentType.PARQUET: _write_parquet,
-    ContentType.CSV: _write_csv,
+    ContentType.CSV: _writes_delimited(","),
+    ContentType.TSV: _writes_delimited("\t"),
+    ContentType.PSV: _writes_delimited("|"),
+    ContentType.UNESCAPED_TSV: _writes_delimited("\t", quoting="none"),
     ContentType.JSON: _write_json,
     ContentType.FEATHER: _write_feather,
     ContentType.ORC: _write_orc,
@@ -144,7 +162,10 @@ _WRITERS = {
 }
 _READERS = {
     ContentType.PARQUET: _read_parquet,
-    ContentType.CSV: _read_csv,
+    ContentType.CSV: _reads_delimited(","),
+    ContentType.TSV: _reads_delimited("\t"),
+    ContentType.PSV: _reads_delimited("|"),
+    ContentType.UNESCAPED_TSV: _reads_delimited("\t", quoted=False),
     ContentType.JSON: _read_json,
     ContentType.FEATHER: _read_feather,
     ContentType.ORC: _read_orc,

@@ -19,6 +19,19 @@ from workbench.core.snapshot import ordered_dataset
 from workbench.core.tables import OpenTable, locate, open_table
 from workbench.core.types import DatasetType
 
+# DeltaCAT's read options: its own system arguments and the keyword arguments it hands to the
+# file readers. Workbench reads Parquet straight into the dataset type asked for, so they change
+# nothing; they are accepted so DeltaCAT code runs unchanged.
+DELTACAT_READ_OPTIONS = frozenset(
+    {
+        "max_parallelism", "partition_filter", "table_version_schema", "entry_params",
+        "file_reader_kwargs_provider", "ray_options_provider", "distributed_dataset_type",
+        "column_names", "include_columns", "manifest", "io_config", "ray_init_options",
+        "pre_buffer", "use_pandas_metadata", "use_pyarrow", "use_threads", "memory_map",
+        "lines", "sep", "separator", "header", "has_header", "delimiter", "encoding",
+    }
+)  # fmt: skip
+
 
 def read(
     table: str,
@@ -29,15 +42,37 @@ def read(
     version: int | None = None,
     as_of: Any = None,
     limit: int | None = None,
+    *,
+    file_path_column: str | None = None,
+    table_type: DatasetType | str | None = None,
+    **read_options: Any,
 ) -> Any:
     """Read a table as ``read_as``: as the catalog shows it, at a Delta ``version``, or ``as_of``
     a past moment, transaction id or tag; ``limit`` reads only the first rows. Lazy dataset
-    types (Daft, Ray, Spark) read nothing until used. Schemaless tables give their manifest."""
+    types (Daft, Ray, Spark) read nothing until used. Schemaless tables give their manifest.
+
+    ``file_path_column`` adds a column naming each row's data file. DeltaCAT's ``table_type``
+    and reader options (``max_parallelism``, ``pre_buffer``, ...) are accepted and change
+    nothing; an unknown keyword is an error."""
     read_as = parse_dataset_type(read_as)
+    if table_type is not None:
+        parse_dataset_type(table_type)
+    _check_read_options(read_options)
     limit = optional_whole_number("limit", limit)
+    if file_path_column is not None and (
+        not isinstance(file_path_column, str) or not file_path_column
+    ):
+        raise InvalidArgumentError(
+            f"file_path_column={file_path_column!r} must be a column name (a non-empty str)."
+        )
     opened = open_table(locate(table, namespace, catalog), version, as_of)
     if columns is not None:
-        columns = _check_columns(opened, columns)
+        columns = _check_columns(opened, columns, file_path_column)
+    if file_path_column in opened.schema.names:
+        raise InvalidArgumentError(
+            f"file_path_column={file_path_column!r} is already a column of "
+            f"{opened.loc.qualified!r}; choose another name."
+        )
     if read_as is DatasetType.PYARROW_PARQUET and (columns is not None or limit is not None):
         raise InvalidArgumentError(
             "read_as=PYARROW_PARQUET gives the table's files as they are; columns= and limit= "
@@ -52,7 +87,8 @@ def read(
         manifest = resolve_paths(opened, ordered_dataset(opened).to_table())
         return from_pyarrow(manifest.select(columns) if columns else manifest, read_as)
     try:
-        return engine_for_dataset_type(read_as).read(opened, read_as, columns, limit)
+        engine = engine_for_dataset_type(read_as)
+        return engine.read(opened, read_as, columns, limit, file_path_column)
     except FileNotFoundError as e:
         raise TableVersionNotFoundError(
             f"Version {opened.version} of table {opened.loc.qualified!r} can no longer be read: "
@@ -60,7 +96,17 @@ def read(
         ) from e
 
 
-def _check_columns(opened: OpenTable, columns: Any) -> list[str]:
+def _check_read_options(options: dict[str, Any]) -> None:
+    unknown = sorted(set(options) - DELTACAT_READ_OPTIONS)
+    if unknown:
+        raise InvalidArgumentError(
+            f"read() got unexpected keyword argument(s) {unknown}; see help(dc.read) for its "
+            "arguments."
+        )
+
+
+def _check_columns(opened: OpenTable, columns: Any, path_column: str | None) -> list[str]:
+    """The table columns asked for (the path column, which the read adds, left out)."""
     if isinstance(columns, str):
         columns = [columns]
     elif isinstance(columns, Iterable):
@@ -70,6 +116,7 @@ def _check_columns(opened: OpenTable, columns: Any) -> list[str]:
             f"columns={columns!r} must be a column name or a list of names, e.g. "
             "columns=['id', 'name']."
         )
+    columns = [c for c in columns if c != path_column]
     names = opened.schema.names
     unknown = [c for c in columns if c not in names]
     if unknown:

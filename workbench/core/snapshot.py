@@ -141,12 +141,14 @@ def ordered_dataset(opened: OpenTable, files: list[DataFile] | None = None) -> p
     )
 
 
-def parquet_files(opened: OpenTable) -> list[Any]:
-    """The table's Parquet files as lazy ``pyarrow.parquet.ParquetFile`` objects, in write order."""
+def parquet_files(opened: OpenTable) -> Any:
+    """The table's Parquet files as lazy ``pyarrow.parquet.ParquetFile`` objects, in write
+    order: a list, or the ``ParquetFile`` itself when there is one (as DeltaCAT gives them)."""
     import pyarrow.parquet as pq
 
     storage = opened.loc.catalog.storage
-    return [
+    files = [
         pq.ParquetFile(storage.filesystem.open_input_file(storage.fs_path(f.absolute)))
         for f in opened.files
     ]
+    return files[0] if len(files) == 1 else files

@@ -271,7 +271,8 @@ def _check_version(loc: Location, entry: TableEntry, version: int) -> None:
 
 
 def decode_reader_types(properties: Mapping[str, str]) -> list[DatasetType]:
-    """Supported reader types stored in table properties (all types when unset)."""
+    """Supported reader types stored in table properties (all types when unset; none, so no
+    reader validation, when set to None or [])."""
     value = properties.get(TableProperty.SUPPORTED_READER_TYPES.value)
     if not value:
         return list(DatasetType)
@@ -299,17 +300,13 @@ def encode_properties(table_properties: Mapping[Any, Any] | None) -> dict[str, s
     for key, value in (table_properties or {}).items():
         name = key.value if isinstance(key, TableProperty) else str(key)
         if name == TableProperty.SUPPORTED_READER_TYPES.value:
-            try:
-                types = [DatasetType(t) for t in value]
+            try:  # None or [] turns reader validation off, as in DeltaCAT
+                types = [DatasetType(t) for t in value or []]
             except (TypeError, ValueError) as e:
                 raise InvalidArgumentError(
-                    f"SUPPORTED_READER_TYPES must be a list of dc.DatasetType, got {value!r}."
+                    f"SUPPORTED_READER_TYPES must be a list of dc.DatasetType (or None: no "
+                    f"reader validation), got {value!r}."
                 ) from e
-            if not types:
-                raise InvalidArgumentError(
-                    "SUPPORTED_READER_TYPES is empty, so no reader could read the table; list "
-                    "the dc.DatasetType readers it must support."
-                )
             encoded[name] = json.dumps([t.name for t in types])
         elif name == TableProperty.SCHEMA_EVOLUTION_MODE.value:
             try:

@@ -28,6 +28,7 @@ from workbench.core.deltalog import (
     now_ms,
     protocol_action,
 )
+from workbench.core.catalog import DEFAULT_NAMESPACE
 from workbench.core.errors import CommitOutcomeUnknownError, LogVersionError
 
 if TYPE_CHECKING:
@@ -87,7 +88,8 @@ class CatalogState:
 
     sequence: int = -1
     end_time: int = 0
-    namespaces: set[str] = field(default_factory=set)
+    # Every catalog starts with the namespace ``default`` (as in DeltaCAT); it can be dropped.
+    namespaces: set[str] = field(default_factory=lambda: {DEFAULT_NAMESPACE})
     tables: dict[tuple[str, str], TableEntry] = field(default_factory=dict)
 
     def copy(self) -> CatalogState:

@@ -30,7 +30,10 @@ class ContentType(str, Enum):
 
     PARQUET = "application/parquet"
     CSV = "text/csv"
-    JSON = "application/x-ndjson"
+    TSV = "text/tsv"
+    PSV = "text/psv"
+    UNESCAPED_TSV = "application/x-amzn-unescaped-tsv"  # tab-separated, nothing quoted
+    JSON = "application/json"  # one JSON object per line
     FEATHER = "application/feather"
     ORC = "application/orc"
     AVRO = "application/avro"
@@ -44,6 +47,9 @@ class ContentType(str, Enum):
 _EXTENSIONS = {
     ContentType.PARQUET: "parquet",
     ContentType.CSV: "csv",
+    ContentType.TSV: "tsv",
+    ContentType.PSV: "psv",
+    ContentType.UNESCAPED_TSV: "utsv",
     ContentType.JSON: "json",
     ContentType.FEATHER: "feather",
     ContentType.ORC: "orc",
@@ -67,19 +73,35 @@ class DatasetType(str, Enum):
         """Content types this dataset type's reader can load."""
         return _READABLE[self]
 
+    def writable_content_types(self) -> frozenset[ContentType]:
+        """Content types data of this type can be written as (to a schemaless table)."""
+        return frozenset() if self is DatasetType.PYARROW_PARQUET else _ALL_FORMATS
+
+    @classmethod
+    def local(cls) -> set[DatasetType]:
+        """The dataset types held in this process's memory (a new set each call)."""
+        return {cls.NUMPY, cls.PANDAS, cls.POLARS, cls.PYARROW, cls.PYARROW_PARQUET}
+
+    @classmethod
+    def distributed(cls) -> set[DatasetType]:
+        """The dataset types computed by an engine, lazily (a new set each call)."""
+        return {cls.DAFT, cls.RAY_DATASET, cls.SPARK}
+
 
 _ALL_FORMATS = frozenset(ContentType)
+_DELIMITED = frozenset(
+    {ContentType.CSV, ContentType.TSV, ContentType.PSV, ContentType.UNESCAPED_TSV}
+)
 _READABLE = {
-    DatasetType.DAFT: frozenset({ContentType.PARQUET, ContentType.CSV, ContentType.JSON}),
-    DatasetType.RAY_DATASET: frozenset({ContentType.PARQUET, ContentType.CSV, ContentType.JSON}),
+    DatasetType.DAFT: frozenset({ContentType.PARQUET, ContentType.JSON}) | _DELIMITED,
+    DatasetType.RAY_DATASET: frozenset({ContentType.PARQUET, ContentType.JSON}) | _DELIMITED,
     DatasetType.POLARS: _ALL_FORMATS - {ContentType.ORC},
     DatasetType.PANDAS: _ALL_FORMATS,
     DatasetType.PYARROW: _ALL_FORMATS,
     DatasetType.NUMPY: _ALL_FORMATS,
     DatasetType.PYARROW_PARQUET: frozenset({ContentType.PARQUET}),
-    DatasetType.SPARK: frozenset(
-        {ContentType.PARQUET, ContentType.CSV, ContentType.JSON, ContentType.ORC}
-    ),
+    DatasetType.SPARK: frozenset({ContentType.PARQUET, ContentType.JSON, ContentType.ORC})
+    | _DELIMITED,
 }
 
 

@@ -88,12 +88,17 @@ class DaftEngine(Engine):
     sql_result_type = DatasetType.DAFT
 
     def read(
-        self, table: OpenTable, read_as: DatasetType, columns: list[str] | None, limit: int | None
+        self,
+        table: OpenTable,
+        read_as: DatasetType,
+        columns: list[str] | None,
+        limit: int | None,
+        path_column: str | None = None,
     ) -> daft.DataFrame:
         files = leading_files(table.files, limit)
-        frame = with_written_types(scan(table, files, table.schema), table.schema)
+        frame = with_written_types(scan(table, files, table.schema, path_column), table.schema)
         if columns:
-            frame = frame.select(*columns)
+            frame = frame.select(*columns, *([path_column] if path_column else []))
         return frame.limit(limit) if limit is not None else frame
 
     def source(self, data: daft.DataFrame) -> daft.DataFrame:

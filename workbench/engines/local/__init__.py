@@ -38,12 +38,19 @@ class LocalEngine(Engine):
     sql_result_type = DatasetType.PYARROW
 
     def read(
-        self, table: OpenTable, read_as: DatasetType, columns: list[str] | None, limit: int | None
+        self,
+        table: OpenTable,
+        read_as: DatasetType,
+        columns: list[str] | None,
+        limit: int | None,
+        path_column: str | None = None,
     ) -> Any:
         if read_as is DatasetType.PYARROW_PARQUET:
             return parquet_files(table)
         dataset = ordered_dataset(table)
-        if limit is None or limit >= sum(f.rows for f in table.files):
+        if path_column:
+            data = _with_paths(dataset, columns, limit, path_column)
+        elif limit is None or limit >= sum(f.rows for f in table.files):
             data = dataset.to_table(columns=columns)
         else:
             data = dataset.head(limit, columns=columns)
@@ -79,3 +86,26 @@ class LocalEngine(Engine):
 
     def from_arrow(self, table: pa.Table) -> pa.Table:
         return table
+
+
+def _with_paths(
+    dataset: Any, columns: list[str] | None, limit: int | None, path_column: str
+) -> pa.Table:
+    """The dataset's rows (the first ``limit``) with a column naming each row's file."""
+    import pyarrow as pa
+
+    batches = []
+    remaining = limit
+    for tagged in dataset.scanner(columns=columns).scan_batches():
+        batch = tagged.record_batch
+        if remaining is not None:
+            batch = batch.slice(0, remaining)
+            remaining -= batch.num_rows
+        paths = pa.array([tagged.fragment.path] * batch.num_rows, pa.string())
+        batches.append(batch.append_column(path_column, paths))
+        if remaining == 0:
+            break
+    schema = dataset.schema
+    if columns is not None:
+        schema = pa.schema([schema.field(c) for c in columns])
+    return pa.Table.from_batches(batches, schema.append(pa.field(path_column, pa.string())))

@@ -37,9 +37,10 @@ class TableFiles(Datasource):
         schema: pa.Schema,
         columns: list[str] | None,
         storage: Storage,
+        path_column: str | None = None,
     ):
         self.files, self.schema, self.columns = files, schema, columns
-        self.storage = storage
+        self.storage, self.path_column = storage, path_column
 
     def estimate_inmemory_data_size(self) -> int:
         return sum(f.size for f in self.files)
@@ -47,12 +48,20 @@ class TableFiles(Datasource):
     def get_read_tasks(
         self, parallelism: int, per_task_row_limit: int | None = None, **_: Any
     ) -> list[ReadTask]:
+        import pyarrow as pa
+
         schema = self.schema if self.columns is None else self.schema.select(self.columns)
+        if self.path_column:
+            schema = schema.append(pa.field(self.path_column, pa.string()))
         tasks = []
         for f in self.files:
 
             def read(uri: str = f.absolute) -> Iterator[pa.Table]:
-                yield read_file(uri, self.schema, self.storage, self.columns)
+                data = read_file(uri, self.schema, self.storage, self.columns)
+                if self.path_column:
+                    paths = pa.array([uri] * data.num_rows, pa.string())
+                    data = data.append_column(self.path_column, paths)
+                yield data
 
             metadata = BlockMetadata(
                 num_rows=f.rows, size_bytes=f.size, exec_stats=None, input_files=[f.absolute]

@@ -51,8 +51,14 @@ class RayEngine(Engine):
         return runtime.check(settings)
 
     def read(
-        self, table: OpenTable, read_as: DatasetType, columns: list[str] | None, limit: int | None
+        self,
+        table: OpenTable,
+        read_as: DatasetType,
+        columns: list[str] | None,
+        limit: int | None,
+        path_column: str | None = None,
     ) -> ray.data.Dataset:
+        import pyarrow as pa
         import ray.data
 
         from workbench.engines.ray.datasource import TableFiles
@@ -60,11 +66,14 @@ class RayEngine(Engine):
         files = leading_files(table.files, limit)
         if not files:
             empty = plain_schema(table).empty_table()
-            frame = ray.data.from_arrow(empty.select(columns) if columns else empty)
+            empty = empty.select(columns) if columns else empty
+            if path_column:
+                empty = empty.append_column(path_column, pa.array([], pa.string()))
+            frame = ray.data.from_arrow(empty)
         else:
             storage = table.loc.catalog.storage
             frame = ray.data.read_datasource(
-                TableFiles(files, plain_schema(table), columns, storage)
+                TableFiles(files, plain_schema(table), columns, storage, path_column)
             )
         return frame.limit(limit) if limit is not None else frame
 

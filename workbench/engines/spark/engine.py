@@ -33,12 +33,19 @@ class SparkEngine(Engine):
         return check(settings)
 
     def read(
-        self, table: OpenTable, read_as: DatasetType, columns: list[str] | None, limit: int | None
+        self,
+        table: OpenTable,
+        read_as: DatasetType,
+        columns: list[str] | None,
+        limit: int | None,
+        path_column: str | None = None,
     ) -> DataFrame:
         from workbench.engines.spark.read import read_table
 
-        frame = read_table(table)
-        frame = frame.select(*columns) if columns else frame
+        frame = read_table(table, path_column)
+        frame = (
+            frame.select(*columns, *([path_column] if path_column else [])) if columns else frame
+        )
         return frame.limit(limit) if limit is not None else frame
 
     def source(self, data: DataFrame) -> DataFrame:

@@ -40,8 +40,9 @@ def read_files(
     return frame
 
 
-def read_table(opened: OpenTable) -> DataFrame:
-    """The table at the opened version as a Spark DataFrame."""
+def read_table(opened: OpenTable, path_column: str | None = None) -> DataFrame:
+    """The table at the opened version as a Spark DataFrame (``path_column``: each row's
+    file)."""
     unreadable = set(opened.reader_features) - PLAIN_PARQUET_FEATURES
     if opened.reader_version == 2 or unreadable:
         raise TableValidationError(
@@ -49,4 +50,5 @@ def read_table(opened: OpenTable) -> DataFrame:
             f"{sorted(unreadable) or ['column mapping']}, which Spark without the Delta jars "
             "cannot apply to its Parquet files."
         )
-    return read_files([f.absolute for f in opened.files], opened.schema, opened.loc.catalog.storage)
+    files = [f.absolute for f in opened.files]
+    return read_files(files, opened.schema, opened.loc.catalog.storage, path_column)
