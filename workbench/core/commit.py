@@ -20,9 +20,10 @@ from workbench.core.errors import (
 )
 from workbench.core.evolution import SchemaPlan
 from workbench.core.files import discard, write_parts
+from workbench.core.manifest import SCHEMALESS_PROPERTY, manifest_schema
+from workbench.core.schema import Schema
 
 if TYPE_CHECKING:
-    from workbench.core.schema import Schema
     from workbench.core.tables import Location, OpenTable
     from workbench.core.transaction import TableChange, Transaction
 
@@ -41,6 +42,14 @@ def stage_new_table(
 ) -> None:
     """Stage the first version of a table: protocol, metadata and the rewrite's files."""
     txn.stage(change, rewrite, metadata_action(schema, configuration), protocol_action(schema))
+
+
+def stage_new_schemaless_table(
+    txn: Transaction, change: TableChange, configuration: dict[str, str]
+) -> None:
+    """Stage the first version of a schemaless table: a manifest of the files written to it."""
+    schema = Schema.of(manifest_schema())
+    stage_new_table(txn, change, schema, {**configuration, SCHEMALESS_PROPERTY: "true"})
 
 
 def stage_schema_and_properties(

@@ -171,13 +171,23 @@ def parse_dataset_type(read_as: DatasetType | str) -> DatasetType:
         ) from None
 
 
-def to_pandas(data: Any) -> Any:
-    """Convert any supported dataset to a pandas DataFrame."""
+def to_pandas(data: Any, schema: Any = None) -> Any:
+    """Convert any supported dataset to a pandas DataFrame; ``schema`` (a ``dc.Schema`` or
+    pyarrow schema) names the columns of data that has no names of its own, such as a numpy
+    array."""
     if _module(data) == "pandas":
         return data
     from workbench.core.pandas_io import pandas_from_arrow
 
-    return pandas_from_arrow(to_pyarrow(data))
+    table = to_pyarrow(data)
+    if schema is not None:
+        names = getattr(schema, "arrow", schema).names
+        if len(names) != table.num_columns:
+            raise InvalidArgumentError(
+                f"schema= names {len(names)} columns, but the data has {table.num_columns}."
+            )
+        table = table.rename_columns(names)
+    return pandas_from_arrow(table)
 
 
 def dataset_length(data: Any) -> int:

@@ -6,9 +6,15 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.catalog import get_catalog
 from workbench.core.datasets import from_pyarrow, to_pyarrow
-from workbench.core.errors import InvalidArgumentError, TableVersionNotFoundError
+from workbench.core.errors import (
+    InvalidArgumentError,
+    SchemaValidationError,
+    TableVersionNotFoundError,
+)
 from workbench.core.formats import content_type_of, read_file, write_file
+from workbench.core.read_options import check_read_options
 from workbench.core.storage import storage_for
 from workbench.core.types import ContentType, DatasetType
 
@@ -18,6 +24,7 @@ if TYPE_CHECKING:
     from workbench.core.tables import OpenTable
 
 DATA_DIR = "_data"
+SCHEMALESS_PROPERTY = "workbench.schemaless"  # table property marking a schemaless table
 
 
 def manifest_schema() -> pa.Schema:
@@ -66,11 +73,22 @@ def resolve_paths(opened: OpenTable, manifest: pa.Table) -> pa.Table:
     return manifest.set_column(manifest.schema.get_field_index("path"), "path", paths)
 
 
-def from_manifest_table(manifest: Any, read_as: DatasetType = DatasetType.DAFT) -> Any:
-    """Read every file a schemaless table's manifest lists into one dataset."""
+def from_manifest_table(
+    manifest_table: Any,
+    read_as: DatasetType = DatasetType.DAFT,
+    schema: Any = None,
+    catalog: str | None = None,
+    **read_options: Any,
+) -> Any:
+    """Read every file a schemaless table's manifest lists into one dataset, cast to
+    ``schema`` (a ``dc.Schema`` or pyarrow schema) when given. The manifest's paths are absolute,
+    so ``catalog`` (DeltaCAT's argument) and DeltaCAT's read options change nothing."""
     import pyarrow as pa
 
-    listed = to_pyarrow(manifest)
+    check_read_options(read_options)
+    if catalog is not None:
+        get_catalog(catalog)  # an unknown name is still an error
+    listed = to_pyarrow(manifest_table)
     missing = sorted({"path", "content_type"} - set(listed.column_names))
     if missing:
         raise InvalidArgumentError(
@@ -89,4 +107,20 @@ def from_manifest_table(manifest: Any, read_as: DatasetType = DatasetType.DAFT) 
                 "of versions outside the retention period); read a newer version."
             ) from e
     combined = pa.concat_tables(tables, promote_options="permissive") if tables else pa.table({})
+    if schema is not None:
+        combined = _cast_to(combined, getattr(schema, "arrow", schema))
     return from_pyarrow(combined, read_as)
+
+
+def _cast_to(data: pa.Table, schema: pa.Schema) -> pa.Table:
+    """The files' rows in ``schema``: its columns, in its order and types."""
+    missing = [f.name for f in schema if f.name not in data.column_names]
+    if missing:
+        raise SchemaValidationError(
+            f"The manifest's files have no column(s) {missing} of the schema given; their "
+            f"columns are {data.column_names}."
+        )
+    try:
+        return data.select(schema.names).cast(schema)
+    except (ValueError, TypeError, NotImplementedError) as e:
+        raise SchemaValidationError(f"The manifest's files do not fit the schema given: {e}") from e

@@ -15,22 +15,10 @@ from workbench.core.errors import (
     TableVersionNotFoundError,
 )
 from workbench.core.manifest import resolve_paths
+from workbench.core.read_options import check_read_options
 from workbench.core.snapshot import ordered_dataset
 from workbench.core.tables import OpenTable, locate, open_table
 from workbench.core.types import DatasetType
-
-# DeltaCAT's read options: its own system arguments and the keyword arguments it hands to the
-# file readers. Workbench reads Parquet straight into the dataset type asked for, so they change
-# nothing; they are accepted so DeltaCAT code runs unchanged.
-DELTACAT_READ_OPTIONS = frozenset(
-    {
-        "max_parallelism", "partition_filter", "table_version_schema", "entry_params",
-        "file_reader_kwargs_provider", "ray_options_provider", "distributed_dataset_type",
-        "column_names", "include_columns", "manifest", "io_config", "ray_init_options",
-        "pre_buffer", "use_pandas_metadata", "use_pyarrow", "use_threads", "memory_map",
-        "lines", "sep", "separator", "header", "has_header", "delimiter", "encoding",
-    }
-)  # fmt: skip
 
 
 def read(
@@ -57,7 +45,7 @@ def read(
     read_as = parse_dataset_type(read_as)
     if table_type is not None:
         parse_dataset_type(table_type)
-    _check_read_options(read_options)
+    check_read_options(read_options)
     limit = optional_whole_number("limit", limit)
     if file_path_column is not None and (
         not isinstance(file_path_column, str) or not file_path_column
@@ -94,15 +82,6 @@ def read(
             f"Version {opened.version} of table {opened.loc.qualified!r} can no longer be read: "
             f"dc.vacuum removed files it needs ({e})."
         ) from e
-
-
-def _check_read_options(options: dict[str, Any]) -> None:
-    unknown = sorted(set(options) - DELTACAT_READ_OPTIONS)
-    if unknown:
-        raise InvalidArgumentError(
-            f"read() got unexpected keyword argument(s) {unknown}; see help(dc.read) for its "
-            "arguments."
-        )
 
 
 def _check_columns(opened: OpenTable, columns: Any, path_column: str | None) -> list[str]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.arguments import flag, whole_number
 from workbench.core.catalog import DEFAULT_NAMESPACE, Catalog, catalog_name, get_catalog
-from workbench.core.commit import stage_new_table
+from workbench.core.commit import stage_new_schemaless_table, stage_new_table
 from workbench.core.context import operation, view
 from workbench.core.deltalog import TableActions
 from workbench.core.errors import (
@@ -22,7 +22,9 @@ from workbench.core.errors import (
     TableNotFoundError,
     TableVersionNotFoundError,
 )
+from workbench.core.evolution import to_storage
 from workbench.core.layout import table_uri
+from workbench.core.manifest import SCHEMALESS_PROPERTY
 from workbench.core.models import TableInfo, TableRef
 from workbench.core.names import validate_name
 from workbench.core.remembered import recall, remember
@@ -35,7 +37,6 @@ if TYPE_CHECKING:
 
     from workbench.core.txlog import TableEntry
 
-SCHEMALESS_PROPERTY = "workbench.schemaless"
 PATH_MAX = 4096  # Linux's limit on a path's length
 # Longest path inside a table folder: a Spark part file in its staging folder, or a checkpoint.
 LONGEST_FILE_SUFFIX = 128
@@ -366,20 +367,12 @@ def create_table(
     fail_if_exists: bool = True,
 ) -> TableInfo:
     """Create an empty table; without a schema it is schemaless (it records written files)."""
-    from workbench.core.manifest import manifest_schema
     from workbench.core.namespaces import ensure_namespace
 
     flag("auto_create_namespace", auto_create_namespace)
     flag("fail_if_exists", fail_if_exists)
     loc = locate(table, namespace, catalog)
     configuration = encode_properties(table_properties)
-    if schema is None:
-        configuration[SCHEMALESS_PROPERTY] = "true"
-        table_schema = Schema.of(manifest_schema())
-    else:
-        from workbench.core.evolution import to_storage
-
-        table_schema = to_storage(Schema.of(schema))
     with operation(loc.catalog) as txn:
         if txn.entry(loc.namespace, loc.name) is not None:
             if fail_if_exists:
@@ -390,7 +383,10 @@ def create_table(
             return get_table(table, loc.namespace, catalog)
         ensure_namespace(txn, loc, auto_create_namespace)
         change = txn.touch_table(loc.namespace, loc.name)
-        stage_new_table(txn, change, table_schema, configuration)
+        if schema is None:
+            stage_new_schemaless_table(txn, change, configuration)
+        else:
+            stage_new_table(txn, change, to_storage(Schema.of(schema)), configuration)
         txn.record(change, "CREATE_TABLE")
     return get_table(table, loc.namespace, catalog)
 

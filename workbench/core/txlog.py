@@ -22,13 +22,13 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.catalog import DEFAULT_NAMESPACE
 from workbench.core.deltalog import (
     commit_key,
     metadata_action,
     now_ms,
     protocol_action,
 )
-from workbench.core.catalog import DEFAULT_NAMESPACE
 from workbench.core.errors import CommitOutcomeUnknownError, LogVersionError
 
 if TYPE_CHECKING:

@@ -10,6 +10,7 @@ from workbench.core.arguments import flag
 from workbench.core.commit import (
     check_append_only,
     reraise,
+    stage_new_schemaless_table,
     stage_new_table,
     stage_schema_and_properties,
     staged_or_undone,
@@ -54,24 +55,40 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
+class _Inferred:
+    """The default of ``write(schema=...)``: take the schema from the data. (``schema=None``
+    given explicitly creates a schemaless table, as in DeltaCAT.)"""
+
+    def __repr__(self) -> str:
+        return "<from the data>"
+
+
+INFERRED: Any = _Inferred()
+CREATING_MODES = (TableWriteMode.AUTO, TableWriteMode.CREATE)
+
+
 def write(
     data: Any,
     table: str,
     namespace: str | None = None,
     catalog: str | None = None,
     mode: TableWriteMode | str = TableWriteMode.AUTO,
-    schema: SchemaLike | None = None,
+    schema: SchemaLike | None = INFERRED,
     content_type: ContentType | str | None = None,
     table_properties: Mapping[Any, Any] | None = None,
     auto_create_namespace: bool = False,
     dedupe: str | None = None,
 ) -> WriteResult:
-    """Write a dataset to a table in ``mode``; on any failure the table is left as it was."""
+    """Write a dataset to a table in ``mode``; on any failure the table is left as it was.
+
+    Modes AUTO and CREATE create a missing table (schemaless when ``schema=None`` is given);
+    the others need the table to exist."""
     mode = _parse_mode(mode)
     check_dedupe(dedupe)
     flag("auto_create_namespace", auto_create_namespace)
     loc = locate(table, namespace, catalog)
-    declared = Schema.of(schema) if schema is not None else None
+    schemaless = schema is None
+    declared = Schema.of(schema) if schema is not None and schema is not INFERRED else None
     fmt = content_type_of(content_type) if content_type is not None else None
     engine = engine_for_data(data)
     source = engine.source(data)
@@ -81,13 +98,16 @@ def write(
         txn.require_writable()
         change = txn.touch_table(loc.namespace, loc.name)  # queue behind another writer
         if change.entry is None:
-            if mode is TableWriteMode.DELETE:
+            if mode not in CREATING_MODES:
                 raise TableNotFoundError(
-                    f"Cannot delete from table {loc.qualified!r}: it does not exist in catalog "
-                    f"{loc.catalog_name!r}."
+                    f"Cannot {mode.name} table {loc.qualified!r}: it does not exist in catalog "
+                    f"{loc.catalog_name!r}. Create it with mode=dc.TableWriteMode.CREATE (or AUTO)."
                 )
-            plan = plan_new(loc, incoming, declared, mode, properties)
             ensure_namespace(txn, loc, auto_create_namespace)
+            if schemaless:
+                stage_new_schemaless_table(txn, change, properties)
+                return _write_schemaless(txn, change, to_pyarrow(data), TableWriteMode.ADD, fmt)
+            plan = plan_new(loc, incoming, declared, mode, properties)
             return _write_new_table(txn, change, engine, source, plan, properties)
         if mode is TableWriteMode.CREATE:
             raise TableAlreadyExistsError(
@@ -103,7 +123,6 @@ def write(
                 stacklevel=2,
             )
         if opened.schemaless:
-            fmt = fmt or ContentType.PARQUET
             return _write_schemaless(txn, change, to_pyarrow(data), mode, fmt)
         mode, plan = plan_existing(opened, incoming, declared, mode, properties)
         return _write_existing(txn, change, engine, source, mode, plan, properties, dedupe)
@@ -276,8 +295,9 @@ def _write_schemaless(
     change: TableChange,
     incoming: pa.Table,
     mode: TableWriteMode,
-    fmt: ContentType,
+    fmt: ContentType | None,
 ) -> WriteResult:
+    fmt = fmt or ContentType.PARQUET
     opened = change.table
     name = opened.loc.qualified
     if mode in (TableWriteMode.MERGE, TableWriteMode.DELETE):
