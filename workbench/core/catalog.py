@@ -6,6 +6,7 @@ import errno
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ from workbench.core.errors import (
     CatalogReadOnlyError,
     CatalogRootError,
     InvalidArgumentError,
+    TransactionCatalogError,
 )
 from workbench.core.names import MAX_NAME_LENGTH, validate_name
 from workbench.core.storage import Storage, is_local, remember
@@ -269,9 +271,41 @@ def _notify() -> None:
         listener()
 
 
+_in_scope: ContextVar[Catalog | None] = ContextVar("workbench_catalog_in_scope", default=None)
+
+
+@contextmanager
+def catalog_scope(catalog: Catalog) -> Iterator[None]:
+    """Make ``catalog`` the one that calls without ``catalog=`` use, for the block (the catalog
+    of an open transaction)."""
+    token = _in_scope.set(catalog)
+    try:
+        yield
+    finally:
+        _in_scope.reset(token)
+
+
 def get_catalog(name: str | None = None) -> Catalog:
-    """The catalog called ``name``, or the default one (a local catalog is set up on first use,
-    unless ``clear_catalogs`` emptied the registry)."""
+    """The catalog called ``name``, or the default one: the open transaction's catalog inside
+    a transaction. Naming another catalog inside a transaction is an error."""
+    scoped = _in_scope.get()
+    if scoped is None:
+        return lookup_catalog(name)
+    if name is None:
+        return scoped
+    found = lookup_catalog(name)
+    if found.root != scoped.root:
+        raise TransactionCatalogError(
+            "Transaction and catalog parameters are mutually exclusive: the open transaction "
+            f"is on catalog {catalog_name(scoped)!r}, so catalog={name!r} cannot be used inside "
+            "it. Leave the transaction block to use that catalog, or open one on it."
+        )
+    return found
+
+
+def lookup_catalog(name: str | None = None) -> Catalog:
+    """The registered catalog called ``name``, or the default one (a local catalog is set up on
+    first use, unless ``clear_catalogs`` emptied the registry)."""
     if not _registry.catalogs and not _registry.cleared:
         init_local()
     if name is not None and (not isinstance(name, str) or not name):

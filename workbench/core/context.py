@@ -7,12 +7,17 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from workbench.core.arguments import seconds, text, whole_number
-from workbench.core.errors import InvalidArgumentError, TransactionConflictError, TransactionError
+from workbench.core.errors import (
+    InvalidArgumentError,
+    TransactionCatalogError,
+    TransactionConflictError,
+    TransactionError,
+)
 from workbench.core.transaction import Transaction
 from workbench.core.txlog import log_of
 
@@ -32,11 +37,15 @@ def current_transaction() -> Transaction | None:
 
 
 @contextmanager
-def _open(txn: Transaction) -> Iterator[Transaction]:
-    """Make ``txn`` current for the block; commit it if the block succeeds, else abort it."""
+def _open(txn: Transaction, scoped: bool = True) -> Iterator[Transaction]:
+    """Make ``txn`` current for the block (and, when ``scoped``, its catalog the only one calls
+    may name); commit it if the block succeeds, else abort it."""
+    from workbench.core.catalog import catalog_scope
+
     token = _current.set(txn)
     try:
-        yield txn
+        with catalog_scope(txn.catalog) if scoped else nullcontext():
+            yield txn
     except BaseException:
         txn.abort()
         raise
@@ -46,29 +55,49 @@ def _open(txn: Transaction) -> Iterator[Transaction]:
         _current.reset(token)
 
 
-@contextmanager
 def transaction(
-    commit_message: str | None = None,
-    catalog: str | None = None,
+    catalog_name: str | None = None,
     as_of: Any = None,
-) -> Iterator[Transaction]:
-    """Run the block as one catalog transaction; with ``as_of`` it reads the past, read-only."""
-    from workbench.core.catalog import catalog_name, get_catalog
+    commit_message: str | None = None,
+    *,
+    catalog: str | None = None,
+) -> AbstractContextManager[Transaction]:
+    """A block run as one catalog transaction on ``catalog_name`` (or ``catalog=``; the default
+    catalog when neither is given): ``with dc.transaction("lake", commit_message="..."):``.
+    Calls inside it without ``catalog=`` use its catalog. With ``as_of`` it reads the catalog
+    as it was then, read-only. A transaction opened inside another is independent of it (it
+    commits or aborts on its own), as in DeltaCAT."""
+    from workbench.core.catalog import catalog_name as name_of
+    from workbench.core.catalog import lookup_catalog
     from workbench.core.timetravel import state_as_of
 
     text("commit_message", commit_message)
-    if _current.get() is not None:
-        raise TransactionError(
-            "A transaction is already open in this context; nested transactions are not "
-            "supported. Do the work inside the open transaction."
+    if catalog_name is not None and catalog is not None and catalog_name != catalog:
+        raise InvalidArgumentError(
+            f"transaction() got catalog_name={catalog_name!r} and catalog={catalog!r}; name one."
         )
-    cat = get_catalog(catalog)
+    cat = lookup_catalog(catalog_name if catalog_name is not None else catalog)
     state = state_as_of(cat, as_of) if as_of is not None else None
     txn = Transaction(
-        cat, catalog_name(cat), commit_message, state=state, read_only=as_of is not None
+        cat,
+        name_of(cat),
+        commit_message,
+        state=state,
+        read_only=as_of is not None,
+        enclosing=_current.get(),
     )
-    with _open(txn):
-        yield txn
+    return _open(txn)
+
+
+def cross_catalog_transaction(
+    catalog: str | None, commit_message: str | None
+) -> AbstractContextManager[Transaction]:
+    """A transaction on ``catalog`` whose block may still read other catalogs (``dc.copy``
+    reads its source inside the destination's transaction)."""
+    from workbench.core.catalog import catalog_name, get_catalog
+
+    cat = get_catalog(catalog)
+    return _open(Transaction(cat, catalog_name(cat), commit_message), scoped=False)
 
 
 def _attempt(commit_message: str | None, catalog: str | None, since_ns: int | None) -> Transaction:
@@ -92,9 +121,10 @@ def operation(catalog: Catalog, message: str | None = None) -> Iterator[Transact
     open_txn = _current.get()
     if open_txn is not None:
         if open_txn.catalog.root != catalog.root:
-            raise TransactionError(
-                f"The open transaction is on catalog {open_txn.catalog_name!r}; changes to "
-                f"catalog {catalog_name(catalog)!r} must happen outside it."
+            raise TransactionCatalogError(
+                "Transaction and catalog parameters are mutually exclusive: the open "
+                f"transaction is on catalog {open_txn.catalog_name!r}, so catalog "
+                f"{catalog_name(catalog)!r} cannot be changed inside it."
             )
         yield open_txn
         return

@@ -90,11 +90,19 @@ class TransactionError(WorkbenchError):
     """A transaction was used in a way it does not allow (nesting, writes while time travelling)."""
 
 
+class TransactionCatalogError(TransactionError, ValueError):
+    """A call named another catalog than the open transaction's."""
+
+
+class HistoricTransactionError(TransactionError, RuntimeError):
+    """A write inside a transaction that reads the past (``as_of``)."""
+
+
 class TransactionConflictError(TransactionError):
     """Another transaction changed a table this one used; nothing of this one is visible."""
 
 
-class TimeTravelError(WorkbenchError, LookupError):
+class TimeTravelError(WorkbenchError, LookupError, ValueError):
     """An ``as_of`` point does not name a moment, transaction or tag of the catalog's history."""
 
 

@@ -203,8 +203,9 @@ def open_table(loc: Location, version: int | None = None, as_of: Any = None) -> 
     if entry is None:
         when = "" if as_of is None else f" as of {as_of!r}"
         raise TableNotFoundError(
-            f"Table {loc.qualified!r} does not exist in catalog {loc.catalog_name!r}{when}; list "
-            "tables with dc.list_tables(...) or create it with dc.write(...)."
+            f"Table does not exist: {loc.qualified!r} is not in catalog "
+            f"{loc.catalog_name!r}{when}; list tables with dc.list_tables(...) or create it with "
+            "dc.write(...)."
         )
     if version is not None:
         _check_version(loc, entry, whole_number("version", version))

@@ -47,16 +47,12 @@ def resolve_sequence(catalog: Catalog, as_of: Any, argument: str = "as_of") -> i
     moment = instant_ns(as_of, argument)
     if moment > time.time_ns():
         raise TimeTravelError(
-            f"{argument}={as_of!r} is in the future; time travel reads the past (omit it to "
-            "read the latest state)."
+            f"Historic timestamp {argument}={as_of!r} cannot be set in the future; time travel "
+            "reads the past (omit it to read the latest state)."
         )
     position = bisect_right(log.rows, moment, key=lambda row: row["end_time"])
     if position == 0:
-        first = log.rows[0]["end_time"]
-        raise TimeTravelError(
-            f"{argument}={as_of!r} is before the catalog's first transaction (committed at {first} "
-            "ns); pick a later time."
-        )
+        return -1  # before the first transaction: the empty catalog
     return log.rows[position - 1]["sequence"]
 
 

@@ -35,6 +35,7 @@ from workbench.core.deltalog import (
 from workbench.core.engine import DEFAULT_ENGINE
 from workbench.core.errors import (
     CommitOutcomeUnknownError,
+    HistoricTransactionError,
     TransactionConflictError,
     TransactionError,
     WorkbenchError,
@@ -112,8 +113,10 @@ class Transaction:
         state: CatalogState | None = None,
         read_only: bool = False,
         since_ns: int | None = None,
+        enclosing: Transaction | None = None,
     ):
         self.catalog = catalog
+        self.enclosing = enclosing  # the transaction open around this one (independent of it)
         self.catalog_name = catalog_name
         self.id = new_transaction_id()
         self.start_time = time.time_ns()
@@ -167,9 +170,10 @@ class Transaction:
         if self.closed:
             raise TransactionError(f"Transaction {self.id} is already closed; start a new one.")
         if self.read_only:
-            raise TransactionError(
-                "This transaction reads the catalog as of a past point and cannot write; leave "
-                "the `with dc.transaction(as_of=...)` block to write."
+            raise HistoricTransactionError(
+                f"Cannot perform a write operation in a read-only historic transaction: "
+                f"transaction {self.id} reads the catalog as of a past point. Leave the "
+                "`with dc.transaction(as_of=...)` block to write."
             )
 
     def touch_table(self, namespace: str, name: str) -> TableChange:
@@ -189,6 +193,7 @@ class Transaction:
             with self.catalog.writing():
                 leases.renew(self.catalog.storage, namespace, name, self.id)
             return change
+        self._refuse_tables_of_enclosing(key)
         self.wanted.add(key)
         with self.catalog.writing():
             leases.acquire(
@@ -222,6 +227,19 @@ class Transaction:
         if latest is not None and version > latest.version + 1:
             self._repair(change, version - 1)
         return change
+
+    def _refuse_tables_of_enclosing(self, key: tuple[str, str]) -> None:
+        """A nested transaction cannot write a table an enclosing one is writing: it would
+        wait for a lease that is only released after it ends."""
+        outer = self.enclosing
+        while outer is not None:
+            if outer.catalog.root == self.catalog.root and key in outer.changes:
+                raise TransactionConflictError(
+                    f"Table {key[0]}.{key[1]} is being written by the enclosing transaction "
+                    f"{outer.id}; a nested transaction is independent of it and cannot write "
+                    "the same table. Write it in the enclosing transaction instead."
+                )
+            outer = outer.enclosing
 
     def _next_version(self, table: OpenTable, recorded: int) -> int:
         """The Delta version this transaction's commit of a live table will write: the one

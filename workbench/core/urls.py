@@ -105,13 +105,13 @@ def _table_url(url: str) -> CatalogUrl:
 def copy(src: str, dst: str, as_of: Any = None) -> list[TableRef]:
     """Copy a table, a namespace, or many (``*``: without tables, ``**``: with them) into one
     catalog transaction of the destination catalog; returns the tables created."""
-    from workbench.core.context import transaction
+    from workbench.core.context import cross_catalog_transaction
     from workbench.core.namespaces import create_namespace, list_namespaces, namespace_exists
     from workbench.core.tables import list_tables
 
     source, target = parse_url(src), parse_url(dst)
     copied: list[TableRef] = []
-    with transaction(commit_message=f"copy {src} -> {dst}", catalog=target.catalog):
+    with cross_catalog_transaction(target.catalog, f"copy {src} -> {dst}"):
         if source.table is not None:
             if target.table is None:
                 raise InvalidUrlError(f"Copying table {src!r} needs a table URL as destination.")
