@@ -160,8 +160,11 @@ def test_schemaless_tables_store_each_content_type(catalog, fmt):
 
 def test_schemaless_rejects_formats_a_supported_reader_cannot_read(catalog):
     dc.create_table("files")
+    dc.write(pa.table({"id": [1]}), "files", content_type=dc.ContentType.ORC)  # no readers named
+    readers = {dc.TableProperty.SUPPORTED_READER_TYPES: [dc.DatasetType.DAFT]}
+    dc.create_table("daft_files", table_properties=readers)
     with pytest.raises(dc.TableValidationError, match="ORC"):
-        dc.write(pa.table({"id": [1]}), "files", content_type=dc.ContentType.ORC)
+        dc.write(pa.table({"id": [1]}), "daft_files", content_type=dc.ContentType.ORC)
 
 
 def test_append_of_many_record_batches_keeps_row_order(catalog):

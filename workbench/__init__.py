@@ -54,6 +54,7 @@ from workbench.core.types import (
     DatasetType,
     SchemaEvolutionMode,
     TableProperty,
+    TableReadOptimizationLevel,
     TableWriteMode,
 )
 from workbench.core.urls import copy as copy
@@ -96,6 +97,7 @@ __all__ = [
     "TableDiff",
     "TableInfo",
     "TableProperty",
+    "TableReadOptimizationLevel",
     "TableRef",
     "TableWriteMode",
     "Transaction",

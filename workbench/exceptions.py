@@ -25,6 +25,7 @@ from workbench.core.errors import (
     TransactionConflictError,
     TransactionError,
     UnsupportedDatasetError,
+    UnsupportedFeatureError,
     WorkbenchError,
     WriteFailedError,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "TransactionConflictError",
     "TransactionError",
     "UnsupportedDatasetError",
+    "UnsupportedFeatureError",
     "WorkbenchError",
     "WriteFailedError",
 ]

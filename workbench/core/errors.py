@@ -108,3 +108,7 @@ class TimeTravelError(WorkbenchError, LookupError, ValueError):
 
 class InvalidUrlError(WorkbenchError, ValueError):
     """A ``dc://`` URL is malformed or names something that cannot be used there."""
+
+
+class UnsupportedFeatureError(WorkbenchError, NotImplementedError):
+    """A DeltaCAT feature workbench does not offer (the message says what to use instead)."""

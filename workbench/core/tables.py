@@ -7,6 +7,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.arguments import flag, whole_number
@@ -21,6 +22,7 @@ from workbench.core.errors import (
     TableAlreadyExistsError,
     TableNotFoundError,
     TableVersionNotFoundError,
+    UnsupportedFeatureError,
 )
 from workbench.core.evolution import to_storage
 from workbench.core.layout import table_uri
@@ -30,7 +32,13 @@ from workbench.core.names import validate_name
 from workbench.core.remembered import recall, remember
 from workbench.core.schema import Schema, SchemaLike
 from workbench.core.snapshot import DataFile, data_files_of, in_write_order
-from workbench.core.types import DatasetType, SchemaEvolutionMode, TableProperty
+from workbench.core.types import (
+    COMPACTION_COUNTS,
+    DatasetType,
+    SchemaEvolutionMode,
+    TableProperty,
+    TableReadOptimizationLevel,
+)
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
@@ -310,6 +318,10 @@ def encode_properties(table_properties: Mapping[Any, Any] | None) -> dict[str, s
                     f"reader validation), got {value!r}."
                 ) from e
             encoded[name] = json.dumps([t.name for t in types])
+        elif name == TableProperty.READ_OPTIMIZATION_LEVEL.value:
+            encoded[name] = _choice(TableReadOptimizationLevel, name, value)
+        elif name in {p.value for p in COMPACTION_COUNTS}:
+            encoded[name] = str(_positive_count(name, value))
         elif name == TableProperty.SCHEMA_EVOLUTION_MODE.value:
             try:
                 encoded[name] = SchemaEvolutionMode(value).value
@@ -329,6 +341,34 @@ _DELTA_FORBIDDEN = ("delta.enableDeletionVectors", "delta.columnMapping.mode")
 _DURATION = re.compile(
     r"interval \d+ (nanosecond|microsecond|millisecond|second|minute|hour|day|week)s?"
 )
+
+
+def _choice(kind: type[Enum], name: str, value: Any) -> str:
+    try:
+        return kind(value).value
+    except ValueError:
+        raise InvalidArgumentError(
+            f"Table property {name} must be a dc.{kind.__name__} "
+            f"({', '.join(m.name for m in kind)}), got {value!r}."
+        ) from None
+
+
+def _positive_count(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidArgumentError(f"Table property {name} is a count of 1 or more, not {value!r}.")
+    return value
+
+
+def check_read_optimization(schema: Schema, configuration: Mapping[str, str]) -> None:
+    """Merge keys need copy-on-write merges (``TableReadOptimizationLevel.MAX``), the only kind
+    workbench does."""
+    level = configuration.get(TableProperty.READ_OPTIMIZATION_LEVEL.value, "max")
+    if schema.merge_keys and level != TableReadOptimizationLevel.MAX.value:
+        raise UnsupportedFeatureError(
+            f"Table read optimization level `{level}` is not yet supported for tables with merge "
+            "keys. Please use TableReadOptimizationLevel.MAX (merges rewrite the files holding "
+            "the keys at once)."
+        )
 
 
 def _delta_property(key: Any, value: Any) -> str:
@@ -387,7 +427,9 @@ def create_table(
         if schema is None:
             stage_new_schemaless_table(txn, change, configuration)
         else:
-            stage_new_table(txn, change, to_storage(Schema.of(schema)), configuration)
+            declared = to_storage(Schema.of(schema))
+            check_read_optimization(declared, configuration)
+            stage_new_table(txn, change, declared, configuration)
         txn.record(change, "CREATE_TABLE")
     return get_table(table, loc.namespace, catalog)
 

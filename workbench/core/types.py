@@ -110,3 +110,29 @@ class TableProperty(str, Enum):
 
     SUPPORTED_READER_TYPES = "workbench.supportedReaderTypes"
     SCHEMA_EVOLUTION_MODE = "workbench.schemaEvolutionMode"
+    # DeltaCAT's compaction settings. Workbench MERGEs and DELETEs rewrite the files holding the
+    # keys at once (copy-on-write: DeltaCAT's MAX level), so the triggers are kept, not used.
+    READ_OPTIMIZATION_LEVEL = "workbench.readOptimizationLevel"
+    RECORDS_PER_COMPACTED_FILE = "workbench.recordsPerCompactedFile"
+    APPENDED_RECORD_COUNT_COMPACTION_TRIGGER = "workbench.appendedRecordCountCompactionTrigger"
+    APPENDED_FILE_COUNT_COMPACTION_TRIGGER = "workbench.appendedFileCountCompactionTrigger"
+    APPENDED_DELTA_COUNT_COMPACTION_TRIGGER = "workbench.appendedDeltaCountCompactionTrigger"
+    DEFAULT_COMPACTION_HASH_BUCKET_COUNT = "workbench.defaultCompactionHashBucketCount"
+
+
+class TableReadOptimizationLevel(str, Enum):
+    """How much work writes do so reads are fast (DeltaCAT's levels); workbench's merges are
+    always copy-on-write, which is ``MAX``."""
+
+    NONE = "none"
+    MODERATE = "moderate"
+    MAX = "max"
+
+
+COMPACTION_COUNTS = (
+    TableProperty.RECORDS_PER_COMPACTED_FILE,
+    TableProperty.APPENDED_RECORD_COUNT_COMPACTION_TRIGGER,
+    TableProperty.APPENDED_FILE_COUNT_COMPACTION_TRIGGER,
+    TableProperty.APPENDED_DELTA_COUNT_COMPACTION_TRIGGER,
+    TableProperty.DEFAULT_COMPACTION_HASH_BUCKET_COUNT,
+)

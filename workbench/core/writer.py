@@ -43,12 +43,13 @@ from workbench.core.schema import Schema, SchemaLike
 from workbench.core.tables import (
     Location,
     OpenTable,
+    check_read_optimization,
     decode_reader_types,
     encode_properties,
     locate,
 )
 from workbench.core.transaction import TableChange, Transaction
-from workbench.core.types import ContentType, TableWriteMode
+from workbench.core.types import ContentType, TableProperty, TableWriteMode
 from workbench.core.validation import validate_content_type, validate_readable
 
 if TYPE_CHECKING:
@@ -108,6 +109,7 @@ def write(
                 stage_new_schemaless_table(txn, change, properties)
                 return _write_schemaless(txn, change, to_pyarrow(data), TableWriteMode.ADD, fmt)
             plan = plan_new(loc, incoming, declared, mode, properties)
+            check_read_optimization(plan.schema, properties)
             return _write_new_table(txn, change, engine, source, plan, properties)
         if mode is TableWriteMode.CREATE:
             raise TableAlreadyExistsError(
@@ -305,7 +307,8 @@ def _write_schemaless(
             f"Table {name!r} is schemaless (it records files), so mode {mode.name} has no keys to "
             "match; create a table with a schema and merge keys for MERGE and DELETE."
         )
-    validate_content_type(fmt, opened.reader_types, name)
+    if TableProperty.SUPPORTED_READER_TYPES.value in opened.properties:  # only when asked for
+        validate_content_type(fmt, opened.reader_types, name)
     replaced = opened.files if mode is TableWriteMode.REPLACE else []
     removed = sum(f.rows for f in replaced)
     with staged_or_undone(txn, change, "the table was not changed") as made:
