@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+import workbench as dc
+
 PENDING = Path(__file__).with_name("pending.txt")
 
 
@@ -26,8 +28,6 @@ def pytest_collection_modifyitems(config, items):
         if item.nodeid in pending:
             reason = "DeltaCAT behaviour not built yet (tests/compat/pending.txt)"
             item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
-
-import workbench as dc
 
 
 class Catalogs:
