@@ -136,3 +136,22 @@ def rows_by_id(data: Any, columns: tuple[str, ...] = ("name", "age", "city")) ->
             values.append(int(v) if c == "age" and pd.notna(v) else v)
         out[int(row["id"])] = tuple(values)
     return out
+
+
+def write_in(cat, data, table, write_mode="CREATE", namespace="test_namespace", **kwargs):
+    """DeltaCAT's write_to_table into catalog ``cat``, creating the namespace as needed
+    (``write_mode=None``: no mode given)."""
+    return dc.write_to_table(
+        data=data,
+        table=table,
+        namespace=namespace,
+        catalog=cat,
+        auto_create_namespace=True,
+        **({"mode": mode(write_mode)} if write_mode else {}),
+        **kwargs,
+    )
+
+
+def read_in(cat, table, namespace="test_namespace", **kwargs):
+    """DeltaCAT's read_table from catalog ``cat``."""
+    return dc.read_table(table=table, namespace=namespace, catalog=cat, **kwargs)

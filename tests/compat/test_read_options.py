@@ -24,27 +24,22 @@ import pyarrow.parquet as papq
 import pytest
 
 import workbench as dc
-from tests.compat.helpers import SCHEMA_CONTENT_TYPES, ctype, dtype, five_rows, mode, prop
+from tests.compat.helpers import (
+    SCHEMA_CONTENT_TYPES,
+    ctype,
+    dtype,
+    five_rows,
+    prop,
+    read_in,
+    write_in,
+)
 
 pytestmark = pytest.mark.compat
 
 NS = "test_namespace"
 
 
-def _write(cat, data, table, write_mode="CREATE", namespace=NS, **kwargs):
-    return dc.write_to_table(
-        data=data,
-        table=table,
-        namespace=namespace,
-        catalog=cat,
-        auto_create_namespace=True,
-        **({"mode": mode(write_mode)} if write_mode else {}),
-        **kwargs,
-    )
-
-
-def _read(cat, table, namespace=NS, **kwargs):
-    return dc.read_table(table=table, namespace=namespace, catalog=cat, **kwargs)
+_write, _read = write_in, read_in
 
 
 def _pk_rows(start, letters):

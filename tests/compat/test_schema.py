@@ -39,7 +39,9 @@ from tests.compat.helpers import (
     mode,
     people,
     prop,
+    read_in,
     simple_merge_schema,
+    write_in,
 )
 
 pytestmark = pytest.mark.compat
@@ -55,20 +57,7 @@ def _field(name, arrow_type, nullable=True, **kwargs):
     return dc.Field.of(pa.field(name, arrow_type, nullable=nullable), **kwargs)
 
 
-def _write(cat, data, table, write_mode="CREATE", namespace=NS, **kwargs):
-    dc.write_to_table(
-        data=data,
-        table=table,
-        namespace=namespace,
-        catalog=cat,
-        auto_create_namespace=True,
-        **({"mode": mode(write_mode)} if write_mode else {}),
-        **kwargs,
-    )
-
-
-def _read(cat, table, namespace=NS, **kwargs):
-    return dc.read_table(table=table, namespace=namespace, catalog=cat, **kwargs)
+_write, _read = write_in, read_in
 
 
 def _schema_names(cat, table, namespace=NS):
