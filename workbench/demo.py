@@ -50,6 +50,11 @@ def raw_events(spark: Any, first_id: int, count: int, seed: int, with_channel: b
     return frame
 
 
+def rebuild_mode(table: str) -> str:
+    """REPLACE a derived table's rows, or CREATE it on the first run (REPLACE needs a table)."""
+    return "replace" if dc.table_exists(table, NAMESPACE) else "create"
+
+
 def refresh(spark: Any, run: str) -> None:
     """Rebuild the cleaned and daily tables from raw events in one catalog transaction."""
     from pyspark.sql import functions as F
@@ -57,7 +62,7 @@ def refresh(spark: Any, run: str) -> None:
     with dc.transaction(commit_message=f"refresh {run}"):
         raw = dc.read("raw_events", NAMESPACE, read_as=dc.DatasetType.SPARK)
         clean = raw.filter("amount >= 0 AND kind IS NOT NULL")
-        dc.write(clean, "clean_events", NAMESPACE, mode="replace")
+        dc.write(clean, "clean_events", NAMESPACE, mode=rebuild_mode("clean_events"))
         daily = clean.groupBy(F.to_date("ts").alias("day"), "kind").agg(
             F.count("*").alias("events"), F.round(F.sum("amount"), 2).alias("revenue")
         )
@@ -67,7 +72,7 @@ def refresh(spark: Any, run: str) -> None:
                 dc.Field.of(pa.field("kind", pa.string()), is_merge_key=True),
             ]
         )
-        dc.write(daily, "daily", NAMESPACE, mode="replace", schema=keys)
+        dc.write(daily, "daily", NAMESPACE, mode=rebuild_mode("daily"), schema=keys)
 
 
 def run() -> Path:
