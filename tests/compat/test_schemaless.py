@@ -35,6 +35,7 @@ from tests.compat.helpers import (
     five_rows,
     mode,
     prop,
+    write_in,
 )
 
 pytestmark = pytest.mark.compat
@@ -67,16 +68,7 @@ def _table_name(prefix, writer, content_type):
 
 
 def _write(cat, data, table, content_type, write_mode="CREATE", namespace=NS, **kwargs):
-    dc.write_to_table(
-        data=data,
-        table=table,
-        namespace=namespace,
-        catalog=cat,
-        content_type=ctype(content_type),
-        mode=mode(write_mode),
-        auto_create_namespace=True,
-        **kwargs,
-    )
+    write_in(cat, data, table, write_mode, namespace, content_type=ctype(content_type), **kwargs)
 
 
 def test_dataset_type_content_type_sets():

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import workbench as dc
-from tests.compat.helpers import dtype, error, mode
+from tests.compat.helpers import dtype, error, mode, write_in
 
 pytestmark = pytest.mark.compat
 
@@ -26,15 +26,7 @@ def cat(catalogs) -> str:
 
 
 def _write(cat, data, write_mode="CREATE", **kwargs):
-    dc.write_to_table(
-        data=data,
-        table=TABLE,
-        namespace=NS,
-        catalog=cat,
-        mode=mode(write_mode),
-        auto_create_namespace=True,
-        **kwargs,
-    )
+    write_in(cat, data, TABLE, write_mode, NS, **kwargs)
 
 
 def _read_in_transaction() -> pd.DataFrame:
