@@ -134,10 +134,6 @@ class Catalog:
         """Path of ``parts`` under the root, as the pyarrow filesystem expects it."""
         return self.storage.fs_path("/".join(parts))
 
-    def fs_path_of(self, uri: str) -> str:
-        """A path or URI under this catalog as its pyarrow filesystem expects it."""
-        return self.storage.fs_path(uri)
-
     def uri(self, *parts: str) -> str:
         """URI (or local path) of ``parts`` under the root, as deltalake expects it."""
         return "/".join([self.root.rstrip("/"), *parts])

@@ -87,8 +87,8 @@ def staged_or_undone(
         yield made
     except BaseException as e:
         staged = {w.uri for w in change.written[:before]}
-        discard([w for w in change.written[before:] if w.uri not in staged])
-        discard([w for r in made for w in r.written if w.uri not in staged])
+        made_now = change.written[before:] + [w for r in made for w in r.written]
+        discard(list({w.uri: w for w in made_now if w.uri not in staged}.values()))
         restore()
         reraise(e, change.table.loc, outcome)
 

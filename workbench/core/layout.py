@@ -8,11 +8,10 @@ vacuum. Every Delta commit records the transaction and the table incarnation tha
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from typing import TYPE_CHECKING
 
-from workbench.core.deltalog import commit_key
+from workbench.core.deltalog import commit_key, read_commit_info
 
 if TYPE_CHECKING:
     from workbench.core.catalog import Catalog
@@ -21,7 +20,6 @@ if TYPE_CHECKING:
 TXN_TAG = "workbench.txn"  # commit-info key of the transaction that made a Delta commit
 INCARNATION_TAG = "workbench.incarnation"  # commit-info key of the table's incarnation
 DROPPED_KEY = "_workbench/dropped"
-DROPPED_DIR = tuple(DROPPED_KEY.split("/"))
 MAX_ID_LENGTH = 32
 
 
@@ -63,14 +61,10 @@ def table_uri(catalog: Catalog, namespace: str, name: str, entry: TableEntry) ->
 def folder_identity(catalog: Catalog, key: str) -> tuple[str, str] | None:
     """The transaction and incarnation tagged on a table folder's first Delta commit (the
     incarnation is '' for folders made before it was recorded); None without a commit."""
-    data = catalog.storage.get(commit_key(key, 0))
-    if data is None:
+    info = read_commit_info(catalog.storage, key, 0)
+    if info is None:
         return None
-    for line in data.decode().splitlines():
-        info = json.loads(line).get("commitInfo")
-        if info:
-            return str(info.get(TXN_TAG, "")), str(info.get(INCARNATION_TAG, ""))
-    return "", ""
+    return str(info.get(TXN_TAG, "")), str(info.get(INCARNATION_TAG, ""))
 
 
 def move_folder(catalog: Catalog, source: str, target: str) -> None:
@@ -92,9 +86,10 @@ def move_folder(catalog: Catalog, source: str, target: str) -> None:
     else:
         import obstore
 
-        for meta in storage.list(source):
+        objects = storage.list(source)  # listed once: only what was copied is deleted
+        for meta in objects:
             obstore.copy(storage.store, meta["path"], target + meta["path"][len(source) :])
-        for meta in storage.list(source):
+        for meta in objects:
             storage.delete(meta["path"])
     forget(catalog.uri(*source.split("/")))
 

@@ -147,7 +147,6 @@ class TransactionLog:
         self.state = CatalogState()
         self.last_entry: list[dict[str, Any]] = []  # rows of the newest transaction
         self._history: list[dict[str, Any]] | None = None  # every row, once loaded
-        self._recent: list[dict[str, Any]] = []  # rows read since the saved state
         self._states: dict[int, CatalogState] = {}
         self._by_version: dict[tuple[str, int], dict[str, Any]] = {}  # rows read, by table version
         self._schema_version = LOG_SCHEMA_VERSION
@@ -159,10 +158,11 @@ class TransactionLog:
 
     # -------------------------------------------------------------------------------- reading
     def refresh(self) -> CatalogState:
-        """Bring the cache up to the newest log commit and return the latest state."""
-        if not self.storage.exists(commit_key(LOG_KEY, self.version + 1)):
-            return self.state
+        """Bring the cache up to the newest log commit and return the latest state (one request
+        when nothing is new: the fetch of the next commit)."""
         if self.version < 0:
+            if not self.storage.exists(commit_key(LOG_KEY, 0)):
+                return self.state
             self._load_saved_state()
         self._load_new()
         return self.state
@@ -191,7 +191,6 @@ class TransactionLog:
         self._schema_version = found
         self._history = []
         self.state = CatalogState()
-        self._recent = []
         self._extend(rows)
 
     def _load_new(self) -> None:
@@ -212,6 +211,8 @@ class TransactionLog:
         self._extend(sorted(new_rows, key=lambda r: r["sequence"]))
 
     def _extend(self, rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
         state = self.state.copy()
         for row in rows:
             row.setdefault("actions", None)
@@ -221,7 +222,8 @@ class TransactionLog:
         if rows:
             last = rows[-1]["sequence"]
             self.last_entry = [r for r in rows if r["sequence"] == last]
-        (self._history if self._history is not None else self._recent).extend(rows)
+        if self._history is not None:
+            self._history.extend(rows)
         self.state = state
 
     @property

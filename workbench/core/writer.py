@@ -105,9 +105,10 @@ def write(
                     f"{loc.catalog_name!r}. Create it with mode=dc.TableWriteMode.CREATE (or AUTO)."
                 )
             ensure_namespace(txn, loc, auto_create_namespace)
-            if schemaless:
-                stage_new_schemaless_table(txn, change, properties)
-                return _write_schemaless(txn, change, to_pyarrow(data), TableWriteMode.ADD, fmt)
+            if schemaless:  # a failed first write takes the table's creation back with it
+                with staged_or_undone(txn, change, "the table was not created"):
+                    stage_new_schemaless_table(txn, change, properties)
+                    return _write_schemaless(txn, change, to_pyarrow(data), TableWriteMode.ADD, fmt)
             plan = plan_new(loc, incoming, declared, mode, properties)
             check_read_optimization(plan.schema, properties)
             return _write_new_table(txn, change, engine, source, plan, properties)
