@@ -28,6 +28,7 @@ from workbench.core.history import TransactionRecord, read_transaction, transact
 from workbench.core.maintenance import VacuumResult, optimize, vacuum
 from workbench.core.manifest import from_manifest_table
 from workbench.core.models import Namespace, TableInfo, TableRef, WriteResult
+from workbench.core.models import TableInfo as TableDefinition  # DeltaCAT's name
 from workbench.core.namespaces import (
     create_namespace,
     drop_namespace,
@@ -52,6 +53,8 @@ from workbench.core.transaction import Transaction
 from workbench.core.types import (
     ContentType,
     DatasetType,
+    LifecycleState,
+    SchemaConsistencyType,
     SchemaEvolutionMode,
     TableProperty,
     TableReadOptimizationLevel,
@@ -91,9 +94,12 @@ __all__ = [
     "ContentType",
     "DatasetType",
     "Field",
+    "LifecycleState",
     "Namespace",
     "Schema",
+    "SchemaConsistencyType",
     "SchemaEvolutionMode",
+    "TableDefinition",
     "TableDiff",
     "TableInfo",
     "TableProperty",

@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
+from workbench.core.properties import DEFAULTS, decode_properties
 from workbench.core.schema import Schema
+from workbench.core.types import ContentType, LifecycleState, TableProperty
 
 
 def _html_table(rows: dict[str, Any]) -> str:
@@ -45,6 +47,40 @@ class TableRef:
 
 
 @dataclass(frozen=True)
+class TableVersionView:
+    """One table version as DeltaCAT's ``TableVersion`` shows it: name, schema (None when
+    schemaless), lifecycle state and decoded properties."""
+
+    table_version: str
+    schema: Schema | None
+    state: LifecycleState
+    properties: dict[TableProperty, Any]
+    content_types: list[ContentType] | None = None
+    description: str | None = None
+
+    def read_table_property(self, key: TableProperty) -> Any:
+        """A property's value, or its default when the version was not given it."""
+        return self.properties.get(key, DEFAULTS.get(key))
+
+
+@dataclass(frozen=True)
+class TableView:
+    """A table as DeltaCAT's ``Table`` shows it: its names, table-level properties and the
+    versions reads pick by default."""
+
+    namespace: str
+    table_name: str
+    properties: dict[TableProperty, Any]
+    latest_table_version: str
+    latest_active_table_version: str | None
+    description: str | None = None
+
+    def read_table_property(self, key: TableProperty) -> Any:
+        """A property's value, or its default when the table was not given it."""
+        return self.properties.get(key, DEFAULTS.get(key))
+
+
+@dataclass(frozen=True)
 class TableInfo:
     """A table's description at one version: schema, keys, size and properties."""
 
@@ -59,6 +95,14 @@ class TableInfo:
     schemaless: bool
     properties: dict[str, str] = field(default_factory=dict)
     uri: str = ""  # the Delta table's folder: read it there at ``version`` from other tools
+    version_name: str = "1"  # the DeltaCAT table version described (each is a Delta table)
+    lifecycle_state: LifecycleState = LifecycleState.ACTIVE
+    version_names: tuple[str, ...] = ("1",)  # every version of the table, oldest first
+    active_version: str | None = "1"  # the version reads use when none is named
+    # table-level properties when they differ from this version's (DeltaCAT's table.properties)
+    table_properties: dict[str, str] | None = None
+    content_types: tuple[ContentType, ...] | None = None  # accepted by a schemaless version
+    description: str | None = None
 
     @property
     def merge_keys(self) -> list[str]:
@@ -69,6 +113,30 @@ class TableInfo:
     def url(self) -> str:
         """The ``dc://`` URL of the table."""
         return f"dc://{self.catalog}/{self.namespace}/{self.name}"
+
+    @property
+    def table(self) -> TableView:
+        """The table as DeltaCAT's ``TableDefinition.table`` shows it."""
+        configuration = self.properties if self.table_properties is None else self.table_properties
+        return TableView(
+            self.namespace,
+            self.name,
+            decode_properties(configuration),
+            self.version_names[-1],
+            self.active_version,
+        )
+
+    @property
+    def table_version(self) -> TableVersionView:
+        """This version as DeltaCAT's ``TableDefinition.table_version`` shows it."""
+        return TableVersionView(
+            self.version_name,
+            None if self.schemaless else self.schema,
+            self.lifecycle_state,
+            decode_properties(self.properties),
+            None if self.content_types is None else list(self.content_types),
+            self.description,
+        )
 
     def _summary(self) -> dict[str, Any]:
         return {

@@ -110,6 +110,7 @@ class TableProperty(str, Enum):
 
     SUPPORTED_READER_TYPES = "workbench.supportedReaderTypes"
     SCHEMA_EVOLUTION_MODE = "workbench.schemaEvolutionMode"
+    DEFAULT_SCHEMA_CONSISTENCY_TYPE = "workbench.defaultSchemaConsistencyType"
     # DeltaCAT's compaction settings. Workbench MERGEs and DELETEs rewrite the files holding the
     # keys at once (copy-on-write: DeltaCAT's MAX level), so the triggers are kept, not used.
     READ_OPTIMIZATION_LEVEL = "workbench.readOptimizationLevel"
@@ -118,6 +119,26 @@ class TableProperty(str, Enum):
     APPENDED_FILE_COUNT_COMPACTION_TRIGGER = "workbench.appendedFileCountCompactionTrigger"
     APPENDED_DELTA_COUNT_COMPACTION_TRIGGER = "workbench.appendedDeltaCountCompactionTrigger"
     DEFAULT_COMPACTION_HASH_BUCKET_COUNT = "workbench.defaultCompactionHashBucketCount"
+
+
+class SchemaConsistencyType(str, Enum):
+    """What a write does with a column's values that do not fit its declared type."""
+
+    NONE = "none"  # no check: the values are written as the data holds them (widening the type)
+    COERCE = "coerce"  # cast the values to the declared type where no value is lost
+    VALIDATE = "validate"  # refuse values that are not already of the declared type
+
+
+class LifecycleState(str, Enum):
+    """Where a table version is in its life; reads without ``table_version`` use the newest
+    ``ACTIVE`` one."""
+
+    CREATED = "created"
+    UNRELEASED = "unreleased"
+    ACTIVE = "active"
+    DEPRECATED = "deprecated"
+    BETA = "beta"
+    DELETED = "deleted"
 
 
 class TableReadOptimizationLevel(str, Enum):

@@ -159,14 +159,9 @@ def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> TableRef:
     """Copy one table's current (or ``as_of``) rows, schema, keys and properties."""
     from workbench.core.errors import TableAlreadyExistsError
     from workbench.core.formats import content_type_of, read_file
+    from workbench.core.properties import stored_properties
     from workbench.core.snapshot import ordered_dataset
-    from workbench.core.tables import (
-        create_table,
-        locate,
-        open_table,
-        table_exists,
-        table_properties_of,
-    )
+    from workbench.core.tables import create_table, locate, open_table, table_exists
     from workbench.core.writer import write
 
     if table_exists(target.table, target.namespace, target.catalog):
@@ -175,7 +170,7 @@ def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> TableRef:
             f"{target.table}; drop it first or choose another name."
         )
     opened = open_table(locate(source.table, source.namespace, source.catalog), as_of=as_of)
-    properties = table_properties_of(opened)
+    properties = stored_properties(opened.properties)
     if opened.schemaless:
         create_table(
             target.table,

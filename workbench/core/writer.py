@@ -39,15 +39,13 @@ from workbench.core.keys import check_dedupe, require_key_columns
 from workbench.core.manifest import write_data_file
 from workbench.core.models import WriteResult
 from workbench.core.namespaces import ensure_namespace
-from workbench.core.schema import Schema, SchemaLike
-from workbench.core.tables import (
-    Location,
-    OpenTable,
+from workbench.core.properties import (
     check_read_optimization,
     decode_reader_types,
     encode_properties,
-    locate,
 )
+from workbench.core.schema import Schema, SchemaLike
+from workbench.core.tables import Location, OpenTable, locate
 from workbench.core.transaction import TableChange, Transaction
 from workbench.core.types import ContentType, TableProperty, TableWriteMode
 from workbench.core.validation import validate_content_type, validate_readable
