@@ -44,7 +44,12 @@ class TableAlreadyExistsError(WorkbenchError):
 
 
 class TableVersionNotFoundError(WorkbenchError, LookupError):
-    """The requested table version is not in the table's history."""
+    """The requested table version (a DeltaCAT version name, or a Delta version number) is
+    not in the table's history."""
+
+
+class TableVersionAlreadyExistsError(WorkbenchError):
+    """The table version exists but the call asked to create it."""
 
 
 class SchemaValidationError(WorkbenchError, ValueError):

@@ -12,6 +12,7 @@ from workbench.core.models import Namespace
 from workbench.core.names import validate_name
 from workbench.core.tables import Location, require_namespace
 from workbench.core.transaction import Transaction
+from workbench.core.versions import is_version_key, split_key
 
 
 def create_namespace(namespace: str, catalog: str | None = None) -> Namespace:
@@ -55,14 +56,16 @@ def drop_namespace(namespace: str, catalog: str | None = None, purge: bool = Fal
             raise NamespaceNotFoundError(
                 f"Namespace {namespace!r} does not exist; see dc.list_namespaces()."
             )
-        tables = txn.table_names(namespace)
+        keys = txn.table_names(namespace)
+        tables = sorted({split_key(k)[0] for k in keys})
         if tables and not purge:
             raise NamespaceNotEmptyError(
                 f"Namespace {namespace!r} holds {len(tables)} table(s) "
                 f"({', '.join(tables[:5])}); drop them first or pass purge=True."
             )
-        for table in tables:
-            txn.drop(txn.touch_table(namespace, table))
+        # Later table versions first: their folders sit inside their table's folder.
+        for key in sorted(keys, key=is_version_key, reverse=True):
+            txn.drop(txn.touch_table(namespace, key))
         txn.change_namespace(namespace, created=False)
 
 

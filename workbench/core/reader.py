@@ -31,12 +31,14 @@ def read(
     as_of: Any = None,
     limit: int | None = None,
     *,
+    table_version: str | None = None,
     file_path_column: str | None = None,
     table_type: DatasetType | str | None = None,
     **read_options: Any,
 ) -> Any:
     """Read a table as ``read_as``: as the catalog shows it, at a Delta ``version``, or ``as_of``
-    a past moment, transaction id or tag; ``limit`` reads only the first rows. Lazy dataset
+    a past moment, transaction id or tag; its current version, or ``table_version`` (each
+    table version is a Delta table of its own); ``limit`` reads only the first rows. Lazy dataset
     types (Daft, Ray, Spark) read nothing until used. Schemaless tables give their manifest.
 
     ``file_path_column`` adds a column naming each row's data file. DeltaCAT's ``table_type``
@@ -53,7 +55,7 @@ def read(
         raise InvalidArgumentError(
             f"file_path_column={file_path_column!r} must be a column name (a non-empty str)."
         )
-    opened = open_table(locate(table, namespace, catalog), version, as_of)
+    opened = open_table(locate(table, namespace, catalog), version, as_of, table_version)
     if columns is not None:
         columns = _check_columns(opened, columns, file_path_column)
     if file_path_column in opened.schema.names:

@@ -17,6 +17,7 @@ from workbench.core.errors import (
     NamespaceNotFoundError,
     TableAlreadyExistsError,
     TableNotFoundError,
+    TableVersionAlreadyExistsError,
     TableVersionNotFoundError,
 )
 from workbench.core.evolution import to_storage
@@ -34,13 +35,31 @@ from workbench.core.schema import Schema, SchemaLike
 from workbench.core.snapshot import DataFile, data_files_of, in_write_order
 from workbench.core.types import (
     DatasetType,
+    LifecycleState,
     SchemaEvolutionMode,
     TableProperty,
+    TableWriteMode,
+)
+from workbench.core.versions import (
+    active_version,
+    check_lifecycle,
+    check_version_name,
+    for_read,
+    for_write,
+    is_version_key,
+    key_name,
+    lifecycle_of,
+    new_configuration,
+    reserved,
+    split_key,
+    table_configuration,
+    versions_in,
 )
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
+    from workbench.core.transaction import Transaction
     from workbench.core.txlog import TableEntry
 
 PATH_MAX = 4096  # Linux's limit on a path's length
@@ -50,7 +69,8 @@ LONGEST_FILE_SUFFIX = 128
 
 @dataclass(frozen=True)
 class Location:
-    """Where a table lives: its catalog, namespace and name, validated."""
+    """Where a table version lives: its catalog, namespace and the name the catalog records
+    it under (the table's name for version 1, see ``versions``), validated."""
 
     catalog: Catalog
     catalog_name: str
@@ -63,18 +83,33 @@ class Location:
         return self.catalog.uri(self.namespace, self.name)
 
     @property
+    def table_name(self) -> str:
+        """The table's name (without its version)."""
+        return split_key(self.name)[0]
+
+    @property
+    def version_name(self) -> str:
+        """The name of the table version (``1`` unless another was named)."""
+        return split_key(self.name)[1]
+
+    @property
     def ref(self) -> TableRef:
         """The public reference to this table."""
-        return TableRef(self.name, self.namespace, self.catalog_name)
+        return TableRef(self.table_name, self.namespace, self.catalog_name)
 
     @property
     def qualified(self) -> str:
-        """``namespace.table`` for messages."""
-        return f"{self.namespace}.{self.name}"
+        """``namespace.table`` for messages (with the version when it is not the first)."""
+        version = f" (version {self.version_name})" if is_version_key(self.name) else ""
+        return f"{self.namespace}.{self.table_name}{version}"
+
+    def versioned(self, version: str) -> Location:
+        """The location of another version of the same table."""
+        return replace(self, name=key_name(self.table_name, version))
 
 
 def locate(table: str, namespace: str | None = None, catalog: str | None = None) -> Location:
-    """Validate names and resolve the catalog of a table."""
+    """Validate names and resolve the catalog of a table (its version 1; see ``versions``)."""
     cat = get_catalog(catalog)
     loc = Location(
         cat,
@@ -89,6 +124,12 @@ def locate(table: str, namespace: str | None = None, catalog: str | None = None)
             "shorter names or a catalog root nearer the top of the filesystem."
         )
     return loc
+
+
+def locate_key(key: str, namespace: str, catalog: str) -> Location:
+    """The location of a table version from the name the catalog records it under."""
+    table, version = split_key(key)
+    return locate(table, namespace, catalog).versioned(version)
 
 
 def namespace_name(catalog: Catalog, namespace: str | None) -> str:
@@ -201,10 +242,20 @@ def from_delta(loc: Location, uri: str, incarnation: str, delta: DeltaTable) -> 
     )
 
 
-def open_table(loc: Location, version: int | None = None, as_of: Any = None) -> OpenTable:
+def open_table(
+    loc: Location, version: int | None = None, as_of: Any = None, table_version: Any = None
+) -> OpenTable:
     """Open a table as the catalog shows it (or at Delta ``version``, or ``as_of`` a past point),
-    inside a transaction with its own changes."""
+    inside a transaction with its own changes: its version ``table_version``, else its current
+    one."""
     seen = view(loc.catalog, as_of)
+    return open_in(seen, for_read(seen, loc, table_version), version, as_of)
+
+
+def open_in(
+    seen: Transaction, loc: Location, version: int | None = None, as_of: Any = None
+) -> OpenTable:
+    """Open a table version as a transaction (or view) ``seen`` shows it."""
     entry = seen.entry(loc.namespace, loc.name)
     if entry is None:
         when = "" if as_of is None else f" as of {as_of!r}"
@@ -286,24 +337,41 @@ def create_table(
     table_properties: Mapping[Any, Any] | None = None,
     auto_create_namespace: bool = False,
     fail_if_exists: bool = True,
+    *,
+    table_version: str | None = None,
+    table_version_properties: Mapping[Any, Any] | None = None,
+    lifecycle_state: LifecycleState | str | None = None,
 ) -> TableInfo:
-    """Create an empty table; without a schema it is schemaless (it records written files)."""
+    """Create an empty table, or a new ``table_version`` of one; without a schema it is
+    schemaless (it records written files). A new version inherits the table's properties."""
     from workbench.core.namespaces import ensure_namespace
 
     flag("auto_create_namespace", auto_create_namespace)
     flag("fail_if_exists", fail_if_exists)
     loc = locate(table, namespace, catalog)
-    configuration = encode_properties(table_properties)
+    reserved(table_properties)
+    reserved(table_version_properties)
+    table_level = encode_properties(table_properties)
+    own = encode_properties(table_version_properties)
+    lifecycle = check_lifecycle(lifecycle_state)
     with operation(loc.catalog) as txn:
-        if txn.entry(loc.namespace, loc.name) is not None:
+        try:
+            target = for_write(txn, loc, table_version, TableWriteMode.CREATE, creating=True)
+        except (TableAlreadyExistsError, TableVersionAlreadyExistsError):
+            if fail_if_exists:
+                raise
+            return get_table(table, loc.namespace, catalog, table_version=table_version)
+        if not target.creates:
             if fail_if_exists:
                 raise TableAlreadyExistsError(
-                    f"Table {loc.qualified!r} already exists; drop it first, or write to it with "
+                    f"Table {loc.qualified!r} already exists; drop it first, create a new "
+                    "version with table_version=..., or write to it with "
                     "dc.write(..., mode=dc.TableWriteMode.REPLACE)."
                 )
             return get_table(table, loc.namespace, catalog)
         ensure_namespace(txn, loc, auto_create_namespace)
-        change = txn.touch_table(loc.namespace, loc.name)
+        configuration = new_configuration(txn, target, table_level, own, lifecycle)
+        change = txn.touch_table(loc.namespace, target.loc.name)
         if schema is None:
             stage_new_schemaless_table(txn, change, configuration)
         else:
@@ -311,27 +379,38 @@ def create_table(
             check_read_optimization(declared, configuration)
             stage_new_table(txn, change, declared, configuration)
         txn.record(change, "CREATE_TABLE")
-    return get_table(table, loc.namespace, catalog)
+    return get_table(table, loc.namespace, catalog, table_version=target.loc.version_name)
 
 
 def drop_table(table: str, namespace: str | None = None, catalog: str | None = None) -> None:
-    """Drop a table; its files stay for time travel until ``dc.vacuum`` removes them."""
+    """Drop a table with all its versions; their files stay for time travel until
+    ``dc.vacuum`` removes them."""
     loc = locate(table, namespace, catalog)
     with operation(loc.catalog) as txn:
-        if txn.entry(loc.namespace, loc.name) is None:
+        names = versions_in(txn, loc.namespace, loc.name)
+        if not names:
             raise TableNotFoundError(
                 f"Cannot drop table {loc.qualified!r}: it does not exist in catalog "
                 f"{loc.catalog_name!r}."
             )
-        txn.drop(txn.touch_table(loc.namespace, loc.name))
+        # Later versions first: their folders sit inside the first version's folder.
+        for version in reversed(names):
+            txn.drop(txn.touch_table(loc.namespace, loc.versioned(version).name))
 
 
 def table_exists(
-    table: str, namespace: str | None = None, catalog: str | None = None, as_of: Any = None
+    table: str,
+    namespace: str | None = None,
+    catalog: str | None = None,
+    as_of: Any = None,
+    *,
+    table_version: str | None = None,
 ) -> bool:
-    """True when the table exists (now, or ``as_of`` a past point)."""
+    """True when the table (or its version ``table_version``) exists, now or ``as_of`` a past
+    point."""
     loc = locate(table, namespace, catalog)
-    return view(loc.catalog, as_of).entry(loc.namespace, loc.name) is not None
+    names = versions_in(view(loc.catalog, as_of), loc.namespace, loc.name)
+    return bool(names) if table_version is None else check_version_name(table_version) in names
 
 
 def list_tables(
@@ -346,15 +425,21 @@ def list_tables(
             f"Namespace {ns!r} does not exist in catalog {catalog_name(cat)!r}; see "
             "dc.list_namespaces()."
         )
-    return [TableRef(n, ns, catalog_name(cat)) for n in seen.table_names(ns)]
+    names = sorted({split_key(n)[0] for n in seen.table_names(ns)})
+    return [TableRef(n, ns, catalog_name(cat)) for n in names]
 
 
-def describe(opened: OpenTable) -> TableInfo:
-    """Build the public description of an opened table."""
-
+def describe(opened: OpenTable, seen: Transaction | None = None) -> TableInfo:
+    """Build the public description of an opened table version (``seen``: the view it was
+    opened in, for its sibling versions)."""
     loc = opened.loc
+    seen = seen or view(loc.catalog)
+    names = versions_in(seen, loc.namespace, loc.table_name) or [loc.version_name]
+    newest = opened
+    if names[-1] != loc.version_name:
+        newest = open_in(seen, loc.versioned(names[-1]))
     return TableInfo(
-        name=loc.name,
+        name=loc.table_name,
         namespace=loc.namespace,
         catalog=loc.catalog_name,
         schema=opened.schema,
@@ -365,6 +450,11 @@ def describe(opened: OpenTable) -> TableInfo:
         schemaless=opened.schemaless,
         properties=opened.properties,
         uri=opened.uri,
+        version_name=loc.version_name,
+        lifecycle_state=lifecycle_of(opened.properties),
+        version_names=tuple(names),
+        active_version=active_version(seen, loc, names),
+        table_properties=table_configuration(newest.properties),
     )
 
 
@@ -374,9 +464,15 @@ def get_table(
     catalog: str | None = None,
     version: int | None = None,
     as_of: Any = None,
+    *,
+    table_version: str | None = None,
 ) -> TableInfo:
-    """Describe a table: schema, merge keys, version, row/file counts, bytes, properties."""
-    return describe(open_table(locate(table, namespace, catalog), version, as_of))
+    """Describe a table's current version (or ``table_version``): schema, merge keys, Delta
+    version, row/file counts, bytes, properties."""
+    loc = locate(table, namespace, catalog)
+    seen = view(loc.catalog, as_of)
+    opened = open_in(seen, for_read(seen, loc, table_version), version, as_of)
+    return describe(opened, seen)
 
 
 def delta_table(
@@ -384,12 +480,14 @@ def delta_table(
     namespace: str | None = None,
     catalog: str | None = None,
     as_of: Any = None,
+    *,
+    table_version: str | None = None,
 ) -> DeltaTable:
     """A ``deltalake.DeltaTable`` at the version the catalog shows (or showed ``as_of``): the
     safe way for other tools to read a table folder, since the folder's newest Delta version
     may belong to a transaction that has not committed."""
     from deltalake import DeltaTable
 
-    opened = open_table(locate(table, namespace, catalog), as_of=as_of)
+    opened = open_table(locate(table, namespace, catalog), as_of=as_of, table_version=table_version)
     options = opened.loc.catalog.properties.storage_options or None
     return DeltaTable(opened.uri, version=opened.version, storage_options=options)

@@ -179,7 +179,7 @@ class Transaction:
     def touch_table(self, namespace: str, name: str) -> TableChange:
         """Prepare to change a table: take its lease (queueing behind another writer), then
         base the change on the table's newest committed version."""
-        from workbench.core.tables import committed_table, empty_table, locate
+        from workbench.core.tables import committed_table, empty_table, locate_key
 
         self.require_writable()
         key = (namespace, name)
@@ -209,7 +209,7 @@ class Transaction:
             latest = log_of(self.catalog).state.tables.get(key)
             if key in self.reads and self.reads[key] != latest:
                 raise self._conflict(f"table {namespace}.{name} changed after it was read")
-            loc = locate(name, namespace, self.catalog_name)
+            loc = locate_key(name, namespace, self.catalog_name)
             if latest is None:
                 incarnation = new_transaction_id()
                 self._clear_free_name(namespace, name)

@@ -47,8 +47,9 @@ from workbench.core.properties import (
 from workbench.core.schema import Schema, SchemaLike
 from workbench.core.tables import Location, OpenTable, locate
 from workbench.core.transaction import TableChange, Transaction
-from workbench.core.types import ContentType, TableProperty, TableWriteMode
+from workbench.core.types import ContentType, LifecycleState, TableProperty, TableWriteMode
 from workbench.core.validation import validate_content_type, validate_readable
+from workbench.core.versions import check_lifecycle, for_write, new_configuration, reserved
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -77,14 +78,22 @@ def write(
     table_properties: Mapping[Any, Any] | None = None,
     auto_create_namespace: bool = False,
     dedupe: str | None = None,
+    *,
+    table_version: str | None = None,
+    table_version_properties: Mapping[Any, Any] | None = None,
+    lifecycle_state: LifecycleState | str | None = None,
 ) -> WriteResult:
-    """Write a dataset to a table in ``mode``; on any failure the table is left as it was.
+    """Write a dataset to a table (its current version, or ``table_version``) in ``mode``; on
+    any failure the table is left as it was.
 
-    Modes AUTO and CREATE create a missing table (schemaless when ``schema=None`` is given);
-    the others need the table to exist."""
+    Modes AUTO and CREATE create a missing table or version (schemaless when ``schema=None``
+    is given; a new version inherits the table's properties); the others need it to exist."""
     mode = _parse_mode(mode)
     check_dedupe(dedupe)
     flag("auto_create_namespace", auto_create_namespace)
+    reserved(table_properties)
+    reserved(table_version_properties)
+    lifecycle = check_lifecycle(lifecycle_state)
     loc = locate(table, namespace, catalog)
     schemaless = schema is None
     declared = Schema.of(schema) if schema is not None and schema is not INFERRED else None
@@ -93,8 +102,11 @@ def write(
     source = engine.source(data)
     incoming = engine.schema(source)
     properties = encode_properties(table_properties)
+    own = encode_properties(table_version_properties)
     with operation(loc.catalog) as txn:
         txn.require_writable()
+        target = for_write(txn, loc, table_version, mode, mode in CREATING_MODES)
+        loc = target.loc
         change = txn.touch_table(loc.namespace, loc.name)  # queue behind another writer
         if change.entry is None:
             if mode not in CREATING_MODES:
@@ -102,6 +114,7 @@ def write(
                     f"Cannot {mode.name} table {loc.qualified!r}: it does not exist in catalog "
                     f"{loc.catalog_name!r}. Create it with mode=dc.TableWriteMode.CREATE (or AUTO)."
                 )
+            properties = new_configuration(txn, target, properties, own, lifecycle)
             ensure_namespace(txn, loc, auto_create_namespace)
             if schemaless:  # a failed first write takes the table's creation back with it
                 with staged_or_undone(txn, change, "the table was not created"):
@@ -125,6 +138,7 @@ def write(
             )
         if opened.schemaless:
             return _write_schemaless(txn, change, to_pyarrow(data), mode, fmt)
+        properties = {**properties, **own}
         mode, plan = plan_existing(opened, incoming, declared, mode, properties)
         return _write_existing(txn, change, engine, source, mode, plan, properties, dedupe)
 
