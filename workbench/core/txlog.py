@@ -30,6 +30,7 @@ from workbench.core.deltalog import (
     protocol_action,
 )
 from workbench.core.errors import CommitOutcomeUnknownError, LogVersionError
+from workbench.core.versions import is_version_key, split_key
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -91,6 +92,17 @@ class CatalogState:
     # Every catalog starts with the namespace ``default`` (as in DeltaCAT); it can be dropped.
     namespaces: set[str] = field(default_factory=lambda: {DEFAULT_NAMESPACE})
     tables: dict[tuple[str, str], TableEntry] = field(default_factory=dict)
+    # (namespace, table) -> names of its later versions; built on first use, reset by apply
+    _later: dict[tuple[str, str], list[str]] | None = field(default=None, repr=False, compare=False)
+
+    def later_versions(self, namespace: str, table: str) -> list[str]:
+        """The names this state records a table's versions after the first under."""
+        if self._later is None:
+            self._later = {}
+            for ns, name in self.tables:
+                if is_version_key(name):
+                    self._later.setdefault((ns, split_key(name)[0]), []).append(name)
+        return self._later.get((namespace, table), [])
 
     def copy(self) -> CatalogState:
         """An independent copy."""
@@ -99,6 +111,7 @@ class CatalogState:
     def apply(self, row: dict[str, Any]) -> None:
         """Apply one log row."""
         self.sequence, self.end_time = row["sequence"], row["end_time"]
+        self._later = None
         if row["table_name"] is None:
             if row["operation"] == NAMESPACE_DROPPED:
                 self.namespaces.discard(row["namespace"])

@@ -75,9 +75,8 @@ def versions_in(seen: Transaction, namespace: str, table: str) -> list[str]:
     """The versions of a table a transaction (or view) sees, oldest first. Not recorded as
     reads: a writer takes the lease of the version it picks, and opening it records the read."""
     prefix = f"{table}/{VERSIONS_FOLDER}/"
-    keys = {n for (ns, n) in seen.state.tables if ns == namespace and n.startswith(prefix)}
+    keys = {table, *seen.state.later_versions(namespace, table)}
     keys |= {n for (ns, n) in seen.changes if ns == namespace and n.startswith(prefix)}
-    keys.add(table)
     present = [k for k in keys if _present(seen, namespace, k)]
     return sorted((split_key(k)[1] for k in present), key=version_number)
 
