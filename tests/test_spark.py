@@ -163,6 +163,10 @@ def test_spark_sql_and_the_workbench_data_source(spark, catalog):
     assert sorted(dc.read("t", "shop", read_as="pandas")["id"]) == [1, 2, 3, 4]
     extra.write.format("workbench").option("root", catalog.root).mode("overwrite").save("shop.t")
     assert dc.read("t", "shop", read_as="pandas")["id"].tolist() == [4]
+    dc.write(pa.table({"id": [7, 8], "v": ["x", "y"]}), "t", "shop", table_version="2")
+    fresh = spark.read.format("workbench").option("root", catalog.root)
+    assert fresh.load("shop.t").count() == 2  # the current version
+    assert fresh.option("tableVersion", "1").load("shop.t").count() == 1
 
 
 def test_settings_come_from_init_environment_and_file(tmp_path, monkeypatch):

@@ -1,8 +1,9 @@
 """``spark.read.format("workbench")`` and ``df.write.format("workbench")``.
 
 Options: the table as the load/save path (``namespace.table``), ``catalog`` (a catalog name),
-``root`` (a catalog folder, overriding the catalogs), and for reads ``asOf`` (time,
-transaction id or tag) or ``version``. Planning runs in Spark's Python workers, which do not
+``root`` (a catalog folder, overriding the catalogs), and for reads ``tableVersion`` (a
+DeltaCAT table version; the current one by default) and ``asOf`` (time, transaction id or tag)
+or ``version`` (a Delta version). Planning runs in Spark's Python workers, which do not
 share the driver's ``dc.init``: the source is registered with the driver's catalogs, and again
 after every ``dc.init``. Reads go file by file; writes stage Parquet per task and commit it
 through ``dc.write`` (append or replace) in one catalog transaction.
@@ -52,7 +53,10 @@ def _open(options: dict[str, str]) -> Any:
     version = int(options["version"]) if "version" in options else None
     point = int(as_of) if as_of and as_of.isdigit() else as_of
     return open_table(
-        locate(table, namespace or None, options.get("catalog")), version=version, as_of=point
+        locate(table, namespace or None, options.get("catalog")),
+        version=version,
+        as_of=point,
+        table_version=options.get("tableVersion"),
     )
 
 
