@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.arguments import flag
@@ -34,7 +34,7 @@ from workbench.core.evolution import (
     to_storage,
 )
 from workbench.core.files import write_parts
-from workbench.core.formats import content_type_of
+from workbench.core.formats import check_content_type_listed, content_type_of, content_types_of
 from workbench.core.keys import check_dedupe, require_key_columns
 from workbench.core.manifest import write_data_file
 from workbench.core.models import WriteResult
@@ -81,6 +81,7 @@ def write(
     table_properties: Mapping[Any, Any] | None = None,
     auto_create_namespace: bool = False,
     dedupe: str | None = None,
+    content_types: Sequence[ContentType | str] | None = None,
 ) -> WriteResult:
     """Write a dataset to a table in ``mode``; on any failure the table is left as it was.
 
@@ -93,6 +94,8 @@ def write(
     schemaless = schema is None
     declared = Schema.of(schema) if schema is not None and schema is not INFERRED else None
     fmt = content_type_of(content_type) if content_type is not None else None
+    allowed = content_types_of(content_types)
+    check_content_type_listed(fmt or ContentType.PARQUET, allowed, loc.qualified)
     engine = engine_for_data(data)
     source = engine.source(data)
     incoming = engine.schema(source)
