@@ -97,7 +97,7 @@ def manifest_view(opened: OpenTable, columns: list[str] | None = None) -> pa.Tab
 
 def from_manifest_table(
     manifest_table: Any,
-    read_as: DatasetType = DatasetType.DAFT,
+    read_as: DatasetType | str = DatasetType.DAFT,
     schema: Any = None,
     catalog: str | None = None,
     **read_options: Any,
