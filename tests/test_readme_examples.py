@@ -68,14 +68,19 @@ def test_schemaless_table_records_files_and_reads_them(catalog, capsys):
     )
     manifest = dc.read("drops", read_as=dc.DatasetType.PANDAS)
     print(manifest)
-    assert list(manifest.columns[:4]) == ["path", "content_type", "record_count", "size_bytes"]
-    assert manifest["record_count"].tolist() == [2, 1]
+    assert list(manifest.columns[:4]) == [
+        "path",
+        "meta_content_type",
+        "meta_record_count",
+        "meta_content_length",
+    ]
+    assert manifest["meta_record_count"].tolist() == [2, 1]
     structured = dc.from_manifest_table(manifest)
     structured.show()
     table = dc.to_pyarrow(structured)
     assert table.column("id").to_pylist() == [1, 2, 3]
     assert table.column("w").to_pylist() == [None, None, 1.5]
-    assert manifest["content_type"].tolist() == ["application/parquet"] * 2
+    assert manifest["meta_content_type"].tolist() == ["application/parquet"] * 2
     assert "Showing first 3 of 3 rows" in capsys.readouterr().out
 
 

@@ -290,7 +290,10 @@ def test_copy_tables_namespaces_and_catalogs(tmp_path):
     assert dc.get_table("local_users", catalog="copy").merge_keys == ["id"]
     dc.copy("dc://original/default/**", "dc://copy/default/myspace")
     assert [t.name for t in dc.list("dc://copy/myspace")] == ["files", "pets", "users"]
-    copied = dc.from_manifest_table(dc.read("files", "myspace", "copy", read_as="pyarrow"))
+    manifest = dc.read("files", "myspace", "copy", read_as="pyarrow")
+    with pytest.raises(dc.TableVersionNotFoundError, match="Pass catalog="):
+        dc.from_manifest_table(manifest)  # its paths are under the root of catalog "copy"
+    copied = dc.from_manifest_table(manifest, catalog="copy")
     assert dc.to_pyarrow(copied).column("id").to_pylist() == [4]
     dc.copy("dc://original/*", "dc://copy")
     assert [n.name for n in dc.list("dc://copy")] == ["default", "myspace"]

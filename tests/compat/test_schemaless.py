@@ -84,7 +84,8 @@ def test_dataset_type_content_type_sets():
         "PYARROW",
         "PYARROW_PARQUET",
     }
-    assert {d.name for d in dc.DatasetType.distributed()} == {"DAFT", "RAY_DATASET"}
+    # DeltaCAT's {DAFT, RAY_DATASET}, plus workbench's SPARK (a type DeltaCAT does not have).
+    assert {d.name for d in dc.DatasetType.distributed()} == {"DAFT", "RAY_DATASET", "SPARK"}
 
 
 @pytest.mark.parametrize(

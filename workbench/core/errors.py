@@ -64,6 +64,11 @@ class MergeKeyError(TableValidationError):
     """Merge keys are missing, null or duplicated where the write needs them unique."""
 
 
+class NonRetryableDownloadTableError(WorkbenchError):
+    """A table's files are of a content type the requested reader cannot load (retrying will
+    not help; read them as another dataset type)."""
+
+
 class UnsupportedDatasetError(WorkbenchError, TypeError):
     """The object passed as data is not a dataset type workbench can read or write."""
 

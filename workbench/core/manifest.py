@@ -4,27 +4,39 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from workbench.core.catalog import get_catalog
-from workbench.core.datasets import from_pyarrow, to_pyarrow
+from workbench.core.datasets import from_pyarrow, parse_dataset_type, to_pyarrow
 from workbench.core.errors import (
     InvalidArgumentError,
+    NonRetryableDownloadTableError,
     SchemaValidationError,
     TableVersionNotFoundError,
 )
 from workbench.core.formats import content_type_of, read_file, write_file
 from workbench.core.read_options import check_read_options
+from workbench.core.snapshot import ordered_dataset
 from workbench.core.storage import storage_for
 from workbench.core.types import ContentType, DatasetType
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.fs as pafs
 
+    from workbench.core.catalog import Catalog
     from workbench.core.tables import OpenTable
 
+T = TypeVar("T")
 DATA_DIR = "_data"
 SCHEMALESS_PROPERTY = "workbench.schemaless"  # table property marking a schemaless table
+# Stored manifest columns that reads show under DeltaCAT's names.
+_SHOWN_AS = {
+    "content_type": "meta_content_type",
+    "record_count": "meta_record_count",
+    "size_bytes": "meta_content_length",
+}
 
 
 def manifest_schema() -> pa.Schema:
@@ -64,52 +76,118 @@ def write_data_file(opened: OpenTable, data: pa.Table, content_type: ContentType
     )
 
 
-def resolve_paths(opened: OpenTable, manifest: pa.Table) -> pa.Table:
-    """Make the manifest's relative paths absolute, so the files can be read from anywhere."""
+def manifest_columns(stored: list[str]) -> list[str]:
+    """The names reads give a manifest's stored columns (DeltaCAT's: ``meta_record_count``...)."""
+    return [_SHOWN_AS.get(name, name) for name in stored]
+
+
+def manifest_view(opened: OpenTable, columns: list[str] | None = None) -> pa.Table:
+    """A schemaless table's manifest as reads give it: DeltaCAT's column names, and file paths
+    relative to the catalog root, as DeltaCAT gives them (``from_manifest_table`` resolves them
+    against its catalog)."""
     import pyarrow as pa
 
-    base = opened.uri.rstrip("/") + "/"
-    paths = pa.array([base + p for p in manifest.column("path").to_pylist()], pa.string())
-    return manifest.set_column(manifest.schema.get_field_index("path"), "path", paths)
+    stored = ordered_dataset(opened).to_table()
+    folder = opened.uri.removeprefix(opened.loc.catalog.root.rstrip("/") + "/")
+    paths = pa.array([f"{folder}/{p}" for p in stored.column("path").to_pylist()], pa.string())
+    shown = stored.set_column(stored.schema.get_field_index("path"), "path", paths)
+    shown = shown.rename_columns(manifest_columns(shown.column_names))
+    return shown.select(columns) if columns else shown
 
 
 def from_manifest_table(
     manifest_table: Any,
-    read_as: DatasetType = DatasetType.DAFT,
+    read_as: DatasetType | str = DatasetType.DAFT,
     schema: Any = None,
     catalog: str | None = None,
     **read_options: Any,
 ) -> Any:
-    """Read every file a schemaless table's manifest lists into one dataset, cast to
-    ``schema`` (a ``dc.Schema`` or pyarrow schema) when given. The manifest's paths are absolute,
-    so ``catalog`` (DeltaCAT's argument) and DeltaCAT's read options change nothing."""
+    """Read every file a schemaless table's manifest lists into one dataset, in manifest order,
+    cast to ``schema`` (a ``dc.Schema`` or pyarrow schema) when given. Relative paths (what
+    ``dc.read`` gives) are under the root of ``catalog`` (default: the default catalog).
+
+    ``read_as=PYARROW_PARQUET`` gives the listed files as lazy ``ParquetFile`` objects, and
+    raises ``NonRetryableDownloadTableError`` if one of them is not Parquet. DeltaCAT's read
+    options are accepted and change nothing."""
     import pyarrow as pa
 
+    read_as = parse_dataset_type(read_as)
     check_read_options(read_options)
-    if catalog is not None:
-        get_catalog(catalog)  # an unknown name is still an error
+    cat = get_catalog(catalog)
+    listed = _listed_files(manifest_table, cat)
+    if read_as is DatasetType.PYARROW_PARQUET:
+        return _parquet_files(listed, schema, cat)
+    arrow_schema = None if schema is None else getattr(schema, "arrow", schema)
+    tables = []
+    for path, content_type in listed:
+        data = _load(path, cat, lambda fs, p, ct=content_type: read_file(fs, p, ct))
+        tables.append(data if arrow_schema is None else _named(data, arrow_schema))
+    combined = pa.concat_tables(tables, promote_options="permissive") if tables else pa.table({})
+    if arrow_schema is not None:
+        combined = _cast_to(combined, arrow_schema)
+    return from_pyarrow(combined, read_as)
+
+
+def _listed_files(manifest_table: Any, cat: Catalog) -> list[tuple[str, ContentType]]:
+    """(path, content type) of each file a manifest lists, in its order."""
     listed = to_pyarrow(manifest_table)
-    missing = sorted({"path", "content_type"} - set(listed.column_names))
+    listed = listed.rename_columns(manifest_columns(listed.column_names))
+    missing = sorted({"path", "meta_content_type"} - set(listed.column_names))
     if missing:
         raise InvalidArgumentError(
-            f"A manifest needs the columns 'path' and 'content_type' (it lacks {missing}); pass "
-            "what dc.read returns for a schemaless table."
+            f"A manifest needs the columns 'path' and 'meta_content_type' (it lacks {missing}); "
+            "pass what dc.read returns for a schemaless table."
         )
-    tables = []
-    for row in listed.select(["path", "content_type"]).to_pylist():
-        path = row["path"]
-        fs, fs_path = storage_for(path).locate(path)
-        try:
-            tables.append(read_file(fs, fs_path, content_type_of(row["content_type"])))
-        except FileNotFoundError as e:
-            raise TableVersionNotFoundError(
-                f"The manifest lists {path!r}, which no longer exists (dc.vacuum removes files "
-                "of versions outside the retention period); read a newer version."
-            ) from e
-    combined = pa.concat_tables(tables, promote_options="permissive") if tables else pa.table({})
+    return [
+        (row["path"], content_type_of(row["meta_content_type"]))
+        for row in listed.select(["path", "meta_content_type"]).to_pylist()
+    ]
+
+
+def _locate(path: str, cat: Catalog) -> tuple[pafs.FileSystem, str]:
+    """Filesystem and path of a listed file; relative paths are under the catalog root."""
+    if "://" in path or path.startswith("/"):
+        return storage_for(path).locate(path)
+    return cat.storage.locate(cat.uri(path))
+
+
+def _load(path: str, cat: Catalog, load: Callable[[pafs.FileSystem, str], T]) -> T:
+    """``load`` applied to one listed file, or a clear error if the file is gone."""
+    fs, fs_path = _locate(path, cat)
+    try:
+        return load(fs, fs_path)
+    except FileNotFoundError as e:
+        raise TableVersionNotFoundError(
+            f"The manifest lists {path!r}, which does not exist. Pass catalog= naming the "
+            f"catalog the manifest was read from (relative paths were taken under {cat.root!r}); "
+            "if that is right, dc.vacuum removed the file: read a newer version."
+        ) from e
+
+
+def _parquet_files(listed: list[tuple[str, ContentType]], schema: Any, cat: Catalog) -> Any:
+    """The listed files as lazy ``ParquetFile`` objects (one, or a list), as read gives them."""
+    import pyarrow.parquet as pq
+
     if schema is not None:
-        combined = _cast_to(combined, getattr(schema, "arrow", schema))
-    return from_pyarrow(combined, read_as)
+        raise InvalidArgumentError(
+            "read_as=PYARROW_PARQUET gives the listed files as they are, so schema= does not "
+            "apply; read as PYARROW to cast the rows to a schema."
+        )
+    others = sorted({ct.value for _, ct in listed if ct is not ContentType.PARQUET})
+    if others:
+        raise NonRetryableDownloadTableError(
+            f"read_as=PYARROW_PARQUET supports only Parquet files, and the manifest lists files of "
+            f"content type {others}; read them with another dataset type (e.g. PYARROW)."
+        )
+    files = [_load(p, cat, lambda fs, q: pq.ParquetFile(fs.open_input_file(q))) for p, _ in listed]
+    return files[0] if len(files) == 1 else files
+
+
+def _named(data: pa.Table, schema: pa.Schema) -> pa.Table:
+    """A file's columns named by ``schema`` when it has positional names ("0", "1", ...:
+    written from a numpy array) and as many columns as the schema."""
+    positional = [str(i) for i in range(len(schema))]
+    return data.rename_columns(schema.names) if data.column_names == positional else data
 
 
 def _cast_to(data: pa.Table, schema: pa.Schema) -> pa.Table:

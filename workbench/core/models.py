@@ -170,6 +170,11 @@ class WriteResult:
     rows_updated: int = 0
     schema_changes: tuple[str, ...] = ()
 
+    def __len__(self) -> int:
+        """The table commits the write made: one (DeltaCAT's write returns a list holding its
+        one delta, and its callers check the list's length)."""
+        return 1
+
     def _summary(self) -> dict[str, Any]:
         return {
             "table": f"{self.table.namespace}.{self.table.name}",

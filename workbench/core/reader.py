@@ -14,9 +14,8 @@ from workbench.core.errors import (
     TableValidationError,
     TableVersionNotFoundError,
 )
-from workbench.core.manifest import resolve_paths
+from workbench.core.manifest import manifest_columns, manifest_view
 from workbench.core.read_options import check_read_options
-from workbench.core.snapshot import ordered_dataset
 from workbench.core.tables import OpenTable, locate, open_table
 from workbench.core.types import DatasetType
 
@@ -56,9 +55,10 @@ def read(
             f"file_path_column={file_path_column!r} must be a column name (a non-empty str)."
         )
     opened = open_table(locate(table, namespace, catalog), version, as_of, table_version)
+    names = manifest_columns(opened.schema.names) if opened.schemaless else opened.schema.names
     if columns is not None:
-        columns = _check_columns(opened, columns, file_path_column)
-    if file_path_column in opened.schema.names:
+        columns = _check_columns(opened, names, columns, file_path_column)
+    if file_path_column in names:
         raise InvalidArgumentError(
             f"file_path_column={file_path_column!r} is already a column of "
             f"{opened.loc.qualified!r}; choose another name."
@@ -74,8 +74,7 @@ def read(
                 f"Table {opened.loc.qualified!r} is schemaless; read its manifest as another type "
                 "and load the files with dc.from_manifest_table(...)."
             )
-        manifest = resolve_paths(opened, ordered_dataset(opened).to_table())
-        return from_pyarrow(manifest.select(columns) if columns else manifest, read_as)
+        return from_pyarrow(manifest_view(opened, columns), read_as)
     try:
         engine = engine_for_dataset_type(read_as)
         return engine.read(opened, read_as, columns, limit, file_path_column)
@@ -86,8 +85,11 @@ def read(
         ) from e
 
 
-def _check_columns(opened: OpenTable, columns: Any, path_column: str | None) -> list[str]:
-    """The table columns asked for (the path column, which the read adds, left out)."""
+def _check_columns(
+    opened: OpenTable, names: list[str], columns: Any, path_column: str | None
+) -> list[str]:
+    """The columns asked for, among ``names`` (the path column, which the read adds, left
+    out)."""
     if isinstance(columns, str):
         columns = [columns]
     elif isinstance(columns, Iterable):
@@ -98,7 +100,6 @@ def _check_columns(opened: OpenTable, columns: Any, path_column: str | None) -> 
             "columns=['id', 'name']."
         )
     columns = [c for c in columns if c != path_column]
-    names = opened.schema.names
     unknown = [c for c in columns if c not in names]
     if unknown:
         raise InvalidArgumentError(

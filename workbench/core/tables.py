@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from workbench.core.errors import (
     TableVersionNotFoundError,
 )
 from workbench.core.evolution import to_storage
+from workbench.core.formats import content_types_of
 from workbench.core.layout import table_uri
 from workbench.core.manifest import SCHEMALESS_PROPERTY
 from workbench.core.models import TableInfo, TableRef
@@ -341,11 +342,13 @@ def create_table(
     table_version: str | None = None,
     table_version_properties: Mapping[Any, Any] | None = None,
     lifecycle_state: LifecycleState | str | None = None,
+    content_types: Sequence[Any] | None = None,
 ) -> TableInfo:
     """Create an empty table, or a new ``table_version`` of one; without a schema it is
     schemaless (it records written files). A new version inherits the table's properties."""
     from workbench.core.namespaces import ensure_namespace
 
+    content_types_of(content_types)
     flag("auto_create_namespace", auto_create_namespace)
     flag("fail_if_exists", fail_if_exists)
     loc = locate(table, namespace, catalog)

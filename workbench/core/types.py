@@ -70,12 +70,13 @@ class DatasetType(str, Enum):
     SPARK = "spark"
 
     def readable_content_types(self) -> frozenset[ContentType]:
-        """Content types this dataset type's reader can load."""
+        """Content types this dataset type's reader can load (DeltaCAT's sets, plus Spark)."""
         return _READABLE[self]
 
     def writable_content_types(self) -> frozenset[ContentType]:
-        """Content types data of this type can be written as (to a schemaless table)."""
-        return frozenset() if self is DatasetType.PYARROW_PARQUET else _ALL_FORMATS
+        """Content types this dataset type's own writer produces (DeltaCAT's sets, plus Spark);
+        ``write`` converts through Arrow, so a schemaless table takes any of them."""
+        return _WRITABLE[self]
 
     @classmethod
     def local(cls) -> set[DatasetType]:
@@ -88,20 +89,28 @@ class DatasetType(str, Enum):
         return {cls.DAFT, cls.RAY_DATASET, cls.SPARK}
 
 
-_ALL_FORMATS = frozenset(ContentType)
-_DELIMITED = frozenset(
-    {ContentType.CSV, ContentType.TSV, ContentType.PSV, ContentType.UNESCAPED_TSV}
+# Content types whose files carry their own schema; the others (text) are schemaless and can
+# only be written to schemaless tables.
+SCHEMA_CONTENT_TYPES = frozenset(
+    {ContentType.PARQUET, ContentType.ORC, ContentType.FEATHER, ContentType.AVRO}
 )
+_ALL_FORMATS = frozenset(ContentType)
+_TEXT_AND_PARQUET = _ALL_FORMATS - SCHEMA_CONTENT_TYPES | {ContentType.PARQUET}
 _READABLE = {
-    DatasetType.DAFT: frozenset({ContentType.PARQUET, ContentType.JSON}) | _DELIMITED,
-    DatasetType.RAY_DATASET: frozenset({ContentType.PARQUET, ContentType.JSON}) | _DELIMITED,
-    DatasetType.POLARS: _ALL_FORMATS - {ContentType.ORC},
+    DatasetType.DAFT: _TEXT_AND_PARQUET,
+    DatasetType.RAY_DATASET: _ALL_FORMATS,
+    DatasetType.POLARS: _ALL_FORMATS,
     DatasetType.PANDAS: _ALL_FORMATS,
     DatasetType.PYARROW: _ALL_FORMATS,
     DatasetType.NUMPY: _ALL_FORMATS,
     DatasetType.PYARROW_PARQUET: frozenset({ContentType.PARQUET}),
-    DatasetType.SPARK: frozenset({ContentType.PARQUET, ContentType.JSON, ContentType.ORC})
-    | _DELIMITED,
+    DatasetType.SPARK: _TEXT_AND_PARQUET | {ContentType.ORC},
+}
+_WRITABLE = {
+    **{t: _ALL_FORMATS for t in _READABLE},
+    DatasetType.DAFT: _TEXT_AND_PARQUET,
+    DatasetType.RAY_DATASET: _TEXT_AND_PARQUET,
+    DatasetType.PYARROW_PARQUET: frozenset(),
 }
 
 

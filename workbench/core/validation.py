@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from workbench.core.errors import TableValidationError
-from workbench.core.types import ContentType, DatasetType
+from workbench.core.types import SCHEMA_CONTENT_TYPES, ContentType, DatasetType
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -54,3 +54,17 @@ def validate_content_type(
             "dc.TableProperty.SUPPORTED_READER_TYPES to readers of "
             f"{content_type.name} (see dc.DatasetType.readable_content_types())."
         )
+
+
+def validate_content_type_has_schema(content_type: ContentType, table: str) -> None:
+    """Raise ``TableValidationError`` for a schemaless (text) content type written to a table
+    with a schema: its rows must match the schema, and text files carry none."""
+    if content_type in SCHEMA_CONTENT_TYPES:
+        return
+    text = ", ".join(sorted(ct.value for ct in ContentType if ct not in SCHEMA_CONTENT_TYPES))
+    raise TableValidationError(
+        f"Content type '{content_type.value}' cannot be written to a table with a schema: "
+        f"table '{table}' has a schema, and '{content_type.value}' is a schemaless content type "
+        f"(as are {text}). Write it to a schemaless table (create one with schema=None), or "
+        f"write '{ContentType.PARQUET.value}' to this table."
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.arguments import flag
@@ -34,7 +34,7 @@ from workbench.core.evolution import (
     to_storage,
 )
 from workbench.core.files import write_parts
-from workbench.core.formats import content_type_of
+from workbench.core.formats import check_content_type_listed, content_type_of, content_types_of
 from workbench.core.keys import check_dedupe, require_key_columns
 from workbench.core.manifest import write_data_file
 from workbench.core.models import WriteResult
@@ -48,7 +48,11 @@ from workbench.core.schema import Schema, SchemaLike
 from workbench.core.tables import Location, OpenTable, locate
 from workbench.core.transaction import TableChange, Transaction
 from workbench.core.types import ContentType, LifecycleState, TableProperty, TableWriteMode
-from workbench.core.validation import validate_content_type, validate_readable
+from workbench.core.validation import (
+    validate_content_type,
+    validate_content_type_has_schema,
+    validate_readable,
+)
 from workbench.core.versions import check_lifecycle, for_write, new_configuration, reserved
 
 if TYPE_CHECKING:
@@ -82,6 +86,7 @@ def write(
     table_version: str | None = None,
     table_version_properties: Mapping[Any, Any] | None = None,
     lifecycle_state: LifecycleState | str | None = None,
+    content_types: Sequence[ContentType | str] | None = None,
 ) -> WriteResult:
     """Write a dataset to a table (its current version, or ``table_version``) in ``mode``; on
     any failure the table is left as it was.
@@ -98,6 +103,8 @@ def write(
     schemaless = schema is None
     declared = Schema.of(schema) if schema is not None and schema is not INFERRED else None
     fmt = content_type_of(content_type) if content_type is not None else None
+    allowed = content_types_of(content_types)
+    check_content_type_listed(fmt or ContentType.PARQUET, allowed, loc.qualified)
     engine = engine_for_data(data)
     source = engine.source(data)
     incoming = engine.schema(source)
@@ -115,6 +122,8 @@ def write(
                     f"{loc.catalog_name!r}. Create it with mode=dc.TableWriteMode.CREATE (or AUTO)."
                 )
             properties = new_configuration(txn, target, properties, own, lifecycle)
+            if not schemaless:
+                _check_schema_table_format(fmt, loc)
             ensure_namespace(txn, loc, auto_create_namespace)
             if schemaless:  # a failed first write takes the table's creation back with it
                 with staged_or_undone(txn, change, "the table was not created"):
@@ -129,18 +138,26 @@ def write(
                 "mode=dc.TableWriteMode.REPLACE to overwrite it, or ADD/MERGE to add to it."
             )
         opened = change.table
-        if fmt not in (None, ContentType.PARQUET) and not opened.schemaless:
-            warnings.warn(
-                f"Table {loc.qualified!r} has a schema, so its rows are stored as Parquet (a Delta "
-                f"table holds Parquet files); content_type={fmt.name} applies to schemaless "
-                "tables (dc.create_table without a schema).",
-                stacklevel=2,
-            )
         if opened.schemaless:
             return _write_schemaless(txn, change, to_pyarrow(data), mode, fmt)
+        _check_schema_table_format(fmt, loc)
         properties = {**properties, **own}
         mode, plan = plan_existing(opened, incoming, declared, mode, properties)
         return _write_existing(txn, change, engine, source, mode, plan, properties, dedupe)
+
+
+def _check_schema_table_format(fmt: ContentType | None, loc: Location) -> None:
+    """A table with a schema takes content types that carry a schema, and stores them as
+    Parquet (a Delta table holds Parquet files): say so when another one was asked for."""
+    if fmt is None or fmt is ContentType.PARQUET:
+        return
+    validate_content_type_has_schema(fmt, loc.qualified)
+    warnings.warn(
+        f"Table {loc.qualified!r} has a schema, so its rows are stored as Parquet (a Delta "
+        f"table holds Parquet files); content_type={fmt.name} applies to schemaless "
+        "tables (dc.create_table without a schema).",
+        stacklevel=3,
+    )
 
 
 def _parse_mode(mode: TableWriteMode | str) -> TableWriteMode:
@@ -316,9 +333,10 @@ def _write_schemaless(
     opened = change.table
     name = opened.loc.qualified
     if mode in (TableWriteMode.MERGE, TableWriteMode.DELETE):
-        raise TableValidationError(
-            f"Table {name!r} is schemaless (it records files), so mode {mode.name} has no keys to "
-            "match; create a table with a schema and merge keys for MERGE and DELETE."
+        raise MergeKeyError(
+            f"{mode.name} mode requires tables to have at least one merge key, and table {name!r} "
+            "is schemaless (it records files, so it has no keys to match). Use mode APPEND, ADD "
+            "or REPLACE, or write to a table whose schema marks merge keys."
         )
     if TableProperty.SUPPORTED_READER_TYPES.value in opened.properties:  # only when asked for
         validate_content_type(fmt, opened.reader_types, name)
