@@ -27,6 +27,7 @@ from workbench.core.diff import TableDiff, diff
 from workbench.core.history import TransactionRecord, read_transaction, transactions
 from workbench.core.maintenance import VacuumResult, optimize, vacuum
 from workbench.core.manifest import from_manifest_table
+from workbench.core.merge_order import MergeOrder
 from workbench.core.models import Namespace, TableInfo, TableRef, WriteResult
 from workbench.core.models import TableInfo as TableDefinition  # DeltaCAT's name
 from workbench.core.namespaces import (
@@ -54,8 +55,10 @@ from workbench.core.types import (
     ContentType,
     DatasetType,
     LifecycleState,
+    NullOrder,
     SchemaConsistencyType,
     SchemaEvolutionMode,
+    SortOrder,
     TableProperty,
     TableReadOptimizationLevel,
     TableWriteMode,
@@ -95,10 +98,13 @@ __all__ = [
     "DatasetType",
     "Field",
     "LifecycleState",
+    "MergeOrder",
     "Namespace",
+    "NullOrder",
     "Schema",
     "SchemaConsistencyType",
     "SchemaEvolutionMode",
+    "SortOrder",
     "TableDefinition",
     "TableDiff",
     "TableInfo",

@@ -56,6 +56,11 @@ class SchemaValidationError(WorkbenchError, ValueError):
     """Data or a schema change is incompatible with the table's schema."""
 
 
+class SchemaCompatibilityError(SchemaValidationError):
+    """A schema update would break existing data or readers (e.g. a required column with no
+    default); pass ``allow_incompatible_changes=True`` to make it anyway."""
+
+
 class TableValidationError(WorkbenchError, ValueError):
     """A write would break a rule of the table (readers, merge keys, write mode)."""
 

@@ -166,3 +166,22 @@ COMPACTION_COUNTS = (
     TableProperty.APPENDED_DELTA_COUNT_COMPACTION_TRIGGER,
     TableProperty.DEFAULT_COMPACTION_HASH_BUCKET_COUNT,
 )
+
+
+class SortOrder(str, Enum):
+    """Direction of a sort or merge order; ``"asc"`` and ``"desc"`` are accepted too."""
+
+    ASCENDING = "ascending"
+    DESCENDING = "descending"
+
+    @classmethod
+    def _missing_(cls, value: object) -> SortOrder | None:
+        short = {"asc": cls.ASCENDING, "desc": cls.DESCENDING}
+        return short.get(value.lower()) if isinstance(value, str) else None
+
+
+class NullOrder(str, Enum):
+    """Where nulls go in a sort or merge order."""
+
+    AT_START = "at_start"
+    AT_END = "at_end"
