@@ -55,17 +55,19 @@ def stage_new_schemaless_table(
 def stage_schema_and_properties(
     txn: Transaction, change: TableChange, plan: SchemaPlan, properties: dict[str, str]
 ) -> None:
-    """Stage what a write changes of the table itself: widened types (every row rewritten),
-    added columns, and table properties that differ."""
+    """Stage what a write changes of the table itself: widened types, removed columns and
+    past defaults of added ones (every row rewritten), added columns, and table properties
+    that differ."""
     table = change.table
     configuration = {**table.properties, **properties}
     if not plan.changed and configuration == table.properties:
         return
     rewrite = None
-    if plan.widened:
+    if plan.rewrites and table.files:
         from workbench.core.snapshot import ordered_dataset
 
-        rows = conform(ordered_dataset(table).to_table(), plan.schema, True, table.loc.qualified)
+        rows = ordered_dataset(table).to_table()
+        rows = conform(rows, plan.schema, True, table.loc.qualified, past=True)
         rewrite = Rewrite(written=write_parts(rows, plan.schema, table.uri), removed=table.files)
     metadata = metadata_action(plan.schema, configuration, table.table_id or None)
     protocol = protocol_action(plan.schema)

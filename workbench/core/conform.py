@@ -31,15 +31,18 @@ def column_plan(schema: Schema, names: Iterable[str], fill_missing: bool) -> lis
     ]
 
 
-def conform(data: pa.Table, schema: Schema, fill_missing: bool, table: str) -> pa.Table:
-    """Cast ``data`` to ``schema`` (in schema order); add absent columns when ``fill_missing``."""
+def conform(
+    data: pa.Table, schema: Schema, fill_missing: bool, table: str, past: bool = False
+) -> pa.Table:
+    """Cast ``data`` to ``schema`` (in schema order); add absent columns when ``fill_missing``
+    (with their future defaults, or with ``past`` for rows already written: past defaults)."""
     import pyarrow as pa
 
     plan = column_plan(schema, data.column_names, fill_missing)
     columns = [
         _cast(data.column(c.field.name), c.field, table)
         if c.present
-        else default_column(c.field, data.num_rows)
+        else default_column(c.field, data.num_rows, past)
         for c in plan
     ]
     fields = [c.field.to_arrow() for c in plan]
@@ -47,13 +50,20 @@ def conform(data: pa.Table, schema: Schema, fill_missing: bool, table: str) -> p
     return pa.Table.from_arrays(columns, schema=pa.schema(fields)).combine_chunks()
 
 
-def default_column(f: Field, length: int) -> pa.Array:
-    """A column of ``f.future_default`` (or nulls) for rows written without the field."""
+def default_column(f: Field, length: int, past: bool = False) -> pa.Array:
+    """A column of ``f.future_default`` (or nulls) for rows written without the field; with
+    ``past``, of ``f.past_default`` for rows written before the field existed."""
     import pyarrow as pa
 
-    if f.future_default is None:
+    value = f.past_default if past else f.future_default
+    if value is None:
+        if not (past or f.nullable) and length:
+            raise SchemaValidationError(
+                f"Field {f.name!r} is required but not present and no future_default is set; "
+                "add the column to the data, or give the field a future_default."
+            )
         return pa.nulls(length, f.type)
-    return pa.repeat(pa.scalar(f.future_default, f.type), length)
+    return pa.repeat(pa.scalar(value, f.type), length)
 
 
 def _cast(column: pa.ChunkedArray, f: Field, table: str) -> pa.ChunkedArray:

@@ -16,6 +16,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.schema import SCHEMA_ID_PROPERTY
+
 if TYPE_CHECKING:
     from workbench.core.files import WrittenFile
     from workbench.core.schema import Schema
@@ -47,7 +49,7 @@ def schema_string(schema: Schema) -> str:
 def metadata_action(
     schema: Schema, configuration: dict[str, str], table_id: str | None = None
 ) -> dict[str, Any]:
-    """A ``metaData`` action: the table's schema and properties."""
+    """A ``metaData`` action: the table's schema and properties (with the schema's version)."""
     return {
         "metaData": {
             "id": table_id or str(uuid.uuid4()),
@@ -56,7 +58,7 @@ def metadata_action(
             "format": {"provider": "parquet", "options": {}},
             "schemaString": schema_string(schema),
             "partitionColumns": [],
-            "configuration": dict(configuration),
+            "configuration": {**configuration, SCHEMA_ID_PROPERTY: str(schema.id)},
             "createdTime": now_ms(),
         }
     }

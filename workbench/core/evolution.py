@@ -6,9 +6,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from workbench.core.errors import SchemaValidationError
-from workbench.core.schema import Field, Schema
+from workbench.core.schema import Field, Schema, promoted_type
 from workbench.core.type_notes import note_for
-from workbench.core.types import SchemaEvolutionMode
+from workbench.core.types import SchemaConsistencyType, SchemaEvolutionMode
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -110,7 +110,7 @@ def to_storage(schema: Schema) -> Schema:
     check_column_names(schema.names)
     for f in schema:
         _reject_untyped_field(f)
-    return Schema(_storage_field(f) for f in schema)
+    return Schema((_storage_field(f) for f in schema), schema.id)
 
 
 def _storage_field(f: Field) -> Field:
@@ -173,23 +173,68 @@ class SchemaPlan:
     schema: Schema
     added: list[str] = field(default_factory=list)
     widened: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
         """True when the write changes the table's schema."""
-        return bool(self.added or self.widened)
+        return bool(self.added or self.widened or self.removed)
+
+    @property
+    def rewrites(self) -> bool:
+        """True when the table's rows must be rewritten: a type changed, a column went, or an
+        added column has a past default for the rows written before it."""
+        backfilled = [n for n in self.added if self.schema.field(n).past_default is not None]
+        return bool(self.widened or self.removed or backfilled)
 
 
-def plan_new_table(incoming: pa.Schema, declared: Schema | None) -> SchemaPlan:
-    """Schema of a table created by a write: the declared one plus any extra data columns."""
+def plan_new_table(
+    incoming: pa.Schema,
+    declared: Schema | None,
+    default: SchemaConsistencyType | None = None,
+) -> SchemaPlan:
+    """Schema of a table created by a write: the declared one plus any extra data columns.
+    A declared field checks (VALIDATE) or widens (NONE) for the data's type by its consistency
+    type (``default`` when it has none); otherwise the data is cast to it."""
     if declared is None:
         _reject_untyped(incoming, incoming.names)
         return SchemaPlan(Schema(Field.from_arrow(f) for f in incoming))
     extra = [f for f in incoming if f.name not in declared]
     _reject_untyped(incoming, [f.name for f in extra])
     data = {f.name: Field.from_arrow(f) for f in incoming}
-    fields = [_with_notes(f, data.get(f.name)) for f in declared]
-    return SchemaPlan(Schema([*fields, *(data[f.name] for f in extra)]))
+    fields = []
+    for f in declared:
+        kind = f.consistency_type or default
+        if f.name in data and kind in (SchemaConsistencyType.VALIDATE, SchemaConsistencyType.NONE):
+            f = f.with_type(data_type(f, data[f.name].type, kind))
+        fields.append(_with_notes(f, data.get(f.name)))
+    return SchemaPlan(Schema([*fields, *(data[f.name] for f in extra)], declared.id))
+
+
+def data_type(
+    f: Field, incoming: pa.DataType, kind: SchemaConsistencyType | None, table: str = ""
+) -> pa.DataType:
+    """The type field ``f`` takes for data of type ``incoming`` under consistency ``kind``:
+    VALIDATE needs the same type, COERCE keeps the field's (the values are cast), NONE takes
+    the most permissive type of both, and no kind widens only where no value is lost."""
+    if kind is SchemaConsistencyType.VALIDATE:
+        if not same_type(f.type, incoming):
+            raise SchemaValidationError(
+                f"Data type mismatch for field {f.name!r}: expected {f.type}, got {incoming}. "
+                f"The field's consistency type is VALIDATE; cast the column to {f.type} first."
+            )
+        return f.type
+    if kind is SchemaConsistencyType.COERCE:
+        return f.type
+    if kind is SchemaConsistencyType.NONE:
+        return storage_type(promoted_type(f, incoming), f.name)
+    wider = widen(f.type, incoming)
+    if wider is None:
+        raise SchemaValidationError(
+            f"Column {f.name!r} of table {table!r} is {f.type}; the data has {incoming}, "
+            f"which cannot be converted without loss. Cast the column to {f.type} first."
+        )
+    return wider
 
 
 def _with_notes(declared: Field, data: Field | None) -> Field:
@@ -210,11 +255,12 @@ def plan_existing_table(
     declared: Schema | None,
     mode: SchemaEvolutionMode,
     table: str,
+    default: SchemaConsistencyType | None = None,
 ) -> SchemaPlan:
-    """Check a write against a table's schema and work out the evolution it needs."""
+    """Check a write against a table's schema and work out the evolution it needs; data
+    columns follow their field's consistency type (``default`` when it has none)."""
     fields = {f.name: f for f in current}
     plan = SchemaPlan(current)
-    declared_names = set(declared.names) if declared is not None else set()
     if declared is not None:
         if declared.merge_keys and declared.merge_keys != current.merge_keys:
             raise SchemaValidationError(
@@ -225,11 +271,12 @@ def plan_existing_table(
         for f in declared:
             _evolve_column(fields, plan, f, mode, declared=True, table=table)
     for f in incoming:
-        if f.name in declared_names:
-            check_castable(fields[f.name], f, table)
-        else:
-            _evolve_column(fields, plan, Field.from_arrow(f), mode, declared=False, table=table)
-    plan.schema = Schema(fields.values())
+        new, old = Field.from_arrow(f), fields.get(f.name)
+        kind = default if old is None else old.consistency_type or default
+        if old is None and default is not None:
+            new = replace(new, consistency_type=default)
+        _evolve_column(fields, plan, new, mode, declared=False, table=table, kind=kind)
+    plan.schema = Schema(fields.values(), current.id + plan.changed)
     return plan
 
 
@@ -240,7 +287,10 @@ def _evolve_column(
     mode: SchemaEvolutionMode,
     declared: bool,
     table: str,
+    kind: SchemaConsistencyType | None = None,
 ) -> None:
+    """Add or widen column ``new`` in ``fields`` (a declared field, or a data column whose
+    values follow consistency ``kind``) if the evolution ``mode`` allows it."""
     allowed = mode is SchemaEvolutionMode.AUTO or (mode is SchemaEvolutionMode.MANUAL and declared)
     old = fields.get(new.name)
     if old is None:
@@ -258,16 +308,15 @@ def _evolve_column(
             )
         _reject_untyped_field(new)
         if not allowed:
-            raise SchemaValidationError(_blocked(table, f"add column {new.name!r}", mode))
+            raise SchemaValidationError(
+                f"Field {new.name!r} is not present in the schema and schema evolution mode is "
+                f"'{mode.value}'. Pass the new schema through schema= (MANUAL) or set "
+                "TableProperty.SCHEMA_EVOLUTION_MODE to AUTO to add it."
+            )
         fields[new.name] = new
         plan.added.append(new.name)
         return
-    wider = widen(old.type, new.type)
-    if wider is None:
-        raise SchemaValidationError(
-            f"Column {new.name!r} of table {table!r} is {old.type}; the data has {new.type}, "
-            f"which cannot be converted without loss. Cast the column to {old.type} first."
-        )
+    wider = data_type(old, new.type, kind, table)
     if not same_type(wider, old.type):
         if not allowed:
             raise SchemaValidationError(

@@ -161,3 +161,10 @@ def _delta_property(key: Any, value: Any) -> str:
             "without the Delta jars and other plain-Parquet readers cannot read; leave it unset."
         )
     return text
+
+
+def default_consistency(configuration: Mapping[str, str]) -> SchemaConsistencyType | None:
+    """The consistency type a table gives fields without one: None when the table was not
+    given ``DEFAULT_SCHEMA_CONSISTENCY_TYPE`` (types then widen only where no value is lost)."""
+    stored = configuration.get(TableProperty.DEFAULT_SCHEMA_CONSISTENCY_TYPE.value)
+    return SchemaConsistencyType(stored) if stored is not None else None

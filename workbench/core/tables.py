@@ -32,7 +32,7 @@ from workbench.core.properties import (
     encode_properties,
 )
 from workbench.core.remembered import recall, remember
-from workbench.core.schema import Schema, SchemaLike
+from workbench.core.schema import Schema, SchemaLike, stored_schema
 from workbench.core.snapshot import DataFile, data_files_of, in_write_order
 from workbench.core.types import (
     DatasetType,
@@ -202,8 +202,9 @@ class OpenTable:
         table_id = self.table_id
         if actions.metadata:
             meta = actions.metadata["metaData"]
-            schema = Schema.of(pa.schema(DeltaSchema.from_json(meta["schemaString"]).to_arrow()))
             properties, table_id = dict(meta["configuration"]), meta["id"]
+            arrow = pa.schema(DeltaSchema.from_json(meta["schemaString"]).to_arrow())
+            schema = stored_schema(arrow, properties)
         features = self.reader_features
         if actions.protocol:
             reader = actions.protocol["protocol"]["minReaderVersion"]
@@ -234,7 +235,7 @@ def from_delta(loc: Location, uri: str, incarnation: str, delta: DeltaTable) -> 
         uri,
         incarnation,
         delta.version(),
-        Schema.of(pa.schema(delta.schema().to_arrow())),
+        stored_schema(pa.schema(delta.schema().to_arrow()), delta.metadata().configuration),
         dict(delta.metadata().configuration),
         data_files_of(delta, uri),
         delta.protocol().min_reader_version,

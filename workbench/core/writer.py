@@ -42,6 +42,7 @@ from workbench.core.namespaces import ensure_namespace
 from workbench.core.properties import (
     check_read_optimization,
     decode_reader_types,
+    default_consistency,
     encode_properties,
 )
 from workbench.core.schema import Schema, SchemaLike
@@ -183,7 +184,7 @@ def plan_new(
     if declared is not None:
         validate_readable(declared.arrow, decode_reader_types(properties), loc.qualified)
         declared = to_storage(declared)
-    plan = plan_new_table(storage_schema(incoming), declared)
+    plan = plan_new_table(storage_schema(incoming), declared, default_consistency(properties))
     keys = plan.schema.merge_keys
     if mode is TableWriteMode.MERGE and not keys:
         raise MergeKeyError(_no_keys_message(loc, mode))
@@ -245,7 +246,12 @@ def plan_existing(
         validate_readable(declared.arrow, readers, name)
         declared = to_storage(declared)
     plan = plan_existing_table(
-        opened.schema, storage_schema(incoming), declared, opened.evolution_mode, name
+        opened.schema,
+        storage_schema(incoming),
+        declared,
+        opened.evolution_mode,
+        name,
+        default_consistency({**opened.properties, **properties}),
     )
     return mode, plan
 
