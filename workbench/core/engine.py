@@ -25,6 +25,7 @@ from workbench.core.types import DatasetType
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from workbench.core.merge_order import Ranking
     from workbench.core.schema import Schema
     from workbench.core.snapshot import DataFile
     from workbench.core.tables import OpenTable
@@ -84,9 +85,12 @@ class Engine(ABC):
         """The Arrow schema of a source."""
 
     @abstractmethod
-    def keyed(self, source: Any, keys: list[str], table: str, dedupe: str | None) -> Any:
-        """The source with non-null, unique merge keys (``dedupe`` keeps the first or last row
-        of a repeated key); raises ``MergeKeyError`` otherwise."""
+    def keyed(
+        self, source: Any, keys: list[str], table: str, dedupe: str | None, order: Ranking = ()
+    ) -> Any:
+        """The source with non-null, unique merge keys (the merge ``order`` ranks the rows of
+        a repeated key, then ``dedupe`` keeps the first or last); raises ``MergeKeyError``
+        for repeated keys that neither resolves."""
 
     @abstractmethod
     def write_files(self, source: Any, schema: Schema, folder: str) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from workbench.core.errors import InvalidArgumentError, MergeKeyError
+from workbench.core.merge_order import Ranking, winners
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -31,8 +32,11 @@ def require_key_columns(columns: list[str], keys: list[str], table: str, action:
         )
 
 
-def unique_keys(data: pa.Table, keys: list[str], table: str, dedupe: str | None) -> pa.Table:
-    """Return ``data`` with non-null, unique merge keys, de-duplicating if asked to."""
+def unique_keys(
+    data: pa.Table, keys: list[str], table: str, dedupe: str | None, order: Ranking = ()
+) -> pa.Table:
+    """Return ``data`` with non-null, unique merge keys, de-duplicating if asked to, or by the
+    merge ``order`` when the schema has one."""
     import pyarrow as pa
 
     for key in keys:
@@ -45,6 +49,8 @@ def unique_keys(data: pa.Table, keys: list[str], table: str, dedupe: str | None)
     distinct = _distinct_count(data, keys)
     if distinct == data.num_rows:
         return data
+    if order:
+        return winners(data, keys, order, dedupe)
     if dedupe is None:
         raise MergeKeyError(
             f"{data.num_rows - distinct} row(s) written to table {table!r} repeat a merge key "

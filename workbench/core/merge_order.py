@@ -64,6 +64,18 @@ def ranking(schema: Schema) -> Ranking:
     return [(f.name, latest) for f in schema if f.is_event_time]
 
 
+def refuse_ordered_duplicates(order: Ranking, engine: str, table: str) -> None:
+    """Raise for an engine that cannot rank rows sharing a key by merge order."""
+    from workbench.core.errors import UnsupportedFeatureError
+
+    if order:
+        raise UnsupportedFeatureError(
+            f"Rows written to table {table!r} repeat a merge key, and the {engine} engine cannot "
+            f"pick among them by merge order ({[name for name, _ in order]}); write the data as "
+            "pandas or pyarrow, or remove the duplicates first."
+        )
+
+
 def winners(data: pa.Table, keys: list[str], order: Ranking, dedupe: str | None) -> pa.Table:
     """One row per key: the best ranked (ties go to the last row, or the first with
     ``dedupe='first'``), in the rows' original order."""

@@ -37,6 +37,7 @@ from workbench.core.files import write_parts
 from workbench.core.formats import check_content_type_listed, content_type_of, content_types_of
 from workbench.core.keys import check_dedupe, require_key_columns
 from workbench.core.manifest import write_data_file
+from workbench.core.merge_order import Ranking, ranking
 from workbench.core.models import WriteResult
 from workbench.core.namespaces import ensure_namespace
 from workbench.core.properties import (
@@ -203,7 +204,8 @@ def _write_new_table(
     loc = change.table.loc
     keys = plan.schema.merge_keys
     if keys:
-        source = _keyed(engine, source, keys, loc, None, "it was not created")
+        order = ranking(plan.schema)
+        source = _keyed(engine, source, keys, loc, None, "it was not created", order)
     with staged_or_undone(txn, change, "it was not created") as made:
         if loc.catalog.is_local:
             loc.catalog.filesystem.create_dir(loc.catalog.fs_path(loc.namespace, loc.name))
@@ -270,7 +272,8 @@ def _write_existing(
     keys = change.table.schema.merge_keys
     check_append_only(change.table, mode in (TableWriteMode.REPLACE, TableWriteMode.DELETE))
     if keys and mode is not TableWriteMode.DELETE:
-        source = _keyed(engine, source, keys, loc, dedupe, "the table was not changed")
+        order = ranking(plan.schema)
+        source = _keyed(engine, source, keys, loc, dedupe, "the table was not changed", order)
     with staged_or_undone(txn, change, "the table was not changed") as made:
         stage_schema_and_properties(txn, change, plan, properties)
         opened = change.table
@@ -306,11 +309,18 @@ def _write_existing(
 
 
 def _keyed(
-    engine: Engine, source: Any, keys: list[str], loc: Location, dedupe: str | None, outcome: str
+    engine: Engine,
+    source: Any,
+    keys: list[str],
+    loc: Location,
+    dedupe: str | None,
+    outcome: str,
+    order: Ranking,
 ) -> Any:
-    """The source with checked merge keys; a failure of the engine's job is a typed error."""
+    """The source with checked merge keys (repeated keys resolved by the merge ``order``); a
+    failure of the engine's job is a typed error."""
     try:
-        return engine.keyed(source, keys, loc.qualified, dedupe)
+        return engine.keyed(source, keys, loc.qualified, dedupe, order)
     except BaseException as e:
         reraise(e, loc, outcome)
 

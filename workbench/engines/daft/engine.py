@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.core.engine import Engine, Rewrite
 from workbench.core.errors import MergeKeyError
+from workbench.core.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema import Schema
 from workbench.core.snapshot import DataFile, candidate_files
 from workbench.core.type_notes import noted_type
@@ -110,7 +111,12 @@ class DaftEngine(Engine):
         return pa.schema([(f.name, f.dtype.to_arrow_dtype()) for f in source.schema()])
 
     def keyed(
-        self, source: daft.DataFrame, keys: list[str], table: str, dedupe: str | None
+        self,
+        source: daft.DataFrame,
+        keys: list[str],
+        table: str,
+        dedupe: str | None,
+        order: Ranking = (),
     ) -> daft.DataFrame:
         from daft import col
         from daft.functions import monotonically_increasing_id
@@ -119,6 +125,7 @@ class DaftEngine(Engine):
         counted = source.groupby(*keys).agg(col(keys[0]).count().alias("__wb_n"))
         if not counted.where(col("__wb_n") > 1).limit(1).count_rows():
             return source
+        refuse_ordered_duplicates(order, self.name, table)
         if dedupe is None:
             raise MergeKeyError(
                 f"Rows written to table {table!r} repeat a merge key {keys}; remove the "

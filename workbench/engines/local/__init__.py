@@ -20,6 +20,7 @@ from workbench.engines.local import rewrite, sql
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from workbench.core.merge_order import Ranking
     from workbench.core.tables import OpenTable
 
 
@@ -62,8 +63,10 @@ class LocalEngine(Engine):
     def schema(self, source: pa.Table) -> pa.Schema:
         return source.schema
 
-    def keyed(self, source: pa.Table, keys: list[str], table: str, dedupe: str | None) -> pa.Table:
-        return unique_keys(source, keys, table, dedupe)
+    def keyed(
+        self, source: pa.Table, keys: list[str], table: str, dedupe: str | None, order: Ranking = ()
+    ) -> pa.Table:
+        return unique_keys(source, keys, table, dedupe, order)
 
     def write_files(self, source: pa.Table, schema: Schema, folder: str) -> list[WrittenFile]:
         return write_parts(source, schema, folder)

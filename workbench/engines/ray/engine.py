@@ -17,6 +17,7 @@ from workbench.core.conform import conform
 from workbench.core.engine import Engine, Rewrite
 from workbench.core.files import WrittenFile, discard, discard_batch, new_batch, write_part
 from workbench.core.keys import unique_keys
+from workbench.core.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema import Schema
 from workbench.core.snapshot import DataFile, candidate_files, plain_schema
 from workbench.core.storage import storage_for
@@ -84,7 +85,12 @@ class RayEngine(Engine):
         return source.schema().base_schema
 
     def keyed(
-        self, source: ray.data.Dataset, keys: list[str], table: str, dedupe: str | None
+        self,
+        source: ray.data.Dataset,
+        keys: list[str],
+        table: str,
+        dedupe: str | None,
+        order: Ranking = (),
     ) -> ray.data.Dataset:
         """Keys are checked on the driver (only the key columns travel); the blocks stay in
         the object store and, when de-duplicating, are filtered there."""
@@ -98,6 +104,8 @@ class RayEngine(Engine):
         if not numbered.num_rows:
             return source
         kept = unique_keys(numbered, keys, table, dedupe)
+        if kept.num_rows != numbered.num_rows:
+            refuse_ordered_duplicates(order, self.name, table)
         if kept.num_rows == numbered.num_rows:
             return ray.data.from_arrow_refs(blocks)
         by_block = kept.group_by("__wb_block").aggregate([(POSITION, "list")]).to_pylist()

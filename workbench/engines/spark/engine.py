@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.core.engine import Engine, Rewrite
+from workbench.core.merge_order import Ranking
 from workbench.core.types import DatasetType
 from workbench.engines.spark import write
 from workbench.engines.spark.files import arrow_schema
@@ -55,9 +56,14 @@ class SparkEngine(Engine):
         return arrow_schema(source.schema)
 
     def keyed(
-        self, source: DataFrame, keys: list[str], table: str, dedupe: str | None
+        self,
+        source: DataFrame,
+        keys: list[str],
+        table: str,
+        dedupe: str | None,
+        order: Ranking = (),
     ) -> DataFrame:
-        return write.checked_keys(source, keys, table, dedupe)
+        return write.checked_keys(source, keys, table, dedupe, order)
 
     def write_files(self, source: DataFrame, schema: Schema, folder: str) -> list[WrittenFile]:
         return write.write_files(source, schema, folder)

@@ -16,6 +16,7 @@ from workbench.core.conform import column_plan
 from workbench.core.engine import Rewrite
 from workbench.core.errors import MergeKeyError
 from workbench.core.files import WrittenFile, describe_file
+from workbench.core.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema import Schema
 from workbench.core.snapshot import DataFile, candidate_files
 from workbench.core.storage import Storage, is_local, storage_for
@@ -56,7 +57,9 @@ def reject_null_keys(frame: DataFrame, keys: list[str], table: str) -> None:
         )
 
 
-def checked_keys(frame: DataFrame, keys: list[str], table: str, dedupe: str | None) -> DataFrame:
+def checked_keys(
+    frame: DataFrame, keys: list[str], table: str, dedupe: str | None, order: Ranking = ()
+) -> DataFrame:
     """The frame with non-null, unique merge keys (de-duplicated when asked)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -64,6 +67,7 @@ def checked_keys(frame: DataFrame, keys: list[str], table: str, dedupe: str | No
     reject_null_keys(frame, keys, table)
     if not frame.groupBy(*keys).count().filter("count > 1").limit(1).count():
         return frame
+    refuse_ordered_duplicates(order, "spark", table)
     if dedupe is None:
         raise MergeKeyError(
             f"Rows written to table {table!r} repeat a merge key {keys}; remove the duplicates "
