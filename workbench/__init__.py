@@ -4,6 +4,7 @@
 manage. Heavy libraries (pyarrow, deltalake, pandas, daft, ...) load only when first needed.
 """
 
+from workbench.core.alter import alter_table
 from workbench.core.catalog import (
     Catalog,
     CatalogProperties,
@@ -92,6 +93,7 @@ def load_ipython_extension(ipython: object) -> None:
 # dc.list, dc.copy, dc.get and dc.put stay out of __all__ so a star import cannot shadow builtins.
 
 __all__ = [
+    "alter_table",
     "Catalog",
     "CatalogProperties",
     "ContentType",

@@ -60,7 +60,7 @@ def stage_schema_and_properties(
     that differ."""
     table = change.table
     configuration = {**table.properties, **properties}
-    if not plan.changed and configuration == table.properties:
+    if plan.schema.id == table.schema.id and configuration == table.properties:
         return
     rewrite = None
     if plan.rewrites and table.files:

@@ -168,3 +168,7 @@ def default_consistency(configuration: Mapping[str, str]) -> SchemaConsistencyTy
     given ``DEFAULT_SCHEMA_CONSISTENCY_TYPE`` (types then widen only where no value is lost)."""
     stored = configuration.get(TableProperty.DEFAULT_SCHEMA_CONSISTENCY_TYPE.value)
     return SchemaConsistencyType(stored) if stored is not None else None
+
+
+# Delta configuration key of a table's description (DeltaCAT's ``table_description``).
+DESCRIPTION_PROPERTY = "workbench.description"

@@ -1,0 +1,107 @@
+"""``alter_table``: change a table version's schema, properties or description in one commit.
+
+Schema changes come from ``schema.update()`` (a ``SchemaUpdate``) built on the version's
+current schema and become its next schema version. Changes Delta Lake cannot express as
+metadata alone (a changed type, a removed column, a column added with a past default for the
+rows already written) rewrite the version's rows, inside the same commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.commit import stage_schema_and_properties, staged_or_undone
+from workbench.core.context import operation
+from workbench.core.errors import (
+    InvalidArgumentError,
+    SchemaValidationError,
+    TableNotFoundError,
+    TableValidationError,
+)
+from workbench.core.evolution import SchemaPlan, same_type, to_storage
+from workbench.core.properties import (
+    DESCRIPTION_PROPERTY,
+    check_read_optimization,
+    encode_properties,
+)
+from workbench.core.schema_update import SchemaUpdate
+from workbench.core.tables import locate
+from workbench.core.versions import for_read, reserved
+
+if TYPE_CHECKING:
+    from workbench.core.schema import Schema
+
+
+def alter_table(
+    table: str,
+    *,
+    namespace: str | None = None,
+    catalog: str | None = None,
+    table_version: str | None = None,
+    schema_updates: SchemaUpdate | None = None,
+    table_properties: Mapping[Any, Any] | None = None,
+    table_description: str | None = None,
+) -> None:
+    """Apply ``schema_updates`` (from ``schema.update()``), set ``table_properties`` and the
+    ``table_description`` of a table's current version (or ``table_version``); all of it or,
+    on any failure, nothing."""
+    if schema_updates is not None and not isinstance(schema_updates, SchemaUpdate):
+        raise InvalidArgumentError(
+            f"schema_updates= takes the update of a schema, e.g. "
+            "schema.update().add_field(dc.Field.of(pa.field('email', pa.string()))); got "
+            f"{type(schema_updates).__name__}."
+        )
+    if table_description is not None and not isinstance(table_description, str):
+        raise InvalidArgumentError(
+            f"table_description={table_description!r} must be a string (or None: unchanged)."
+        )
+    loc = locate(table, namespace, catalog)
+    reserved(table_properties)
+    properties = encode_properties(table_properties)
+    if table_description is not None:
+        properties[DESCRIPTION_PROPERTY] = table_description
+    with operation(loc.catalog) as txn:
+        txn.require_writable()
+        target = for_read(txn, loc, table_version)
+        change = txn.touch_table(target.namespace, target.name)
+        if change.entry is None:
+            raise TableNotFoundError(
+                f"Table does not exist: cannot alter {loc.qualified!r} in catalog "
+                f"{loc.catalog_name!r}; create it first with dc.create_table(...) or dc.write(...)."
+            )
+        opened = change.table
+        plan = SchemaPlan(opened.schema)
+        if schema_updates is not None:
+            if opened.schemaless:
+                raise TableValidationError(
+                    f"Table {loc.qualified!r} is schemaless, so it has no schema to update."
+                )
+            plan = _plan(opened.schema, schema_updates, loc.qualified)
+        check_read_optimization(plan.schema, {**opened.properties, **properties})
+        with staged_or_undone(txn, change, "the table was not changed"):
+            stage_schema_and_properties(txn, change, plan, properties)
+        txn.record(change, "ALTER_TABLE")
+
+
+def _plan(current: Schema, update: SchemaUpdate, table: str) -> SchemaPlan:
+    """The schema an update leaves the table with, and what changed to get there."""
+    if update.base_schema.id != current.id:
+        raise SchemaValidationError(
+            f"The schema update was built on schema version {update.base_schema.id} of table "
+            f"{table!r}, which is now at version {current.id}; build it again from "
+            "dc.get_table(...).table_version.schema.update()."
+        )
+    schema = to_storage(update.apply())
+    before = current.field_ids_to_fields
+    after = schema.field_ids_to_fields
+    return SchemaPlan(
+        schema,
+        added=[f.name for i, f in after.items() if i not in before],
+        widened=[
+            f.name
+            for i, f in after.items()
+            if i in before and not same_type(f.type, before[i].type)
+        ],
+        removed=[f.name for i, f in before.items() if i not in after],
+    )
