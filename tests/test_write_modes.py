@@ -66,11 +66,15 @@ def test_composite_merge_keys(catalog):
             dc.Field.of(pa.field("visits", pa.int64())),
         ]
     )
+
+    def days(*values):  # merge keys are VALIDATE: the data has the key's exact type
+        return pd.array(values, dtype="int32")
+
     dc.write(
-        pd.DataFrame({"site": ["a", "a"], "day": [1, 2], "visits": [5, 6]}), "v", schema=schema
+        pd.DataFrame({"site": ["a", "a"], "day": days(1, 2), "visits": [5, 6]}), "v", schema=schema
     )
-    dc.write(pd.DataFrame({"site": ["a", "b"], "day": [2, 2], "visits": [60, 7]}), "v")
-    dc.write(pd.DataFrame({"site": ["a"], "day": [1]}), "v", mode="delete")
+    dc.write(pd.DataFrame({"site": ["a", "b"], "day": days(2, 2), "visits": [60, 7]}), "v")
+    dc.write(pd.DataFrame({"site": ["a"], "day": days(1)}), "v", mode="delete")
     got = dc.read("v", read_as=dc.DatasetType.PANDAS).sort_values(["site", "day"])
     assert got.values.tolist() == [["a", 2, 60], ["b", 2, 7]]
 
