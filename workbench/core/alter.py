@@ -8,6 +8,7 @@ rows already written) rewrite the version's rows, inside the same commit.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -27,10 +28,21 @@ from workbench.core.properties import (
 )
 from workbench.core.schema_update import SchemaUpdate
 from workbench.core.tables import locate
-from workbench.core.versions import for_read, reserved
+from workbench.core.types import LifecycleState
+from workbench.core.versions import (
+    LIFECYCLE_PROPERTY,
+    TABLE_PROPERTIES_PROPERTY,
+    check_lifecycle,
+    for_read,
+    reserved,
+    table_configuration,
+    versions_in,
+)
 
 if TYPE_CHECKING:
     from workbench.core.schema import Schema
+    from workbench.core.tables import Location
+    from workbench.core.transaction import Transaction
 
 
 def alter_table(
@@ -42,10 +54,14 @@ def alter_table(
     schema_updates: SchemaUpdate | None = None,
     table_properties: Mapping[Any, Any] | None = None,
     table_description: str | None = None,
+    table_version_properties: Mapping[Any, Any] | None = None,
+    lifecycle_state: LifecycleState | str | None = None,
 ) -> None:
-    """Apply ``schema_updates`` (from ``schema.update()``), set ``table_properties`` and the
-    ``table_description`` of a table's current version (or ``table_version``); all of it or,
-    on any failure, nothing."""
+    """Change a table's current version (or ``table_version``): apply ``schema_updates``
+    (from ``schema.update()``), set its ``table_version_properties`` (which govern its reads
+    and writes), ``lifecycle_state`` and ``table_description``; ``table_properties`` sets the
+    table's own properties, which versions created later inherit. All of it or, on any
+    failure, nothing."""
     if schema_updates is not None and not isinstance(schema_updates, SchemaUpdate):
         raise InvalidArgumentError(
             f"schema_updates= takes the update of a schema, e.g. "
@@ -58,12 +74,19 @@ def alter_table(
         )
     loc = locate(table, namespace, catalog)
     reserved(table_properties)
-    properties = encode_properties(table_properties)
+    reserved(table_version_properties)
+    table_level = encode_properties(table_properties)
+    properties = encode_properties(table_version_properties)
+    lifecycle = check_lifecycle(lifecycle_state)
+    if lifecycle is not None:
+        properties[LIFECYCLE_PROPERTY] = lifecycle.value
     if table_description is not None:
         properties[DESCRIPTION_PROPERTY] = table_description
     with operation(loc.catalog) as txn:
         txn.require_writable()
         target = for_read(txn, loc, table_version)
+        if table_level:
+            _set_table_properties(txn, loc, table_level)
         change = txn.touch_table(target.namespace, target.name)
         if change.entry is None:
             raise TableNotFoundError(
@@ -82,6 +105,24 @@ def alter_table(
         with staged_or_undone(txn, change, "the table was not changed"):
             stage_schema_and_properties(txn, change, plan, properties)
         txn.record(change, "ALTER_TABLE")
+
+
+def _set_table_properties(txn: Transaction, loc: Location, updates: dict[str, str]) -> None:
+    """Record the table's properties, updated, with its newest version (where new versions
+    take them from), leaving that version's own properties as they are."""
+    newest = loc.versioned(versions_in(txn, loc.namespace, loc.name)[-1])
+    change = txn.touch_table(newest.namespace, newest.name)
+    if change.entry is None:
+        return  # the table is missing: the caller reports it
+    recorded = {**table_configuration(change.table.properties), **updates}
+    with staged_or_undone(txn, change, "the table was not changed"):
+        stage_schema_and_properties(
+            txn,
+            change,
+            SchemaPlan(change.table.schema),
+            {TABLE_PROPERTIES_PROPERTY: json.dumps(recorded, sort_keys=True)},
+        )
+    txn.record(change, "ALTER_TABLE")
 
 
 def _plan(current: Schema, update: SchemaUpdate, table: str) -> SchemaPlan:
