@@ -55,6 +55,10 @@ class TableValidationError(WorkbenchError, ValueError):
     """A write would break a rule of the table (readers, merge keys, write mode)."""
 
 
+class ContentTypeValidationError(TableValidationError):
+    """A write's content type is not among those the table accepts (``content_types=``)."""
+
+
 class MergeKeyError(TableValidationError):
     """Merge keys are missing, null or duplicated where the write needs them unique."""
 

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.arguments import flag, whole_number
 from workbench.core.catalog import DEFAULT_NAMESPACE, Catalog, catalog_name, get_catalog
 from workbench.core.commit import stage_new_schemaless_table, stage_new_table
+from workbench.core.content_types import (
+    accepted_content_types,
+    encode_content_types,
+    parse_content_types,
+)
 from workbench.core.context import operation, view
 from workbench.core.deltalog import TableActions
 from workbench.core.errors import (
@@ -33,6 +38,7 @@ from workbench.core.remembered import recall, remember
 from workbench.core.schema import Schema, SchemaLike
 from workbench.core.snapshot import DataFile, data_files_of, in_write_order
 from workbench.core.types import (
+    ContentType,
     DatasetType,
     SchemaEvolutionMode,
     TableProperty,
@@ -286,14 +292,17 @@ def create_table(
     table_properties: Mapping[Any, Any] | None = None,
     auto_create_namespace: bool = False,
     fail_if_exists: bool = True,
+    content_types: Iterable[ContentType | str] | None = None,
 ) -> TableInfo:
-    """Create an empty table; without a schema it is schemaless (it records written files)."""
+    """Create an empty table; without a schema it is schemaless (it records written files).
+    Writes of a content type outside ``content_types`` (when given) are refused."""
     from workbench.core.namespaces import ensure_namespace
 
     flag("auto_create_namespace", auto_create_namespace)
     flag("fail_if_exists", fail_if_exists)
     loc = locate(table, namespace, catalog)
     configuration = encode_properties(table_properties)
+    configuration.update(encode_content_types(parse_content_types(content_types)))
     with operation(loc.catalog) as txn:
         if txn.entry(loc.namespace, loc.name) is not None:
             if fail_if_exists:
@@ -365,6 +374,7 @@ def describe(opened: OpenTable) -> TableInfo:
         schemaless=opened.schemaless,
         properties=opened.properties,
         uri=opened.uri,
+        content_types=accepted_content_types(opened.properties),
     )
 
 

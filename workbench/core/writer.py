@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.arguments import flag
@@ -14,6 +14,12 @@ from workbench.core.commit import (
     stage_new_table,
     stage_schema_and_properties,
     staged_or_undone,
+)
+from workbench.core.content_types import (
+    accepted_content_types,
+    check_content_type,
+    encode_content_types,
+    parse_content_types,
 )
 from workbench.core.context import operation
 from workbench.core.datasets import to_pyarrow
@@ -77,11 +83,12 @@ def write(
     table_properties: Mapping[Any, Any] | None = None,
     auto_create_namespace: bool = False,
     dedupe: str | None = None,
+    content_types: Iterable[ContentType | str] | None = None,
 ) -> WriteResult:
     """Write a dataset to a table in ``mode``; on any failure the table is left as it was.
 
-    Modes AUTO and CREATE create a missing table (schemaless when ``schema=None`` is given);
-    the others need the table to exist."""
+    Modes AUTO and CREATE create a missing table (schemaless when ``schema=None`` is given,
+    accepting only ``content_types`` when given); the others need the table to exist."""
     mode = _parse_mode(mode)
     check_dedupe(dedupe)
     flag("auto_create_namespace", auto_create_namespace)
@@ -89,6 +96,7 @@ def write(
     schemaless = schema is None
     declared = Schema.of(schema) if schema is not None and schema is not INFERRED else None
     fmt = content_type_of(content_type) if content_type is not None else None
+    accepted = parse_content_types(content_types)
     engine = engine_for_data(data)
     source = engine.source(data)
     incoming = engine.schema(source)
@@ -102,6 +110,8 @@ def write(
                     f"Cannot {mode.name} table {loc.qualified!r}: it does not exist in catalog "
                     f"{loc.catalog_name!r}. Create it with mode=dc.TableWriteMode.CREATE (or AUTO)."
                 )
+            check_content_type(fmt or ContentType.PARQUET, accepted, loc.qualified)
+            properties.update(encode_content_types(accepted))
             ensure_namespace(txn, loc, auto_create_namespace)
             if schemaless:  # a failed first write takes the table's creation back with it
                 with staged_or_undone(txn, change, "the table was not created"):
@@ -116,6 +126,14 @@ def write(
                 "mode=dc.TableWriteMode.REPLACE to overwrite it, or ADD/MERGE to add to it."
             )
         opened = change.table
+        stored = accepted_content_types(opened.properties)
+        check_content_type(fmt or ContentType.PARQUET, stored, loc.qualified)
+        if accepted not in (None, stored):
+            warnings.warn(
+                f"content_types= applies when a write creates a table; table {loc.qualified!r} "
+                f"keeps the content types it was created with ({stored or 'any'}).",
+                stacklevel=2,
+            )
         if fmt not in (None, ContentType.PARQUET) and not opened.schemaless:
             warnings.warn(
                 f"Table {loc.qualified!r} has a schema, so its rows are stored as Parquet (a Delta "
