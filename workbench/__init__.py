@@ -19,6 +19,7 @@ from workbench.core.context import current_transaction, run_transaction, transac
 from workbench.core.datasets import (
     dataset_length,
     dataset_schema,
+    from_pandas,
     from_pyarrow,
     to_pandas,
     to_pyarrow,
@@ -126,6 +127,7 @@ __all__ = [
     "drop_namespace",
     "drop_table",
     "from_manifest_table",
+    "from_pandas",
     "from_pyarrow",
     "get_catalog",
     "get_namespace",

@@ -42,9 +42,11 @@ from workbench.core.evolution import (
 from workbench.core.files import write_parts
 from workbench.core.formats import content_type_of
 from workbench.core.keys import check_dedupe, require_key_columns
+from workbench.core.lossless import restore_integers
 from workbench.core.manifest import write_data_file
 from workbench.core.models import WriteResult
 from workbench.core.namespaces import ensure_namespace
+from workbench.core.positional import by_position, is_unnamed_array
 from workbench.core.properties import (
     check_read_optimization,
     decode_reader_types,
@@ -143,6 +145,10 @@ def write(
             )
         if opened.schemaless:
             return _write_schemaless(txn, change, to_pyarrow(data), mode, fmt)
+        if is_unnamed_array(data):  # its columns are the table's first columns, in order
+            source = engine.source(by_position(data, opened.schema, loc.qualified))
+            incoming = engine.schema(source)
+        source, incoming = restore_integers(engine, source, incoming, opened.schema)
         mode, plan = plan_existing(opened, incoming, declared, mode, properties)
         return _write_existing(txn, change, engine, source, mode, plan, properties, dedupe)
 
