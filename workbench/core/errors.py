@@ -59,6 +59,11 @@ class ContentTypeValidationError(TableValidationError):
     """A write's content type is not among those the table accepts (``content_types=``)."""
 
 
+class KeyedTableModeError(TableValidationError, SchemaValidationError):
+    """A mode that adds rows without matching keys (ADD, APPEND, CHRONO) on a table with merge
+    keys, where it could store a key twice."""
+
+
 class MergeKeyError(TableValidationError):
     """Merge keys are missing, null or duplicated where the write needs them unique."""
 

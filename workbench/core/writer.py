@@ -26,6 +26,7 @@ from workbench.core.datasets import to_pyarrow
 from workbench.core.engine import Engine, Rewrite, engine_for_data
 from workbench.core.errors import (
     InvalidArgumentError,
+    KeyedTableModeError,
     MergeKeyError,
     TableAlreadyExistsError,
     TableNotFoundError,
@@ -72,6 +73,8 @@ class _Inferred:
 
 INFERRED: Any = _Inferred()
 CREATING_MODES = (TableWriteMode.AUTO, TableWriteMode.CREATE)
+# modes that add rows as they are: a table with merge keys could end up holding a key twice
+ROW_ADDING_MODES = (TableWriteMode.ADD, TableWriteMode.APPEND, TableWriteMode.CHRONO)
 
 
 def write(
@@ -220,8 +223,8 @@ def plan_existing(
         mode = TableWriteMode.MERGE if keys else TableWriteMode.ADD
     if mode in (TableWriteMode.MERGE, TableWriteMode.DELETE) and not keys:
         raise MergeKeyError(_no_keys_message(opened.loc, mode))
-    if mode in (TableWriteMode.ADD, TableWriteMode.APPEND) and keys:
-        raise TableValidationError(
+    if mode in ROW_ADDING_MODES and keys:
+        raise KeyedTableModeError(
             f"Table {name!r} has merge keys {keys}; mode {mode.name} could store a key twice. "
             "Use mode=dc.TableWriteMode.MERGE (or AUTO) to insert and update by key."
         )
@@ -256,6 +259,8 @@ def _write_existing(
     loc = change.table.loc
     keys = change.table.schema.merge_keys
     check_append_only(change.table, mode in (TableWriteMode.REPLACE, TableWriteMode.DELETE))
+    if mode is TableWriteMode.REPLACE:  # the new rows are the table: a repeated key's last wins
+        dedupe = dedupe or "last"
     if keys and mode is not TableWriteMode.DELETE:
         source = _keyed(engine, source, keys, loc, dedupe, "the table was not changed")
     with staged_or_undone(txn, change, "the table was not changed") as made:
