@@ -170,6 +170,15 @@ class WriteResult:
     rows_updated: int = 0
     schema_changes: tuple[str, ...] = ()
 
+    def __len__(self) -> int:
+        """1: DeltaCAT's write returns a list of the deltas it made, one per write, and a
+        ``WriteResult`` also stands for that one-item list (``len(r) == 1``, ``r[0] is r``)."""
+        return 1
+
+    def __getitem__(self, index: int) -> WriteResult:
+        """The result itself at index 0 (or -1), as the only item of that list."""
+        return (self,)[index]
+
     def _summary(self) -> dict[str, Any]:
         return {
             "table": f"{self.table.namespace}.{self.table.name}",
