@@ -28,7 +28,7 @@ from workbench.core.diff import TableDiff, diff
 from workbench.core.history import TransactionRecord, read_transaction, transactions
 from workbench.core.maintenance import VacuumResult, optimize, vacuum
 from workbench.core.manifest import from_manifest_table
-from workbench.core.models import Namespace, TableInfo, TableRef, WriteResult
+from workbench.core.models import Namespace, Table, TableInfo, TableRef, WriteResult
 from workbench.core.models import TableInfo as TableDefinition  # DeltaCAT's name
 from workbench.core.namespaces import (
     create_namespace,
@@ -61,6 +61,7 @@ from workbench.core.types import (
     TableReadOptimizationLevel,
     TableWriteMode,
 )
+from workbench.core.urls import DeltaCatUrl
 from workbench.core.urls import copy as copy
 from workbench.core.urls import get as get
 from workbench.core.urls import list_url as list  # noqa: F401 - dc.list, as in DeltaCAT
@@ -94,12 +95,14 @@ __all__ = [
     "CatalogProperties",
     "ContentType",
     "DatasetType",
+    "DeltaCatUrl",
     "Field",
     "LifecycleState",
     "Namespace",
     "Schema",
     "SchemaConsistencyType",
     "SchemaEvolutionMode",
+    "Table",
     "TableDefinition",
     "TableDiff",
     "TableInfo",

@@ -47,6 +47,16 @@ class TableRef:
 
 
 @dataclass(frozen=True)
+class Table(TableRef):
+    """A table as ``dc.list`` shows it, like the ``Table`` entries of DeltaCAT's listings."""
+
+    @property
+    def table_name(self) -> str:
+        """The table's name (DeltaCAT's attribute)."""
+        return self.name
+
+
+@dataclass(frozen=True)
 class TableVersionView:
     """One table version as DeltaCAT's ``TableVersion`` shows it: name, schema (None when
     schemaless), lifecycle state and decoded properties."""
