@@ -63,3 +63,18 @@ def test_bad_content_types_are_refused(catalog, bad):
     with pytest.raises(InvalidArgumentError):
         dc.create_table("t", content_types=bad)
     assert not dc.table_exists("t")
+
+
+def test_a_copy_accepts_the_same_content_types(tmp_path):
+    dc.init(
+        catalogs={
+            "one": dc.Catalog(dc.CatalogProperties(str(tmp_path / "one"))),
+            "two": dc.Catalog(dc.CatalogProperties(str(tmp_path / "two"))),
+        }
+    )
+    dc.create_table("files", schema=None, content_types=["csv"], catalog="one")
+    dc.write(ROWS, "files", catalog="one", content_type="csv")
+    dc.write(ROWS, "t", catalog="one", content_types=["parquet"])
+    dc.copy("dc://one/default/**", "dc://two/default")
+    assert dc.get_table("files", catalog="two").content_types == (dc.ContentType.CSV,)
+    assert dc.get_table("t", catalog="two").content_types == (dc.ContentType.PARQUET,)

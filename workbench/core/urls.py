@@ -225,7 +225,9 @@ def _destination_namespace(target: CatalogUrl, dst: str) -> str:
 
 
 def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> Table:
-    """Copy one table's current (or ``as_of``) rows, schema, keys and properties."""
+    """Copy one table's current (or ``as_of``) rows, schema, keys, properties and accepted
+    content types."""
+    from workbench.core.content_types import accepted_content_types
     from workbench.core.errors import TableAlreadyExistsError
     from workbench.core.formats import content_type_of, read_file
     from workbench.core.properties import stored_properties
@@ -240,6 +242,7 @@ def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> Table:
         )
     opened = open_table(locate(source.table, source.namespace, source.catalog), as_of=as_of)
     properties = stored_properties(opened.properties)
+    content_types = accepted_content_types(opened.properties)
     if opened.schemaless:
         create_table(
             target.table,
@@ -247,6 +250,7 @@ def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> Table:
             target.catalog,
             table_properties=properties,
             auto_create_namespace=True,
+            content_types=content_types,
         )
         storage = opened.loc.catalog.storage
         for row in ordered_dataset(opened).to_table().to_pylist():
@@ -263,5 +267,6 @@ def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> Table:
             schema=opened.schema,
             table_properties=properties,
             auto_create_namespace=True,
+            content_types=content_types,
         )
     return Table(target.table, target.namespace or "default", target.catalog)
