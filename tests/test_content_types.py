@@ -1,130 +1,80 @@
-"""Content types, schemaless manifests and from_manifest_table on real Delta tables."""
+"""``content_types=``: the content types a table accepts, kept with the table, checked on writes."""
 
 from __future__ import annotations
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
+from deltalake import DeltaTable
 
 import workbench as dc
 from tests.conftest import tree_digest
+from workbench.exceptions import ContentTypeValidationError, InvalidArgumentError
 
-ROWS = pa.table({"id": [1, 2, 3], "name": ["a", "b", "c"]})
+ROWS = pd.DataFrame({"id": [1, 2], "name": ["a", "b"]})
 
 
-def test_text_content_type_on_table_with_schema_changes_nothing(catalog):
-    dc.write(ROWS, "typed")
+def test_create_table_records_accepted_types_in_the_delta_configuration(catalog):
+    dc.create_table("files", schema=None, content_types=["csv", dc.ContentType.JSON])
+    info = dc.get_table("files")
+    assert info.table_version.content_types == [dc.ContentType.CSV, dc.ContentType.JSON]
+    configuration = DeltaTable(info.uri).metadata().configuration
+    assert configuration["workbench.contentTypes"] == '["CSV", "JSON"]'
+    dc.init_local(catalog.root)  # reopened: the types travel with the table
+    assert dc.get_table("files").content_types == (dc.ContentType.CSV, dc.ContentType.JSON)
+
+
+def test_a_write_of_another_type_is_refused_and_changes_nothing(catalog):
+    dc.create_table("files", schema=None, content_types=[dc.ContentType.CSV])
+    dc.write(ROWS, "files", content_type=dc.ContentType.CSV)
     before = tree_digest(catalog.root)
-    for fmt in (dc.ContentType.CSV, dc.ContentType.JSON, dc.ContentType.UNESCAPED_TSV):
-        with pytest.raises(dc.TableValidationError, match=f"'{fmt.value}' cannot be written"):
-            dc.write(ROWS, "typed", content_type=fmt)
+    with pytest.raises(ContentTypeValidationError, match="accepts content types \\[CSV\\]"):
+        dc.write(ROWS, "files", content_type=dc.ContentType.JSON)
+    with pytest.raises(ValueError):  # DeltaCAT code catches a ValueError
+        dc.write(ROWS, "files")  # PARQUET by default
     assert tree_digest(catalog.root) == before
-    assert dc.read("typed", read_as=dc.DatasetType.PYARROW).num_rows == 3
+    assert dc.get_table("files").row_count == 1  # one manifest row per file written
 
 
-def test_text_content_type_with_inferred_schema_creates_nothing(catalog):
-    with pytest.raises(dc.TableValidationError, match="schema=None"):
-        dc.write(ROWS, "t", namespace="fresh", content_type="csv", auto_create_namespace=True)
-    assert not dc.namespace_exists("fresh")
-    dc.write(
-        ROWS, "t", namespace="fresh", content_type="csv", schema=None, auto_create_namespace=True
-    )
-    assert dc.get_table("t", namespace="fresh").schemaless
+def test_a_write_that_creates_a_table_must_be_of_an_accepted_type(catalog):
+    with pytest.raises(ContentTypeValidationError, match="PARQUET"):
+        dc.write(ROWS, "t", content_types=[dc.ContentType.CSV])
+    assert not dc.table_exists("t")
+    dc.write(ROWS, "t", content_types=[dc.ContentType.PARQUET])
+    assert dc.get_table("t").content_types == (dc.ContentType.PARQUET,)
 
 
-def test_schema_content_types_on_table_with_schema_are_stored_as_parquet(catalog):
-    with pytest.warns(UserWarning, match="stored as Parquet"):
-        dc.write(ROWS, "typed", content_type=dc.ContentType.ORC)
-    files = dc.read("typed", read_as=dc.DatasetType.PYARROW_PARQUET)
-    assert isinstance(files, pq.ParquetFile) and files.read().num_rows == 3
+def test_tables_without_content_types_accept_every_type(catalog):
+    dc.write(ROWS, "t")
+    assert dc.get_table("t").table_version.content_types is None
+    dc.create_table("files", schema=None, content_types=[])
+    dc.write(ROWS, "files", content_type=dc.ContentType.ORC)
+    assert dc.get_table("files").content_types is None
 
 
-def test_manifest_has_deltacat_columns_and_paths_under_the_catalog_root(catalog):
-    dc.write(ROWS, "files", schema=None, content_type=dc.ContentType.CSV)
-    dc.write(ROWS.slice(0, 1), "files", mode="append", content_type=dc.ContentType.JSON)
-    manifest = dc.read("files", read_as=dc.DatasetType.PYARROW)
-    assert manifest.column("meta_record_count").to_pylist() == [3, 1]
-    assert manifest.column("meta_content_type").to_pylist() == ["text/csv", "application/json"]
-    paths = manifest.column("path").to_pylist()
-    assert all(p.startswith("default/files/_data/") for p in paths)
-    picked = dc.read("files", read_as=dc.DatasetType.PANDAS, columns=["meta_record_count"])
-    assert list(picked.columns) == ["meta_record_count"]
-    back = dc.from_manifest_table(manifest, read_as=dc.DatasetType.PYARROW)
-    assert back.column("id").to_pylist() == [1, 2, 3, 1]
+def test_content_types_on_an_existing_table_warns_and_keeps_the_stored_ones(catalog):
+    dc.write(ROWS, "t", content_types=[dc.ContentType.PARQUET])
+    with pytest.warns(UserWarning, match="applies when a write creates a table"):
+        dc.write(ROWS, "t", content_types=[dc.ContentType.CSV, dc.ContentType.PARQUET])
+    assert dc.get_table("t").content_types == (dc.ContentType.PARQUET,)
 
 
-def test_from_manifest_table_resolves_paths_in_the_catalog_named(tmp_path):
+@pytest.mark.parametrize("bad", ["csv", [dc.ContentType.CSV, "xlsx"], 5])
+def test_bad_content_types_are_refused(catalog, bad):
+    with pytest.raises(InvalidArgumentError):
+        dc.create_table("t", content_types=bad)
+    assert not dc.table_exists("t")
+
+
+def test_a_copy_accepts_the_same_content_types(tmp_path):
     dc.init(
-        {
-            "a": dc.Catalog(dc.CatalogProperties(str(tmp_path / "a"))),
-            "b": dc.Catalog(dc.CatalogProperties(str(tmp_path / "b"))),
-        },
-        default="a",
+        catalogs={
+            "one": dc.Catalog(dc.CatalogProperties(str(tmp_path / "one"))),
+            "two": dc.Catalog(dc.CatalogProperties(str(tmp_path / "two"))),
+        }
     )
-    dc.write(ROWS, "files", catalog="b", schema=None)
-    manifest = dc.read("files", catalog="b", read_as=dc.DatasetType.PANDAS)
-    with pytest.raises(dc.TableVersionNotFoundError, match="Pass catalog="):
-        dc.from_manifest_table(manifest)
-    assert len(dc.from_manifest_table(manifest, catalog="b", read_as="pandas")) == 3
-
-
-def test_from_manifest_table_takes_stored_column_names_and_absolute_paths(catalog):
-    dc.write(ROWS, "files", schema=None)
-    manifest = dc.read("files", read_as=dc.DatasetType.PYARROW)
-    absolute = [f"{catalog.root}/{p}" for p in manifest.column("path").to_pylist()]
-    stored = pa.table({"path": absolute, "content_type": ["application/parquet"]})
-    assert dc.from_manifest_table(stored, read_as="pyarrow").num_rows == 3
-
-
-def test_from_manifest_table_names_numpy_columns_by_the_schema(catalog):
-    dc.write(dc.from_pyarrow(ROWS, dc.DatasetType.NUMPY), "arrays", schema=None, content_type="csv")
-    manifest = dc.read("arrays")
-    plain = dc.from_manifest_table(manifest, read_as=dc.DatasetType.PYARROW)
-    assert plain.column_names == ["0", "1"]
-    named = dc.from_manifest_table(manifest, read_as="pyarrow", schema=dc.Schema.of(ROWS.schema))
-    assert named.to_pydict() == ROWS.to_pydict()
-
-
-def test_from_manifest_table_as_parquet_files(catalog):
-    dc.write(ROWS, "files", schema=None)
-    dc.write(ROWS, "files", mode="append")
-    files = dc.from_manifest_table(dc.read("files"), read_as=dc.DatasetType.PYARROW_PARQUET)
-    assert [f.read().num_rows for f in files] == [3, 3]
-    with pytest.raises(dc.InvalidArgumentError, match="schema= does not apply"):
-        dc.from_manifest_table(dc.read("files"), read_as="pyarrow_parquet", schema=ROWS.schema)
-    dc.write(ROWS, "files", mode="append", content_type=dc.ContentType.CSV)
-    with pytest.raises(dc.exceptions.NonRetryableDownloadTableError, match="text/csv"):
-        dc.from_manifest_table(dc.read("files"), read_as=dc.DatasetType.PYARROW_PARQUET)
-
-
-def test_merge_and_delete_on_schemaless_table_change_nothing(catalog):
-    dc.write(pd.DataFrame({"id": [1]}), "files", schema=None)
-    before = tree_digest(catalog.root)
-    for mode in ("merge", "delete"):
-        with pytest.raises(dc.MergeKeyError, match=f"{mode.upper()} mode requires tables"):
-            dc.write(pd.DataFrame({"id": [1]}), "files", mode=mode)
-    assert tree_digest(catalog.root) == before
-
-
-def test_content_types_list_checks_the_write(catalog):
-    listed = [dc.ContentType.PARQUET, "text/csv"]
-    dc.write(ROWS, "files", schema=None, content_type="csv", content_types=listed)
-    with pytest.raises(dc.InvalidArgumentError, match="not among content_types"):
-        dc.write(ROWS, "files", content_type=dc.ContentType.JSON, content_types=listed)
-    with pytest.raises(dc.InvalidArgumentError, match="must be a list"):
-        dc.create_table("other", content_types="text/csv")
-    with pytest.raises(dc.InvalidArgumentError, match="Unknown content type"):
-        dc.create_table("other", content_types=["text/yaml"])
-    assert not dc.table_exists("other")
-    assert len(dc.write(ROWS, "files", mode="append", content_type="csv")) == 1
-
-
-def test_dataset_type_content_type_sets_follow_deltacat():
-    daft, ray = dc.DatasetType.DAFT, dc.DatasetType.RAY_DATASET
-    assert dc.ContentType.ORC not in daft.readable_content_types()
-    assert dc.ContentType.ORC in ray.readable_content_types()
-    assert dc.ContentType.AVRO not in daft.writable_content_types()
-    assert dc.DatasetType.PYARROW_PARQUET.writable_content_types() == frozenset()
-    local = dc.DatasetType.local() - {dc.DatasetType.PYARROW_PARQUET}
-    assert all(dc.ContentType.ORC in t.readable_content_types() for t in local)
+    dc.create_table("files", schema=None, content_types=["csv"], catalog="one")
+    dc.write(ROWS, "files", catalog="one", content_type="csv")
+    dc.write(ROWS, "t", catalog="one", content_types=["parquet"])
+    dc.copy("dc://one/default/**", "dc://two/default")
+    assert dc.get_table("files", catalog="two").content_types == (dc.ContentType.CSV,)
+    assert dc.get_table("t", catalog="two").content_types == (dc.ContentType.PARQUET,)

@@ -19,6 +19,7 @@ import workbench as dc
 from tests.conftest import tree_digest
 from workbench.exceptions import (
     InvalidUrlError,
+    NamespaceNotFoundError,
     TableAlreadyExistsError,
     TableNotFoundError,
     TableValidationError,
@@ -313,7 +314,8 @@ BAD = {
     "malformed url": (lambda: dc.list("s3://bucket/x"), InvalidUrlError),
     "url with too many parts": (lambda: dc.list("dc://default/a/b/c"), InvalidUrlError),
     "wildcard in the middle": (lambda: dc.list("dc://default/*/t"), InvalidUrlError),
-    "get of a namespace url": (lambda: dc.get("dc://default/default"), InvalidUrlError),
+    "get of a wildcard url": (lambda: dc.get("dc://default/*"), InvalidUrlError),
+    "get of a missing namespace": (lambda: dc.get("dc://default/nope"), NamespaceNotFoundError),
     "unknown transaction": (lambda: dc.read_transaction("nope"), TimeTravelError),
     "table missing as of": (lambda: dc.read("later", as_of="start"), TableNotFoundError),
 }

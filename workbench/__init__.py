@@ -20,6 +20,7 @@ from workbench.core.context import current_transaction, run_transaction, transac
 from workbench.core.datasets import (
     dataset_length,
     dataset_schema,
+    from_pandas,
     from_pyarrow,
     to_pandas,
     to_pyarrow,
@@ -29,7 +30,7 @@ from workbench.core.history import TransactionRecord, read_transaction, transact
 from workbench.core.maintenance import VacuumResult, optimize, vacuum
 from workbench.core.manifest import from_manifest_table
 from workbench.core.merge_order import MergeOrder
-from workbench.core.models import Namespace, TableInfo, TableRef, WriteResult
+from workbench.core.models import Namespace, Table, TableInfo, TableRef, WriteResult
 from workbench.core.models import TableInfo as TableDefinition  # DeltaCAT's name
 from workbench.core.namespaces import (
     create_namespace,
@@ -64,6 +65,7 @@ from workbench.core.types import (
     TableReadOptimizationLevel,
     TableWriteMode,
 )
+from workbench.core.urls import DeltaCatUrl
 from workbench.core.urls import copy as copy
 from workbench.core.urls import get as get
 from workbench.core.urls import list_url as list  # noqa: F401 - dc.list, as in DeltaCAT
@@ -98,6 +100,7 @@ __all__ = [
     "CatalogProperties",
     "ContentType",
     "DatasetType",
+    "DeltaCatUrl",
     "Field",
     "LifecycleState",
     "MergeOrder",
@@ -107,6 +110,7 @@ __all__ = [
     "SchemaConsistencyType",
     "SchemaEvolutionMode",
     "SortOrder",
+    "Table",
     "TableDefinition",
     "TableDiff",
     "TableInfo",
@@ -134,6 +138,7 @@ __all__ = [
     "drop_namespace",
     "drop_table",
     "from_manifest_table",
+    "from_pandas",
     "from_pyarrow",
     "get_catalog",
     "get_namespace",

@@ -129,8 +129,8 @@ def _numpy_to_arrow(array: Any) -> pa.Table:
 def _column(values: Any) -> pa.Array:
     import pyarrow as pa
 
-    if values.dtype == object:
-        return pa.array(values.tolist())
+    if values.dtype == object:  # None, NaN and pd.NA are nulls, as pandas reads them
+        return pa.array(values, from_pandas=True)
     return pa.array(values)
 
 
@@ -157,6 +157,17 @@ def from_pyarrow(table: pa.Table, read_as: DatasetType | str = DatasetType.DAFT)
         f"Cannot convert an in-memory table to {read_as.name}; {read_as.name} is only produced by "
         "reading a table (dc.read)."
     )
+
+
+def from_pandas(frame: Any, read_as: DatasetType | str = DatasetType.DAFT) -> Any:
+    """Convert a pandas DataFrame to the requested dataset type (NUMPY: its ``.values``, one
+    row per record, as DeltaCAT gives it)."""
+    read_as = parse_dataset_type(read_as)
+    if read_as is DatasetType.PANDAS:
+        return frame
+    if read_as is DatasetType.NUMPY:
+        return frame.to_numpy()
+    return from_pyarrow(to_pyarrow(frame), read_as)
 
 
 def parse_dataset_type(read_as: DatasetType | str) -> DatasetType:

@@ -65,6 +65,15 @@ class TableValidationError(WorkbenchError, ValueError):
     """A write would break a rule of the table (readers, merge keys, write mode)."""
 
 
+class ContentTypeValidationError(TableValidationError):
+    """A write's content type is not among those the table accepts (``content_types=``)."""
+
+
+class KeyedTableModeError(TableValidationError, SchemaValidationError):
+    """A mode that adds rows without matching keys (ADD, APPEND, CHRONO) on a table with merge
+    keys, where it could store a key twice."""
+
+
 class MergeKeyError(TableValidationError):
     """Merge keys are missing, null or duplicated where the write needs them unique."""
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.errors import InvalidArgumentError
@@ -26,28 +25,6 @@ def content_type_of(value: Any) -> ContentType:
     raise InvalidArgumentError(
         f"Unknown content type {value!r}; use one of {[ct.name for ct in ContentType]}."
     )
-
-
-def content_types_of(values: Iterable[Any] | None) -> list[ContentType] | None:
-    """Parse a ``content_types=`` list: the content types a table accepts (None: any)."""
-    if values is None:
-        return None
-    if isinstance(values, (str, ContentType)) or not isinstance(values, Iterable):
-        raise InvalidArgumentError(
-            f"content_types={values!r} must be a list, e.g. [dc.ContentType.PARQUET]."
-        )
-    return [content_type_of(v) for v in values]
-
-
-def check_content_type_listed(
-    content_type: ContentType, allowed: list[ContentType] | None, table: str
-) -> None:
-    """Raise ``InvalidArgumentError`` if a write's content type is not among ``content_types``."""
-    if allowed and content_type not in allowed:
-        raise InvalidArgumentError(
-            f"The write to {table!r} is of content type {content_type.name}, which is not among "
-            f"content_types={[ct.name for ct in allowed]}; add it to the list or write one of them."
-        )
 
 
 def write_file(table: pa.Table, fs: pafs.FileSystem, path: str, content_type: ContentType) -> None:

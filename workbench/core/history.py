@@ -28,35 +28,10 @@ def _history_table(rows: list[dict[str, Any]]) -> pa.Table:
     """Fold log rows (one per table touched) into one row per transaction, newest first."""
     import pyarrow as pa
 
-    folded: dict[str, dict[str, Any]] = {}
+    grouped: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        entry = folded.get(row["transaction_id"])
-        if entry is None:
-            entry = folded[row["transaction_id"]] = {
-                k: row[k]
-                for k in (
-                    "transaction_id",
-                    "sequence",
-                    "start_time",
-                    "end_time",
-                    "commit_message",
-                    "status",
-                )
-            }
-            entry.update(tables=[], operations=[], engines=[], rows_added=0, rows_removed=0)
-        target = (
-            row["namespace"]
-            if row["table_name"] is None
-            else (f"{row['namespace']}.{row['table_name']}")
-        )
-        entry["tables"].append(target)
-        entry["operations"].append(row["operation"])
-        entry["rows_added"] += row["rows_added"] or 0
-        entry["rows_removed"] += row["rows_removed"] or 0
-        entry["engines"].append(row["engine"])
-    for entry in folded.values():
-        entry["engine"] = engines_of(entry.pop("engines"))
-    ordered = sorted(folded.values(), key=lambda e: e["sequence"], reverse=True)
+        grouped.setdefault(row["transaction_id"], []).append(row)
+    folded = sorted(map(_fold, grouped.values()), key=lambda e: e["sequence"], reverse=True)
     schema = pa.schema(
         [
             ("transaction_id", pa.string()),
@@ -70,9 +45,39 @@ def _history_table(rows: list[dict[str, Any]]) -> pa.Table:
             ("operations", pa.list_(pa.string())),
             ("rows_added", pa.int64()),
             ("rows_removed", pa.int64()),
+            ("state", pa.string()),
+            ("operation_count", pa.int64()),
+            ("operation_types", pa.string()),
+            ("namespace_count", pa.int64()),
+            ("table_count", pa.int64()),
         ]
     )
-    return pa.Table.from_pylist(ordered, schema=schema)
+    return pa.Table.from_pylist(folded, schema=schema)
+
+
+def _fold(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One transaction's history row from its log rows; the last five columns carry DeltaCAT's
+    names, so code written for DeltaCAT's history reads this one."""
+    first = rows[0]
+    keys = ("transaction_id", "sequence", "start_time", "end_time", "commit_message", "status")
+    operations = [r["operation"] for r in rows]
+    tables = {(r["namespace"], r["table_name"]) for r in rows if r["table_name"] is not None}
+    return {
+        **{k: first[k] for k in keys},
+        "engine": engines_of([r["engine"] for r in rows]),
+        "tables": [
+            r["namespace"] if r["table_name"] is None else f"{r['namespace']}.{r['table_name']}"
+            for r in rows
+        ],
+        "operations": operations,
+        "rows_added": sum(r["rows_added"] or 0 for r in rows),
+        "rows_removed": sum(r["rows_removed"] or 0 for r in rows),
+        "state": "SUCCESS",  # DeltaCAT's word for a committed transaction
+        "operation_count": len(operations),
+        "operation_types": ",".join(dict.fromkeys(operations)),
+        "namespace_count": len({r["namespace"] for r in rows}),
+        "table_count": len(tables),
+    }
 
 
 def transactions(

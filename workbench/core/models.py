@@ -47,6 +47,16 @@ class TableRef:
 
 
 @dataclass(frozen=True)
+class Table(TableRef):
+    """A table as ``dc.list`` shows it, like the ``Table`` entries of DeltaCAT's listings."""
+
+    @property
+    def table_name(self) -> str:
+        """The table's name (DeltaCAT's attribute)."""
+        return self.name
+
+
+@dataclass(frozen=True)
 class TableVersionView:
     """One table version as DeltaCAT's ``TableVersion`` shows it: name, schema (None when
     schemaless), lifecycle state and decoded properties."""
@@ -171,9 +181,13 @@ class WriteResult:
     schema_changes: tuple[str, ...] = ()
 
     def __len__(self) -> int:
-        """The table commits the write made: one (DeltaCAT's write returns a list holding its
-        one delta, and its callers check the list's length)."""
+        """1: DeltaCAT's write returns a list of the deltas it made, one per write, and a
+        ``WriteResult`` also stands for that one-item list (``len(r) == 1``, ``r[0] is r``)."""
         return 1
+
+    def __getitem__(self, index: int) -> WriteResult:
+        """The result itself at index 0 (or -1), as the only item of that list."""
+        return (self,)[index]
 
     def _summary(self) -> dict[str, Any]:
         return {

@@ -171,7 +171,10 @@ class Storage:
         on an object store one request for a small file and a multipart upload for a big one
         (pyarrow's own S3 stream always makes three requests), nothing stored if it fails."""
         if is_local(self.root):
-            with self.filesystem.open_output_stream(self.fs_path(uri)) as out:
+            path = self.fs_path(uri)
+            # a table created inside an open transaction has no folder until it commits
+            self.filesystem.create_dir(path.rsplit("/", 1)[0], recursive=True)
+            with self.filesystem.open_output_stream(path) as out:
                 yield out
             return
         import obstore

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.arguments import flag, whole_number
 from workbench.core.catalog import DEFAULT_NAMESPACE, Catalog, catalog_name, get_catalog
 from workbench.core.commit import stage_new_schemaless_table, stage_new_table
+from workbench.core.content_types import (
+    accepted_content_types,
+    encode_content_types,
+    parse_content_types,
+)
 from workbench.core.context import operation, view
 from workbench.core.deltalog import TableActions
 from workbench.core.errors import (
@@ -21,7 +26,6 @@ from workbench.core.errors import (
     TableVersionNotFoundError,
 )
 from workbench.core.evolution import to_storage
-from workbench.core.formats import content_types_of
 from workbench.core.layout import table_uri
 from workbench.core.manifest import SCHEMALESS_PROPERTY
 from workbench.core.models import TableInfo, TableRef
@@ -35,6 +39,7 @@ from workbench.core.remembered import recall, remember
 from workbench.core.schema import Schema, SchemaLike, stored_schema
 from workbench.core.snapshot import DataFile, data_files_of, in_write_order
 from workbench.core.types import (
+    ContentType,
     DatasetType,
     LifecycleState,
     SchemaEvolutionMode,
@@ -343,13 +348,13 @@ def create_table(
     table_version: str | None = None,
     table_version_properties: Mapping[Any, Any] | None = None,
     lifecycle_state: LifecycleState | str | None = None,
-    content_types: Sequence[Any] | None = None,
+    content_types: Iterable[ContentType | str] | None = None,
 ) -> TableInfo:
     """Create an empty table, or a new ``table_version`` of one; without a schema it is
-    schemaless (it records written files). A new version inherits the table's properties."""
+    schemaless (it records written files). A new version inherits the table's properties.
+    Writes of a content type outside ``content_types`` (when given) are refused."""
     from workbench.core.namespaces import ensure_namespace
 
-    content_types_of(content_types)
     flag("auto_create_namespace", auto_create_namespace)
     flag("fail_if_exists", fail_if_exists)
     loc = locate(table, namespace, catalog)
@@ -358,6 +363,7 @@ def create_table(
     table_level = encode_properties(table_properties)
     own = encode_properties(table_version_properties)
     lifecycle = check_lifecycle(lifecycle_state)
+    accepted = parse_content_types(content_types)
     with operation(loc.catalog) as txn:
         try:
             target = for_write(txn, loc, table_version, TableWriteMode.CREATE, creating=True)
@@ -375,6 +381,7 @@ def create_table(
             return get_table(table, loc.namespace, catalog)
         ensure_namespace(txn, loc, auto_create_namespace)
         configuration = new_configuration(txn, target, table_level, own, lifecycle)
+        configuration.update(encode_content_types(accepted))
         change = txn.touch_table(loc.namespace, target.loc.name)
         if schema is None:
             stage_new_schemaless_table(txn, change, configuration)
@@ -459,6 +466,7 @@ def describe(opened: OpenTable, seen: Transaction | None = None) -> TableInfo:
         version_names=tuple(names),
         active_version=active_version(seen, loc, names),
         table_properties=table_configuration(newest.properties),
+        content_types=accepted_content_types(opened.properties),
     )
 
 

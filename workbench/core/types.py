@@ -12,6 +12,7 @@ class TableWriteMode(str, Enum):
     CREATE = "create"  # create the table; fail if it exists
     ADD = "add"  # add rows (the default for tables without merge keys)
     APPEND = "append"  # add rows, read back in write order
+    CHRONO = "chrono"  # add rows in time order, read back in write order (DeltaCAT's name)
     REPLACE = "replace"  # replace every row, keep the table's schema and properties
     MERGE = "merge"  # upsert by merge keys
     DELETE = "delete"  # delete rows whose merge keys match

@@ -7,7 +7,7 @@ from typing import Any
 
 from workbench.core.datasets import brief
 from workbench.core.errors import InvalidNameError, InvalidUrlError, NamespaceNotFoundError
-from workbench.core.models import Namespace, TableInfo, TableRef
+from workbench.core.models import Namespace, Table, TableInfo
 from workbench.core.names import validate_name
 from workbench.core.types import DatasetType
 
@@ -59,94 +59,163 @@ def parse_url(url: str) -> CatalogUrl:
     return CatalogUrl(*names, wildcard=wildcard) if len(names) < 3 else CatalogUrl(*names)
 
 
-def list_url(url: str, as_of: Any = None) -> list[Namespace | TableRef | TableInfo]:
+class DeltaCatUrl(str):
+    """A ``dc://`` URL under DeltaCAT's name: the URL string itself (so it goes wherever a URL
+    string does), checked when made, with its parts as attributes."""
+
+    def __new__(cls, url: str) -> DeltaCatUrl:
+        made = super().__new__(cls, url)
+        made._parts = parse_url(url)
+        return made
+
+    @property
+    def url(self) -> str:
+        """The URL as a plain string."""
+        return str(self)
+
+    @property
+    def catalog_name(self) -> str:
+        """The catalog the URL names."""
+        return self._parts.catalog
+
+    @property
+    def namespace(self) -> str | None:
+        """The namespace the URL names, if any."""
+        return self._parts.namespace
+
+    @property
+    def table(self) -> str | None:
+        """The table the URL names, if any."""
+        return self._parts.table
+
+
+def list_url(
+    url: str, as_of: Any = None, recursive: bool = False
+) -> list[Namespace | Table | TableInfo]:
     """What a URL names: a catalog's namespaces, a namespace's tables, or a table's description.
 
-    ``dc://cat/**`` lists every table of every namespace.
+    ``dc://cat/**``, or ``recursive=True`` on a catalog URL, lists every table of every
+    namespace too (after the namespaces when recursive, as DeltaCAT orders its listings).
     """
+    from workbench.core.arguments import flag
     from workbench.core.namespaces import list_namespaces
-    from workbench.core.tables import get_table, list_tables
+    from workbench.core.tables import get_table
 
+    flag("recursive", recursive)
     parsed = parse_url(url)
     if parsed.table is not None:
         return [get_table(parsed.table, parsed.namespace, parsed.catalog, as_of=as_of)]
     if parsed.namespace is not None:
-        return list_tables(parsed.namespace, parsed.catalog, as_of=as_of)
+        return _tables(parsed.namespace, parsed.catalog, as_of)
     namespaces = list_namespaces(parsed.catalog, as_of=as_of)
+    tables = [t for ns in namespaces for t in _tables(ns.name, parsed.catalog, as_of)]
     if parsed.wildcard == "**":
-        return [t for ns in namespaces for t in list_tables(ns.name, parsed.catalog, as_of=as_of)]
-    return namespaces
+        return tables
+    return [*namespaces, *tables] if recursive else namespaces
+
+
+def _tables(namespace: str, catalog: str, as_of: Any) -> list[Table]:
+    from workbench.core.tables import list_tables
+
+    return [Table(t.name, t.namespace, t.catalog) for t in list_tables(namespace, catalog, as_of)]
 
 
 def get(url: str, read_as: DatasetType | str = DatasetType.DAFT, **read_kwargs: Any) -> Any:
-    """Read the table a ``dc://catalog/namespace/table`` URL names."""
+    """What a URL names: the rows of a table (as ``read_as``), a ``Namespace`` or a
+    ``Catalog``."""
+    from workbench.core.catalog import get_catalog
+    from workbench.core.namespaces import get_namespace
     from workbench.core.reader import read
 
-    parsed = _table_url(url)
-    return read(parsed.table, parsed.namespace, parsed.catalog, read_as=read_as, **read_kwargs)
+    parsed = _exact(url)
+    if parsed.table is not None:
+        return read(parsed.table, parsed.namespace, parsed.catalog, read_as=read_as, **read_kwargs)
+    if parsed.namespace is not None:
+        return get_namespace(parsed.namespace, parsed.catalog)
+    return get_catalog(parsed.catalog)
 
 
-def put(url: str, data: Any, **write_kwargs: Any) -> Any:
-    """Write ``data`` to the table a ``dc://catalog/namespace/table`` URL names."""
+def put(url: str, data: Any = None, **kwargs: Any) -> Any:
+    """Write ``data`` to the table a URL names; with no data, create the namespace a
+    namespace URL names, or register the catalog a catalog URL names (``root=`` and the
+    other ``dc.put_catalog`` arguments in ``kwargs``)."""
+    from workbench.core.catalog import put_catalog
+    from workbench.core.namespaces import create_namespace
     from workbench.core.writer import write
 
-    parsed = _table_url(url)
-    write_kwargs.setdefault("auto_create_namespace", True)
-    return write(data, parsed.table, parsed.namespace, parsed.catalog, **write_kwargs)
+    parsed = _exact(url)
+    if parsed.table is not None:
+        if data is None:
+            raise InvalidUrlError(f"dc.put({url!r}) needs the data to write to that table.")
+        kwargs.setdefault("auto_create_namespace", True)
+        return write(data, parsed.table, parsed.namespace, parsed.catalog, **kwargs)
+    if data is not None:
+        raise InvalidUrlError(
+            f"{url!r} does not name a table, so it cannot take data; write to "
+            "dc://<catalog>/<namespace>/<table>."
+        )
+    if parsed.namespace is not None:
+        if kwargs:
+            raise InvalidUrlError(f"dc.put of namespace URL {url!r} takes no options: {kwargs}.")
+        return create_namespace(parsed.namespace, parsed.catalog)
+    return put_catalog(parsed.catalog, **kwargs)
 
 
-def _table_url(url: str) -> CatalogUrl:
+def _exact(url: str) -> CatalogUrl:
+    """A URL that names one thing (no wildcard)."""
     parsed = parse_url(url)
-    if parsed.table is None:
-        raise InvalidUrlError(f"{url!r} does not name a table; write dc://<catalog>/<ns>/<table>.")
+    if parsed.wildcard:
+        raise InvalidUrlError(f"{url!r} ends in a wildcard; name one catalog, namespace or table.")
     return parsed
 
 
-def copy(src: str, dst: str, as_of: Any = None) -> list[TableRef]:
+def copy(src: str, dst: str, as_of: Any = None) -> Namespace | Table | list[Namespace | Table]:
     """Copy a table, a namespace, or many (``*``: without tables, ``**``: with them) into one
-    catalog transaction of the destination catalog; returns the tables created."""
+    catalog transaction of the destination catalog. Returns the new table or namespace (as
+    DeltaCAT returns the one object it copied), or for a wildcard the list of them."""
     from workbench.core.context import cross_catalog_transaction
     from workbench.core.namespaces import create_namespace, list_namespaces, namespace_exists
     from workbench.core.tables import list_tables
 
     source, target = parse_url(src), parse_url(dst)
-    copied: list[TableRef] = []
     with cross_catalog_transaction(target.catalog, f"copy {src} -> {dst}"):
         if source.table is not None:
             if target.table is None:
                 raise InvalidUrlError(f"Copying table {src!r} needs a table URL as destination.")
-            copied.append(_copy_table(source, target, as_of))
-        elif source.namespace is not None:
+            return _copy_table(source, target, as_of)
+        if source.namespace is not None:
             namespace = _destination_namespace(target, dst)
             if not namespace_exists(source.namespace, source.catalog, as_of=as_of):
                 raise NamespaceNotFoundError(
                     f"Cannot copy {src!r}: namespace {source.namespace!r} does not exist in "
                     f"catalog {source.catalog!r}; see dc.list('dc://{source.catalog}')."
                 )
-            create_namespace(namespace, target.catalog)
-            if source.wildcard:
-                for ref in list_tables(source.namespace, source.catalog, as_of=as_of):
-                    into = CatalogUrl(target.catalog, namespace, ref.name)
-                    copied.append(
-                        _copy_table(
-                            CatalogUrl(source.catalog, ref.namespace, ref.name), into, as_of
-                        )
-                    )
-        else:
-            if source.wildcard is None or target.namespace is not None:
-                raise InvalidUrlError(
-                    f"Copy a whole catalog with {src.rstrip('/')}/* (namespaces) or /** (with "
-                    f"tables) into a catalog URL such as dc://{target.catalog}; got {dst!r}."
+            created = create_namespace(namespace, target.catalog)
+            if not source.wildcard:
+                return created
+            return [
+                _copy_table(
+                    CatalogUrl(source.catalog, ref.namespace, ref.name),
+                    CatalogUrl(target.catalog, namespace, ref.name),
+                    as_of,
                 )
-            for ns in list_namespaces(source.catalog, as_of=as_of):
-                create_namespace(ns.name, target.catalog)
-                if source.wildcard == "**":
-                    for ref in list_tables(ns.name, source.catalog, as_of=as_of):
-                        into = CatalogUrl(target.catalog, ns.name, ref.name)
-                        copied.append(
-                            _copy_table(CatalogUrl(source.catalog, ns.name, ref.name), into, as_of)
-                        )
-    return copied
+                for ref in list_tables(source.namespace, source.catalog, as_of=as_of)
+            ]
+        if source.wildcard is None or target.namespace is not None:
+            raise InvalidUrlError(
+                f"Copy a whole catalog with {src.rstrip('/')}/* (namespaces) or /** (with "
+                f"tables) into a catalog URL such as dc://{target.catalog}; got {dst!r}."
+            )
+        copied: list[Namespace | Table] = []
+        for ns in list_namespaces(source.catalog, as_of=as_of):
+            copied.append(create_namespace(ns.name, target.catalog))
+            if source.wildcard == "**":
+                for ref in list_tables(ns.name, source.catalog, as_of=as_of):
+                    into = CatalogUrl(target.catalog, ns.name, ref.name)
+                    copied.append(
+                        _copy_table(CatalogUrl(source.catalog, ns.name, ref.name), into, as_of)
+                    )
+        return copied
 
 
 def _destination_namespace(target: CatalogUrl, dst: str) -> str:
@@ -155,8 +224,10 @@ def _destination_namespace(target: CatalogUrl, dst: str) -> str:
     return target.path[-1]
 
 
-def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> TableRef:
-    """Copy one table's current (or ``as_of``) rows, schema, keys and properties."""
+def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> Table:
+    """Copy one table's current (or ``as_of``) rows, schema, keys, properties and accepted
+    content types."""
+    from workbench.core.content_types import accepted_content_types
     from workbench.core.errors import TableAlreadyExistsError
     from workbench.core.formats import content_type_of, read_file
     from workbench.core.properties import stored_properties
@@ -171,6 +242,7 @@ def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> TableRef:
         )
     opened = open_table(locate(source.table, source.namespace, source.catalog), as_of=as_of)
     properties = stored_properties(opened.properties)
+    content_types = accepted_content_types(opened.properties)
     if opened.schemaless:
         create_table(
             target.table,
@@ -178,6 +250,7 @@ def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> TableRef:
             target.catalog,
             table_properties=properties,
             auto_create_namespace=True,
+            content_types=content_types,
         )
         storage = opened.loc.catalog.storage
         for row in ordered_dataset(opened).to_table().to_pylist():
@@ -194,5 +267,6 @@ def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> TableRef:
             schema=opened.schema,
             table_properties=properties,
             auto_create_namespace=True,
+            content_types=content_types,
         )
-    return TableRef(target.table, target.namespace or "default", target.catalog)
+    return Table(target.table, target.namespace or "default", target.catalog)

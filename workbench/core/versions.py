@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.content_types import CONTENT_TYPES_PROPERTY
 from workbench.core.errors import (
     InvalidArgumentError,
     TableNotFoundError,
@@ -24,6 +25,7 @@ from workbench.core.errors import (
     TableVersionNotFoundError,
 )
 from workbench.core.manifest import SCHEMALESS_PROPERTY
+from workbench.core.properties import DESCRIPTION_PROPERTY
 from workbench.core.types import LifecycleState, TableProperty, TableWriteMode
 
 if TYPE_CHECKING:
@@ -102,7 +104,13 @@ def table_configuration(configuration: Mapping[str, str]) -> dict[str, str]:
 
 
 # Recorded per version, never inherited: its state, the table's properties, being schemaless.
-_VERSION_ONLY = (LIFECYCLE_PROPERTY, TABLE_PROPERTIES_PROPERTY, SCHEMALESS_PROPERTY)
+_VERSION_ONLY = (
+    LIFECYCLE_PROPERTY,
+    TABLE_PROPERTIES_PROPERTY,
+    SCHEMALESS_PROPERTY,
+    CONTENT_TYPES_PROPERTY,
+    DESCRIPTION_PROPERTY,
+)
 
 
 def version_configuration(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.arguments import flag
@@ -15,15 +15,21 @@ from workbench.core.commit import (
     stage_schema_and_properties,
     staged_or_undone,
 )
+from workbench.core.content_types import (
+    accepted_content_types,
+    check_content_type,
+    encode_content_types,
+    parse_content_types,
+)
 from workbench.core.context import operation
 from workbench.core.datasets import to_pyarrow
 from workbench.core.engine import Engine, Rewrite, engine_for_data
 from workbench.core.errors import (
     InvalidArgumentError,
+    KeyedTableModeError,
     MergeKeyError,
     TableAlreadyExistsError,
     TableNotFoundError,
-    TableValidationError,
 )
 from workbench.core.evolution import (
     SchemaPlan,
@@ -34,12 +40,14 @@ from workbench.core.evolution import (
     to_storage,
 )
 from workbench.core.files import write_parts
-from workbench.core.formats import check_content_type_listed, content_type_of, content_types_of
+from workbench.core.formats import content_type_of
 from workbench.core.keys import check_dedupe, require_key_columns
+from workbench.core.lossless import restore_integers
 from workbench.core.manifest import write_data_file
 from workbench.core.merge_order import Ranking, ranking
 from workbench.core.models import WriteResult
 from workbench.core.namespaces import ensure_namespace
+from workbench.core.positional import by_position, is_unnamed_array
 from workbench.core.properties import (
     check_read_optimization,
     decode_reader_types,
@@ -71,6 +79,8 @@ class _Inferred:
 
 INFERRED: Any = _Inferred()
 CREATING_MODES = (TableWriteMode.AUTO, TableWriteMode.CREATE)
+# modes that add rows as they are: a table with merge keys could end up holding a key twice
+ROW_ADDING_MODES = (TableWriteMode.ADD, TableWriteMode.APPEND, TableWriteMode.CHRONO)
 
 
 def write(
@@ -88,13 +98,14 @@ def write(
     table_version: str | None = None,
     table_version_properties: Mapping[Any, Any] | None = None,
     lifecycle_state: LifecycleState | str | None = None,
-    content_types: Sequence[ContentType | str] | None = None,
+    content_types: Iterable[ContentType | str] | None = None,
 ) -> WriteResult:
     """Write a dataset to a table (its current version, or ``table_version``) in ``mode``; on
     any failure the table is left as it was.
 
     Modes AUTO and CREATE create a missing table or version (schemaless when ``schema=None``
-    is given; a new version inherits the table's properties); the others need it to exist."""
+    is given, accepting only ``content_types`` when given; a new version inherits the table's
+    properties); the others need it to exist."""
     mode = _parse_mode(mode)
     check_dedupe(dedupe)
     flag("auto_create_namespace", auto_create_namespace)
@@ -105,8 +116,7 @@ def write(
     schemaless = schema is None
     declared = Schema.of(schema) if schema is not None and schema is not INFERRED else None
     fmt = content_type_of(content_type) if content_type is not None else None
-    allowed = content_types_of(content_types)
-    check_content_type_listed(fmt or ContentType.PARQUET, allowed, loc.qualified)
+    accepted = parse_content_types(content_types)
     engine = engine_for_data(data)
     source = engine.source(data)
     incoming = engine.schema(source)
@@ -124,6 +134,8 @@ def write(
                     f"{loc.catalog_name!r}. Create it with mode=dc.TableWriteMode.CREATE (or AUTO)."
                 )
             properties = new_configuration(txn, target, properties, own, lifecycle)
+            check_content_type(fmt or ContentType.PARQUET, accepted, loc.qualified)
+            properties.update(encode_content_types(accepted))
             if not schemaless:
                 _check_schema_table_format(fmt, loc)
             ensure_namespace(txn, loc, auto_create_namespace)
@@ -140,9 +152,21 @@ def write(
                 "mode=dc.TableWriteMode.REPLACE to overwrite it, or ADD/MERGE to add to it."
             )
         opened = change.table
+        stored = accepted_content_types(opened.properties)
+        check_content_type(fmt or ContentType.PARQUET, stored, loc.qualified)
+        if accepted not in (None, stored):
+            warnings.warn(
+                f"content_types= applies when a write creates a table; table {loc.qualified!r} "
+                f"keeps the content types it was created with ({stored or 'any'}).",
+                stacklevel=2,
+            )
         if opened.schemaless:
             return _write_schemaless(txn, change, to_pyarrow(data), mode, fmt)
         _check_schema_table_format(fmt, loc)
+        if is_unnamed_array(data):  # its columns are the table's first columns, in order
+            source = engine.source(by_position(data, opened.schema, loc.qualified))
+            incoming = engine.schema(source)
+        source, incoming = restore_integers(engine, source, incoming, opened.schema)
         properties = {**properties, **own}
         mode, plan = plan_existing(opened, incoming, declared, mode, properties)
         return _write_existing(txn, change, engine, source, mode, plan, properties, dedupe)
@@ -230,8 +254,8 @@ def plan_existing(
         mode = TableWriteMode.MERGE if keys else TableWriteMode.ADD
     if mode in (TableWriteMode.MERGE, TableWriteMode.DELETE) and not keys:
         raise MergeKeyError(_no_keys_message(opened.loc, mode))
-    if mode in (TableWriteMode.ADD, TableWriteMode.APPEND) and keys:
-        raise TableValidationError(
+    if mode in ROW_ADDING_MODES and keys:
+        raise KeyedTableModeError(
             f"Table {name!r} has merge keys {keys}; mode {mode.name} could store a key twice. "
             "Use mode=dc.TableWriteMode.MERGE (or AUTO) to insert and update by key."
         )
@@ -271,6 +295,8 @@ def _write_existing(
     loc = change.table.loc
     keys = change.table.schema.merge_keys
     check_append_only(change.table, mode in (TableWriteMode.REPLACE, TableWriteMode.DELETE))
+    if mode is TableWriteMode.REPLACE:  # the new rows are the table: a repeated key's last wins
+        dedupe = dedupe or "last"
     if keys and mode is not TableWriteMode.DELETE:
         order = ranking(plan.schema)
         source = _keyed(engine, source, keys, loc, dedupe, "the table was not changed", order)
