@@ -28,9 +28,22 @@ def _module(obj: Any) -> str:
     return type(obj).__module__.split(".")[0]
 
 
-def to_pyarrow(data: Any) -> pa.Table:
+def to_pyarrow(data: Any, schema: Any = None) -> pa.Table:
     """Convert any supported dataset to a pyarrow Table (zero-copy where the library allows);
-    column names must be unique."""
+    column names must be unique. ``schema`` (a ``dc.Schema`` or pyarrow schema) names the
+    columns of data that has no names of its own, such as a numpy array."""
+    table = _converted(data)
+    if schema is None or _module(data) != "numpy":
+        return table
+    names = getattr(schema, "arrow", schema).names
+    if len(names) != table.num_columns:
+        raise InvalidArgumentError(
+            f"schema= names {len(names)} columns, but the data has {table.num_columns}."
+        )
+    return table.rename_columns(names)
+
+
+def _converted(data: Any) -> pa.Table:
     import pyarrow as pa
 
     try:
@@ -190,15 +203,7 @@ def to_pandas(data: Any, schema: Any = None) -> Any:
         return data
     from workbench.core.pandas_io import pandas_from_arrow
 
-    table = to_pyarrow(data)
-    if schema is not None:
-        names = getattr(schema, "arrow", schema).names
-        if len(names) != table.num_columns:
-            raise InvalidArgumentError(
-                f"schema= names {len(names)} columns, but the data has {table.num_columns}."
-            )
-        table = table.rename_columns(names)
-    return pandas_from_arrow(table)
+    return pandas_from_arrow(to_pyarrow(data, schema))
 
 
 def dataset_length(data: Any) -> int:

@@ -256,8 +256,9 @@ def plan_existing(
         raise MergeKeyError(_no_keys_message(opened.loc, mode))
     if mode in ROW_ADDING_MODES and keys:
         raise KeyedTableModeError(
-            f"Table {name!r} has merge keys {keys}; mode {mode.name} could store a key twice. "
-            "Use mode=dc.TableWriteMode.MERGE (or AUTO) to insert and update by key."
+            f"{mode.name} mode cannot be used with tables that have merge keys: table {name!r} "
+            f"has merge keys {keys}, and {mode.name} could store a key twice. Use "
+            "mode=dc.TableWriteMode.MERGE (or AUTO) to insert and update by key."
         )
     readers = decode_reader_types({**opened.properties, **properties})
     validate_readable(incoming, readers, name)
