@@ -165,3 +165,13 @@ def test_create_table_makes_an_empty_version(versioned):
     with pytest.raises(dc.TableVersionAlreadyExistsError, match="already exists"):
         dc.create_table("t", table_version="3")
     assert dc.create_table("t", table_version="3", fail_if_exists=False).version_name == "3"
+
+
+def test_history_names_versions_and_filters_by_table(versioned):
+    history = dc.transactions(read_as="pandas", table="t")
+    assert len(history) == 2
+    assert list(history.iloc[0]["tables"]) == ["default.t (version 2)"]
+    record = dc.read_transaction(history.iloc[0]["transaction_id"])
+    change = record.changes[0]
+    assert (change["table_name"], change["table_version_name"]) == ("t", "2")
+    assert "default.t (version 2)" in str(record)

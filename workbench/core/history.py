@@ -13,6 +13,7 @@ from workbench.core.engine import DEFAULT_ENGINE
 from workbench.core.errors import InvalidArgumentError, TimeTravelError
 from workbench.core.txlog import log_of
 from workbench.core.types import DatasetType
+from workbench.core.versions import label, split_key
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -55,6 +56,13 @@ def _history_table(rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(folded, schema=schema)
 
 
+def _target(row: dict[str, Any]) -> str:
+    """What a log row changed: a namespace, or ``namespace.table`` (with its version)."""
+    if row["table_name"] is None:
+        return row["namespace"]
+    return f"{row['namespace']}.{label(row['table_name'])}"
+
+
 def _fold(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """One transaction's history row from its log rows; the last five columns carry DeltaCAT's
     names, so code written for DeltaCAT's history reads this one."""
@@ -65,10 +73,7 @@ def _fold(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         **{k: first[k] for k in keys},
         "engine": engines_of([r["engine"] for r in rows]),
-        "tables": [
-            r["namespace"] if r["table_name"] is None else f"{r['namespace']}.{r['table_name']}"
-            for r in rows
-        ],
+        "tables": [_target(r) for r in rows],
         "operations": operations,
         "rows_added": sum(r["rows_added"] or 0 for r in rows),
         "rows_removed": sum(r["rows_removed"] or 0 for r in rows),
@@ -109,7 +114,9 @@ def transactions(
         wanted = {
             t["transaction_id"]
             for t in rows
-            if t["table_name"] == name and t["namespace"] == (namespace or DEFAULT_NAMESPACE)
+            if t["table_name"] is not None
+            and split_key(t["table_name"])[0] == name
+            and t["namespace"] == (namespace or DEFAULT_NAMESPACE)
         }
         rows = [r for r in rows if r["transaction_id"] in wanted]
     history = _history_table(rows)
@@ -135,7 +142,7 @@ class TransactionRecord:
             f"transaction {self.transaction_id} (#{self.sequence}) {self.commit_message or ''}"
         ]
         for c in self.changes:
-            target = c["namespace"] + (f".{c['table_name']}" if c["table_name"] else "")
+            target = c["target"]
             lines.append(
                 f"  {c['operation']:<28} {target:<30} version={c['table_version']} "
                 f"+{c['rows_added']} -{c['rows_removed']}"
@@ -144,8 +151,7 @@ class TransactionRecord:
 
     def _repr_html_(self) -> str:
         body = "".join(
-            f"<tr><td>{escape(c['operation'])}</td><td>{escape(c['namespace'])}"
-            f"{'.' + escape(c['table_name']) if c['table_name'] else ''}</td>"
+            f"<tr><td>{escape(c['operation'])}</td><td>{escape(c['target'])}</td>"
             f"<td>{c['table_version']}</td><td>+{c['rows_added']}</td>"
             f"<td>-{c['rows_removed']}</td></tr>"
             for c in self.changes
@@ -170,17 +176,16 @@ def read_transaction(transaction_id: str, catalog: str | None = None) -> Transac
     first = rows[0]
     changes = [
         {
-            k: r[k]
-            for k in (
-                "operation",
-                "namespace",
-                "table_name",
-                "table_version",
-                "rows_added",
-                "rows_removed",
-                "engine",
-                "details",
-            )
+            "target": _target(r),
+            **{k: r[k] for k in ("operation", "namespace")},
+            "table_name": None if r["table_name"] is None else split_key(r["table_name"])[0],
+            "table_version_name": None
+            if r["table_name"] is None
+            else split_key(r["table_name"])[1],
+            **{
+                k: r[k]
+                for k in ("table_version", "rows_added", "rows_removed", "engine", "details")
+            },
         }
         for r in rows
     ]

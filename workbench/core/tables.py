@@ -52,8 +52,8 @@ from workbench.core.versions import (
     check_version_name,
     for_read,
     for_write,
-    is_version_key,
     key_name,
+    label,
     lifecycle_of,
     new_configuration,
     reserved,
@@ -106,8 +106,7 @@ class Location:
     @property
     def qualified(self) -> str:
         """``namespace.table`` for messages (with the version when it is not the first)."""
-        version = f" (version {self.version_name})" if is_version_key(self.name) else ""
-        return f"{self.namespace}.{self.table_name}{version}"
+        return f"{self.namespace}.{label(self.name)}"
 
     def versioned(self, version: str) -> Location:
         """The location of another version of the same table."""

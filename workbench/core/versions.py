@@ -68,6 +68,12 @@ def split_key(name: str) -> tuple[str, str]:
     return table, version or FIRST_VERSION
 
 
+def label(name: str) -> str:
+    """A catalog name for people: ``t``, or ``t (version 2)`` for a later version."""
+    table, version = split_key(name)
+    return table if version == FIRST_VERSION else f"{table} (version {version})"
+
+
 def is_version_key(name: str) -> bool:
     """True for the catalog names of versions other than the first."""
     return f"/{VERSIONS_FOLDER}/" in name
