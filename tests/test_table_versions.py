@@ -175,3 +175,14 @@ def test_history_names_versions_and_filters_by_table(versioned):
     change = record.changes[0]
     assert (change["table_name"], change["table_version_name"]) == ("t", "2")
     assert "default.t (version 2)" in str(record)
+
+
+def test_dropping_a_version_retires_it(versioned):
+    dc.drop_table("t", table_version="2")
+    assert dc.get_table("t").version_name == "1"
+    assert dc.get_table("t", table_version="2").table_version.state == dc.LifecycleState.DELETED
+    assert _ids("t") == [1, 2]
+    dc.alter_table("t", table_version="2", lifecycle_state=dc.LifecycleState.ACTIVE)
+    assert _ids("t") == [3, 4, 5]
+    with pytest.raises(dc.TableVersionNotFoundError, match="does not exist"):
+        dc.drop_table("t", table_version="7")

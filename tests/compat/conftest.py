@@ -16,17 +16,17 @@ import pytest
 
 import workbench as dc
 
-PENDING = Path(__file__).with_name("pending.txt")
+DIFFERENCES = Path(__file__).with_name("differences.txt")
 
 
 def pytest_collection_modifyitems(config, items):
-    """Cases listed in pending.txt are DeltaCAT behaviour not built yet: each runs as a strict
-    xfail, so the list shrinks as the behaviour lands (see REPORT.md for the plan)."""
-    lines = PENDING.read_text().splitlines()
-    pending = {line for line in lines if line and not line.startswith("#")}
+    """Cases listed in differences.txt are DeltaCAT behaviour workbench differs from on purpose
+    (see REPORT.md): each runs as a strict xfail, so one that starts passing is noticed."""
+    lines = DIFFERENCES.read_text().splitlines()
+    differing = {line for line in lines if line and not line.startswith("#")}
     for item in items:
-        if item.nodeid in pending:
-            reason = "DeltaCAT behaviour not built yet (tests/compat/pending.txt)"
+        if item.nodeid in differing:
+            reason = "workbench differs from DeltaCAT on purpose (tests/compat/differences.txt)"
             item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
 
 

@@ -84,10 +84,9 @@ def winners(data: pa.Table, keys: list[str], order: Ranking, dedupe: str | None)
 
     position = "__workbench_row"
     numbered = data.append_column(position, pa.array(range(data.num_rows), pa.int64()))
-    sort_keys: list[tuple[str, Any]] = [(k, "ascending") for k in keys]
-    sort_keys += [(name, o.sort_order.value) for name, o in order]
-    sort_keys.append((position, "ascending" if dedupe == "first" else "descending"))
-    nulls = order[0][1].null_order.value if order else "at_end"
-    ranked = numbered.take(pc.sort_indices(numbered, sort_keys=sort_keys, null_placement=nulls))
+    sort_keys: list[tuple[str, Any, str]] = [(k, "ascending", "at_end") for k in keys]
+    sort_keys += [(name, o.sort_order.value, o.null_order.value) for name, o in order]
+    sort_keys.append((position, "ascending" if dedupe == "first" else "descending", "at_end"))
+    ranked = numbered.take(pc.sort_indices(numbered, sort_keys=sort_keys))
     best = ranked.group_by(keys, use_threads=False).aggregate([(position, "first")])
     return data.take(best.column(f"{position}_first").combine_chunks().sort())

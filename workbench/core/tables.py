@@ -392,9 +392,27 @@ def create_table(
     return get_table(table, loc.namespace, catalog, table_version=target.loc.version_name)
 
 
-def drop_table(table: str, namespace: str | None = None, catalog: str | None = None) -> None:
+def drop_table(
+    table: str,
+    namespace: str | None = None,
+    catalog: str | None = None,
+    *,
+    table_version: str | None = None,
+) -> None:
     """Drop a table with all its versions; their files stay for time travel until
-    ``dc.vacuum`` removes them."""
+    ``dc.vacuum`` removes them. With ``table_version``, only that version is retired: its
+    lifecycle state becomes DELETED, so reads that name no version no longer pick it."""
+    if table_version is not None:
+        from workbench.core.alter import alter_table
+
+        alter_table(
+            table,
+            namespace=namespace,
+            catalog=catalog,
+            table_version=table_version,
+            lifecycle_state=LifecycleState.DELETED,
+        )
+        return
     loc = locate(table, namespace, catalog)
     with operation(loc.catalog) as txn:
         names = versions_in(txn, loc.namespace, loc.name)
