@@ -1,0 +1,1 @@
+"""The run log: events of pipeline, inference and report runs, in SQLite or Delta."""
