@@ -26,6 +26,8 @@ from workbench.core.datasets import (
     to_pyarrow,
 )
 from workbench.core.diff import TableDiff, diff
+from workbench.core.events.queries import lineage, run_events, runs
+from workbench.core.events.runs import Run, current_run, run
 from workbench.core.history import TransactionRecord, read_transaction, transactions
 from workbench.core.maintenance import VacuumResult, optimize, vacuum
 from workbench.core.manifest import from_manifest_table
@@ -111,6 +113,7 @@ __all__ = [
     "SchemaEvolutionMode",
     "SortOrder",
     "Table",
+    "Run",
     "TableDefinition",
     "TableDiff",
     "TableInfo",
@@ -129,7 +132,12 @@ __all__ = [
     "put_catalog",
     "pop_catalog",
     "clear_catalogs",
+    "current_run",
     "current_transaction",
+    "lineage",
+    "run",
+    "run_events",
+    "runs",
     "create_table",
     "dataset_length",
     "dataset_schema",

@@ -170,13 +170,16 @@ def init(
     default: str | None = None,
     spark: dict[str, Any] | None = None,
     engines: dict[str, dict[str, Any]] | None = None,
+    events: str | None = None,
 ) -> dict[str, Catalog]:
     """Register catalogs by name (replacing earlier ones; with none given, keep those
     registered, or register the local default catalog); starts no Ray or Spark.
 
     ``engines`` configures compute engines used later, by name: e.g. ``{"spark": {"master":
     ..., "driver_memory": ..., "conf": {...}}, "ray": {"address": ..., "num_cpus": ...}}``;
-    ``spark=`` is the same as ``engines={"spark": ...}``.
+    ``spark=`` is the same as ``engines={"spark": ...}``. ``events`` is the URI of the run
+    log every catalog's runs go to (``sqlite:///abs/path.db`` or ``delta:///abs/path``; by
+    default each catalog's own, in ``<root>/_workbench/events``).
     """
     if catalogs is None and _registry.catalogs:  # init() again keeps what is registered
         catalogs, default = dict(_registry.catalogs), default or _registry.default
@@ -193,6 +196,10 @@ def init(
         settings["spark"] = spark
     if settings:
         configure_engines(settings)
+    if events is not None:
+        from workbench.core.events.config import configure_events
+
+        configure_events(events)
     _registry.set(catalogs, default)
     _notify()
     return dict(_registry.catalogs)

@@ -434,6 +434,10 @@ class Transaction:
                 discard(change.superseded)
         finally:
             self._release()
+        if rows:
+            from workbench.core.events.runs import transaction_committed
+
+            transaction_committed(self, rows)
 
     def _publish(self) -> list[dict[str, Any]]:
         """Publish the log entry: check against the newest state, then put-if-absent the next

@@ -1,0 +1,56 @@
+"""Which run log a catalog's runs go to: ``dc.init(..., events=uri)``, else the
+``WORKBENCH_EVENTS`` environment variable, else ``[events] uri`` in ``workbench.toml``, else a
+Delta log at ``<catalog root>/_workbench/events``."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from workbench.core.config import file_settings
+
+if TYPE_CHECKING:
+    from workbench.core.catalog import Catalog
+    from workbench.core.events.log import EventLog
+
+EVENTS_KEY = "_workbench/events"
+_configured: dict[str, str | None] = {"uri": None}
+_open: dict[str, EventLog] = {}
+
+
+def configure_events(uri: str | None) -> None:
+    """Send every catalog's runs to the log at ``uri`` (None: back to the default places)."""
+    if uri is not None:
+        from workbench.core.events.log import open_event_log
+
+        open_event_log(uri)  # a bad URI is an error now, not at the first run
+    _configured["uri"] = uri
+
+
+def events_uri(catalog: Catalog) -> str:
+    """The URI of the run log ``catalog``'s runs go to."""
+    chosen = (
+        _configured["uri"]
+        or os.environ.get("WORKBENCH_EVENTS")
+        or file_settings("events").get("uri")
+    )
+    if chosen:
+        return str(chosen)
+    root = catalog.root.rstrip("/")
+    if "://" not in root:
+        return f"delta://{os.path.abspath(root)}/{EVENTS_KEY}"
+    scheme, rest = root.split("://", 1)
+    return f"delta+{scheme}://{rest}/{EVENTS_KEY}"
+
+
+def event_log_for(catalog: str | None = None) -> EventLog:
+    """The (cached) run log of a catalog by name (the default catalog's when None)."""
+    from workbench.core.catalog import get_catalog
+    from workbench.core.events.log import open_event_log
+
+    cat = get_catalog(catalog)
+    uri = events_uri(cat)
+    if uri not in _open:
+        options = cat.properties.storage_options if uri.startswith("delta+") else {}
+        _open[uri] = open_event_log(uri, **(options or {}))
+    return _open[uri]

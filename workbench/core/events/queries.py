@@ -1,0 +1,107 @@
+"""The run log as datasets: ``dc.runs()``, ``dc.run_events()`` and ``dc.lineage()``, in any
+``read_as`` dataset type (pyarrow by default)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, fields
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.arguments import optional_whole_number
+from workbench.core.datasets import from_pyarrow, parse_dataset_type
+from workbench.core.errors import InvalidArgumentError
+from workbench.core.events.config import event_log_for
+from workbench.core.events.log import RunRecord, RunStatus
+from workbench.core.events.model import COMMON_FIELDS, PAYLOAD_FIELDS, SCHEMA_VERSION
+from workbench.core.types import DatasetType
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+_TIMES_AND_COUNTS = {"started", "ended", "duration_ns", "pid", "process_started"}
+STATUSES = (RunStatus.RUNNING, RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.ABANDONED)
+
+
+def runs(
+    name: str | None = None,
+    kind: str | None = None,
+    status: str | None = None,
+    since: Any = None,
+    until: Any = None,
+    limit: int | None = None,
+    read_as: DatasetType | str = DatasetType.PYARROW,
+    catalog: str | None = None,
+) -> Any:
+    """Runs recorded in a catalog's run log, newest first: filter by name, kind, status
+    (running, succeeded, failed, abandoned) and start time (``since``/``until``: a time, a
+    datetime or ns), and keep the first ``limit``."""
+    from workbench.core.timetravel import instant_ns
+
+    if status is not None and status not in STATUSES:
+        raise InvalidArgumentError(f"status={status!r} is not a run status; use one of {STATUSES}.")
+    limit = optional_whole_number("limit", limit)
+    found = event_log_for(catalog).runs(
+        name=name,
+        kind=kind,
+        status=status,
+        since=None if since is None else instant_ns(since, "since"),
+        until=None if until is None else instant_ns(until, "until"),
+    )
+    return _as(run_table(found[:limit] if limit is not None else found), read_as)
+
+
+def lineage(
+    table: str,
+    namespace: str | None = None,
+    catalog: str | None = None,
+    read_as: DatasetType | str = DatasetType.PYARROW,
+) -> Any:
+    """The runs whose transactions changed a table, newest first."""
+    from workbench.core.tables import locate
+
+    loc = locate(table, namespace, catalog)
+    found = event_log_for(catalog).touching(f"{loc.namespace}.{loc.table_name}")
+    return _as(run_table(found), read_as)
+
+
+def run_events(
+    run_id: str, read_as: DatasetType | str = DatasetType.PYARROW, catalog: str | None = None
+) -> Any:
+    """The events of one run, oldest first, one column per common and payload field."""
+    import pyarrow as pa
+
+    if not isinstance(run_id, str) or not run_id:
+        raise InvalidArgumentError(f"run_id={run_id!r} must be a run id from dc.runs().")
+    events = event_log_for(catalog).events(run_id)
+    table = pa.Table.from_pylist([e.row() for e in events], schema=event_schema())
+    return _as(table, read_as)
+
+
+def run_table(records: list[RunRecord]) -> pa.Table:
+    """Run records as an Arrow table, one row per run."""
+    import pyarrow as pa
+
+    def arrow_type(name: str) -> pa.DataType:
+        if name == "transactions":
+            return pa.list_(pa.string())
+        return pa.int64() if name in _TIMES_AND_COUNTS else pa.string()
+
+    schema = pa.schema([(f.name, arrow_type(f.name)) for f in fields(RunRecord)])
+    rows = [{**asdict(r), "transactions": list(r.transactions)} for r in records]
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def event_schema() -> pa.Schema:
+    """The Arrow schema of events: common fields, then one struct per payload."""
+    import pyarrow as pa
+
+    kinds = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64()}
+    kinds["list<string>"] = pa.list_(pa.string())
+    payloads = [
+        (name, pa.struct([(f, kinds[t]) for f, t in fields_]))
+        for name, fields_ in PAYLOAD_FIELDS[SCHEMA_VERSION].items()
+    ]
+    return pa.schema([(n, kinds[t]) for n, t in COMMON_FIELDS] + payloads)
+
+
+def _as(table: pa.Table, read_as: DatasetType | str) -> Any:
+    return from_pyarrow(table, parse_dataset_type(read_as))

@@ -1,0 +1,220 @@
+"""``dc.run``: record why catalog changes happen. A run (a pipeline, an inference, a report, a
+notebook) emits RUN_STARTED, then RUN_SUCCEEDED or RUN_FAILED, with its steps, metrics and every
+catalog transaction committed inside it, to the run log of its catalog."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import math
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from workbench.core.errors import InvalidArgumentError, WorkbenchError
+from workbench.core.events.model import Event, EventType, new_id, this_process
+
+if TYPE_CHECKING:
+    from workbench.core.events.log import EventLog
+    from workbench.core.transaction import Transaction
+
+log = logging.getLogger(__name__)
+F = TypeVar("F", bound=Callable[..., Any])
+RUN_KINDS = ("pipeline", "inference", "report", "notebook", "job")
+
+_current: ContextVar[Run | None] = ContextVar("workbench_run", default=None)
+
+
+def current_run() -> Run | None:
+    """The run open in this context, if any."""
+    return _current.get()
+
+
+class Step:
+    """A step of a run; set ``rows_in`` and ``rows_out`` inside its block to record them."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.rows_in: int | None = None
+        self.rows_out: int | None = None
+
+
+class Run:
+    """An open run: its id, and the methods that add steps and metrics to it."""
+
+    def __init__(self, name: str, kind: str, parameters: Mapping[str, Any], catalog: str | None):
+        self.run_id = new_id()
+        self.name = name
+        self.kind = kind
+        self.parameters = dict(parameters)
+        self.catalog = catalog
+        self.started_ns = time.perf_counter_ns()
+        self._log: EventLog | None = None
+
+    def emit(
+        self, event_type: EventType, payload: Mapping[str, Any], catalog: str | None = None
+    ) -> None:
+        """Append one event of this run (about ``catalog``, the run's by default); a failing
+        run log is reported, never fatal to the run."""
+        event = Event(self.run_id, event_type, payload, catalog or self.catalog)
+        try:
+            if self._log is None:
+                from workbench.core.events.config import event_log_for
+
+                self._log = event_log_for(self.catalog)
+            self._log.append(event)
+        except WorkbenchError:
+            raise
+        except Exception as e:  # the run's work matters more than its record
+            log.warning("Run %s: could not record %s (%s)", self.name, event_type.value, e)
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[Step]:
+        """A named step: STEP_STARTED now, STEP_FINISHED (with its rows and outcome) after."""
+        _text("step name", name)
+        step = Step(name)
+        self.emit(EventType.STEP_STARTED, {"name": name, "status": "running"})
+        started = time.perf_counter_ns()
+        outcome: dict[str, Any] = {"status": "succeeded"}
+        try:
+            yield step
+        except BaseException as e:
+            outcome = {"status": "failed", "error_message": _brief(e)}
+            raise
+        finally:
+            self.emit(
+                EventType.STEP_FINISHED,
+                {
+                    "name": name,
+                    "rows_in": step.rows_in,
+                    "rows_out": step.rows_out,
+                    "duration_ns": time.perf_counter_ns() - started,
+                    **outcome,
+                },
+            )
+
+    def log_metric(self, name: str, value: float) -> None:
+        """Record a named number (a loss, a count, an accuracy) for this run."""
+        _text("metric name", name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+            raise InvalidArgumentError(
+                f"log_metric({name!r}, {value!r}): a metric's value is a number (not NaN)."
+            )
+        self.emit(EventType.METRIC_LOGGED, {"name": name, "value": float(value)})
+
+
+class _RunBlock:
+    """What ``dc.run(...)`` returns: a context manager giving the ``Run``, and a decorator
+    running the function as a run each time it is called."""
+
+    def __init__(self, name: str, kind: str, parameters: Mapping[str, Any], catalog: str | None):
+        self._args = (name, kind, parameters, catalog)
+        self._tokens: list[Any] = []
+
+    def __enter__(self) -> Run:
+        from workbench.core.catalog import catalog_name, get_catalog
+
+        name, kind, parameters, catalog = self._args
+        run = Run(name, kind, parameters, catalog_name(get_catalog(catalog)))
+        run.emit(
+            EventType.RUN_STARTED,
+            {
+                "name": run.name,
+                "kind": run.kind,
+                "parameters": json.dumps(run.parameters, default=str, sort_keys=True),
+                "notebook": _notebook(),
+                **this_process(),
+            },
+        )
+        self._tokens.append(_current.set(run))
+        return run
+
+    def __exit__(self, kind: Any, error: BaseException | None, trace: Any) -> None:
+        run = _current.get()
+        _current.reset(self._tokens.pop())
+        assert run is not None
+        payload: dict[str, Any] = {"duration_ns": time.perf_counter_ns() - run.started_ns}
+        if error is None:
+            run.emit(EventType.RUN_SUCCEEDED, {**payload, "status": "succeeded"})
+        else:
+            run.emit(
+                EventType.RUN_FAILED,
+                {
+                    **payload,
+                    "status": "failed",
+                    "error_type": type(error).__name__,
+                    "error_message": _brief(error),
+                },
+            )
+
+    def __call__(self, fn: F) -> F:
+        if not callable(fn):
+            raise InvalidArgumentError(f"dc.run(...) decorates a function, not {fn!r}.")
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with _RunBlock(*self._args):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+def run(
+    name: str,
+    parameters: Mapping[str, Any] | None = None,
+    kind: str = "pipeline",
+    catalog: str | None = None,
+) -> _RunBlock:
+    """Record a run named ``name``: ``with dc.run("daily", {"day": d}) as r:`` or as a
+    decorator, ``@dc.run("daily")``. Its events go to the run log of ``catalog`` (the default
+    catalog unless named); every catalog transaction committed inside it is linked to it."""
+    _text("run name", name)
+    if kind not in RUN_KINDS:
+        raise InvalidArgumentError(f"kind={kind!r} is not a run kind; use one of {RUN_KINDS}.")
+    if parameters is not None and not isinstance(parameters, Mapping):
+        raise InvalidArgumentError(
+            f"parameters={parameters!r} must be a dict of name -> value (or None)."
+        )
+    return _RunBlock(name, kind, parameters or {}, catalog)
+
+
+def transaction_committed(txn: Transaction, rows: list[dict[str, Any]]) -> None:
+    """Link a committed transaction to the run open in this context (if any)."""
+    current = _current.get()
+    if current is None:
+        return
+    from workbench.core.versions import split_key
+
+    tables = sorted(
+        {f"{r['namespace']}.{split_key(r['table_name'])[0]}" for r in rows if r["table_name"]}
+    )
+    current.emit(
+        EventType.TRANSACTION_COMMITTED,
+        {
+            "transaction_id": txn.id,
+            "tables": tables,
+            "rows_added": sum(r["rows_added"] or 0 for r in rows),
+            "rows_removed": sum(r["rows_removed"] or 0 for r in rows),
+        },
+        catalog=txn.catalog_name,
+    )
+
+
+def _text(what: str, value: object) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidArgumentError(f"The {what} must be a non-empty string, not {value!r}.")
+
+
+def _brief(error: BaseException) -> str:
+    text = str(error)
+    return text if len(text) <= 2000 else text[:2000] + "..."
+
+
+def _notebook() -> str | None:
+    """The notebook a run comes from, when papermill or Jupyter says so."""
+    import os
+
+    return os.environ.get("WORKBENCH_NOTEBOOK") or os.environ.get("JPY_SESSION_NAME")
