@@ -147,3 +147,15 @@ def test_completion_offers_commands_catalogs_and_tables(shell):
     assert "default/shop" in completions("use ")
     assert "dc://default/shop" in completions("ls dc")
     assert completions("show 'oops") == []
+
+
+def test_runs_lists_recorded_runs(shell):
+    with dc.run("nightly"):
+        pass
+    with pytest.raises(ValueError), dc.run("nightly"):
+        raise ValueError("bad input")
+    listed, _ = run(shell, "runs nightly --status failed")
+    assert listed["status"].tolist() == ["failed"]
+    assert listed["error_type"].tolist() == ["ValueError"]
+    everything, _ = run(shell, "runs --limit 5")
+    assert everything["name"].tolist() == ["nightly", "nightly"]

@@ -215,6 +215,16 @@ class Commands:
             limit=args.limit,
         )
 
+    def do_runs(self, args: Args, cell: str | None) -> Any:
+        return dc.runs(
+            name=args.name,
+            kind=args.kind,
+            status=args.status,
+            limit=args.limit,
+            read_as=dc.DatasetType.PANDAS,
+            catalog=self.session.catalog,
+        )
+
     def do_diff(self, args: Args, cell: str | None) -> dc.TableDiff:
         table, namespace, catalog = resolve_table(args.table, self.session)
         return dc.diff(table, namespace, parse_point(args.before), parse_point(args.after), catalog)

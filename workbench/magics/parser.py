@@ -92,6 +92,15 @@ def _commands() -> dict[str, tuple[str, list[tuple[tuple[str, ...], dict]]]]:
                 (("--since",), {"help": f"from this point on ({TIME_HELP})"}),
             ],
         ),
+        "runs": (
+            "recorded runs (pipelines, inference, reports), newest first",
+            [
+                (("name",), {"nargs": "?", "help": "only runs with this name"}),
+                (("--status",), {"choices": ["running", "succeeded", "failed", "abandoned"]}),
+                (("--kind",), {"help": "pipeline, inference, report, notebook or job"}),
+                (("--limit",), {"type": int, "default": 20}),
+            ],
+        ),
         "diff": (
             "rows added, removed, changed and schema changes between two points",
             [
