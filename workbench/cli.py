@@ -1,0 +1,76 @@
+"""``python -m workbench``: the run log in a terminal (``runs``, ``events``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from datetime import datetime, timezone
+
+import workbench as dc
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m workbench")
+    parser.add_argument("--root", help="catalog folder or URI (default: ./.workbench)")
+    parser.add_argument("--events", help="run log URI (sqlite:///... or delta:///...)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    runs = commands.add_parser("runs", help="recorded runs, newest first")
+    runs.add_argument("name", nargs="?", help="only runs with this name")
+    runs.add_argument("--status", choices=["running", "succeeded", "failed", "abandoned"])
+    runs.add_argument("--kind", help="pipeline, inference, report, notebook or job")
+    runs.add_argument("--limit", type=int, default=20)
+    events = commands.add_parser("events", help="the events of one run, oldest first")
+    events.add_argument("run_id")
+    return parser
+
+
+def _time(ns: int | None) -> str:
+    if ns is None:
+        return "-"
+    return datetime.fromtimestamp(ns / 1e9, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _duration(ns: int | None) -> str:
+    return "-" if ns is None else f"{ns / 1e9:.1f}s"
+
+
+def _print_table(header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; exit status 0, or 2 with the error's message."""
+    args = _parser().parse_args(argv)
+    try:
+        dc.init_local(args.root) if args.root else dc.init()
+        if args.events:
+            dc.init(events=args.events)
+        if args.command == "runs":
+            found = dc.runs(args.name, args.kind, args.status, limit=args.limit).to_pylist()
+            _print_table(
+                ["started (UTC)", "name", "kind", "status", "duration", "txns", "run id"],
+                [
+                    [
+                        _time(r["started"]),
+                        r["name"],
+                        r["kind"],
+                        r["status"],
+                        _duration(r["duration_ns"]),
+                        str(len(r["transactions"])),
+                        r["run_id"],
+                    ]
+                    for r in found
+                ],
+            )
+        else:
+            for event in dc.run_events(args.run_id).to_pylist():
+                payload = next((v for k, v in event.items() if isinstance(v, dict)), {})
+                details = ", ".join(f"{k}={v}" for k, v in payload.items() if v is not None)
+                print(f"{_time(event['timestamp'])}  {event['event_type']:<22} {details}")
+    except dc.WorkbenchError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
