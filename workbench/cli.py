@@ -38,7 +38,7 @@ def _duration(ns: int | None) -> str:
 def _print_table(header: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
