@@ -17,7 +17,7 @@ from functools import cached_property
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from deltalake import DeltaTable, write_deltalake
+from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake.exceptions import DeltaError
 
 from workbench.core.events.log import RunRecord
@@ -39,6 +39,9 @@ from workbench.core.events.records import (
 )
 
 VERSION_PROPERTY = "workbench.eventSchemaVersion"
+# An append loses a commit race only to another writer's commit, so every retry means progress
+# elsewhere; delta-rs's default of 15 gives up under a few busy appenders.
+APPEND_RETRIES = 1000
 _ARROW_TYPES = {
     "string": pa.string(),
     "int64": pa.int64(),
@@ -96,7 +99,8 @@ class DeltaEventLog:
         """Store one event or a batch in one Delta commit: all or nothing."""
         batch = [events] if isinstance(events, Event) else list(events)
         data = pa.Table.from_pylist([e.row() for e in batch], schema=event_schema())
-        write_deltalake(self._table, data, mode="append")
+        retries = CommitProperties(max_commit_retries=APPEND_RETRIES)
+        write_deltalake(self._table, data, mode="append", commit_properties=retries)
         kept = self._snapshot
         if kept is not None:
             self._table.update_incremental()

@@ -101,8 +101,12 @@ class SqliteEventLog:
         self.uri = f"sqlite://{self.path}"
         self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
         self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._prepare()
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._prepare()
+        except BaseException:
+            self._db.close()
+            raise
 
     def close(self) -> None:
         """Release the file."""
