@@ -105,6 +105,10 @@ class LogVersionError(WorkbenchError):
     """The catalog log was written by a newer workbench than this one."""
 
 
+class EventLogVersionError(WorkbenchError):
+    """The run log was written with a newer event schema than this workbench reads."""
+
+
 class TableChangedOutsideError(WorkbenchError):
     """A table's Delta log holds a version the catalog recorded for itself but someone else
     wrote."""

@@ -100,7 +100,28 @@ def _alive(pid: int | None, started: int | None) -> bool:
         return False
 
 
+URI_FORMS = ("sqlite:///abs/path.db", "delta:///abs/path", "delta+s3://bucket/path")
+
+
 def open_event_log(uri: str, **options: Any) -> EventLog:
     """The event log a URI names: ``sqlite:///abs/path.db`` or ``delta:///abs/path`` (or an
     object-store form, ``delta+s3://bucket/path``, with storage ``options``)."""
-    raise NotImplementedError  # filled in by the backends commit
+    scheme, separator, rest = uri.partition("://")
+    if separator and rest.startswith("/") and scheme == "sqlite" and not options:
+        from workbench.core.events.sqlite import SqliteEventLog
+
+        return SqliteEventLog(rest)
+    if separator and rest.startswith("/") and scheme == "delta":
+        from workbench.core.events.delta import DeltaEventLog
+
+        return DeltaEventLog(rest, storage_options=options or None)
+    if separator and rest and scheme.startswith("delta+"):
+        from workbench.core.events.delta import DeltaEventLog
+
+        return DeltaEventLog(f"{scheme[len('delta+') :]}://{rest}", storage_options=options)
+    from workbench.core.errors import InvalidArgumentError
+
+    extra = " (a SQLite log takes no options)" if scheme == "sqlite" and options else ""
+    raise InvalidArgumentError(
+        f"Cannot open a run log at {uri!r}{extra}; use one of: {', '.join(URI_FORMS)}."
+    )

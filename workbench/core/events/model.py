@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from workbench.core.errors import EventLogVersionError
+
 
 class EventType(str, Enum):
     """What happened."""
@@ -83,6 +85,15 @@ PAYLOAD_OF: dict[EventType, str] = {
     EventType.METRIC_LOGGED: "metric",
     EventType.TRANSACTION_COMMITTED: "transaction",
 }
+
+
+def check_schema_version(found: int, where: str) -> None:
+    """Refuse a store written with a newer schema: its fields could not be read faithfully."""
+    if found > SCHEMA_VERSION:
+        raise EventLogVersionError(
+            f"The run log at {where!r} was written with event schema version {found}; this "
+            f"workbench reads up to version {SCHEMA_VERSION}. Upgrade workbench to open it."
+        )
 
 
 def new_id() -> str:

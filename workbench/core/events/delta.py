@@ -1,0 +1,241 @@
+"""The run log as a Delta table: common columns plus one nullable struct column per payload,
+queried with Arrow.
+
+Appends are Delta appends (delta-rs retries a commit that lost a race with another writer's
+append). Queries read the table into Arrow once per Delta version and keep the result: an
+append of this process extends the kept table, and only a commit by someone else makes the
+next query read the table again. The schema version sits in the table property
+``workbench.eventSchemaVersion``; an older table gains the newer struct fields when opened.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from functools import cached_property
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from deltalake import CommitProperties, DeltaTable, write_deltalake
+from deltalake.exceptions import DeltaError
+
+from workbench.core.events.log import RunRecord
+from workbench.core.events.model import (
+    COMMON_FIELDS,
+    PAYLOAD_FIELDS,
+    SCHEMA_VERSION,
+    Event,
+    EventType,
+    check_schema_version,
+)
+from workbench.core.events.records import (
+    END_TYPES,
+    OUTCOME_FIELDS,
+    RUN_COLUMNS,
+    RUN_FIELDS,
+    by_name,
+    run_records,
+)
+
+VERSION_PROPERTY = "workbench.eventSchemaVersion"
+# An append loses a commit race only to another writer's commit, so every retry means progress
+# elsewhere; delta-rs's default of 15 gives up under a few busy appenders.
+APPEND_RETRIES = 1000
+_ARROW_TYPES = {
+    "string": pa.string(),
+    "int64": pa.int64(),
+    "float64": pa.float64(),
+    "list<string>": pa.list_(pa.string()),
+}
+_NEWEST_FIRST = [("timestamp", "descending"), ("event_id", "descending")]
+
+
+def event_schema(version: int = SCHEMA_VERSION) -> pa.Schema:
+    """The Arrow schema of the events table at a schema version."""
+    return pa.schema(
+        [(name, _ARROW_TYPES[kind]) for name, kind in COMMON_FIELDS]
+        + [
+            (payload, pa.struct([(f, _ARROW_TYPES[kind]) for f, kind in fields]))
+            for payload, fields in PAYLOAD_FIELDS[version].items()
+        ]
+    )
+
+
+class DeltaEventLog:
+    """The run log in the Delta table at ``uri`` (a path or an object-store URI; created on
+    first open)."""
+
+    def __init__(self, uri: str, storage_options: dict[str, str] | None = None):
+        self.location = uri if "://" in uri else os.path.abspath(uri)
+        scheme, _, rest = self.location.rpartition("://")
+        self.uri = f"delta+{scheme}://{rest}" if scheme else f"delta://{self.location}"
+        self._options = storage_options
+        self._table = self._open()
+        self._snapshot: _Snapshot | None = None
+
+    def _open(self) -> DeltaTable:
+        """The table, created if missing and migrated if older than this schema version."""
+        if not DeltaTable.is_deltatable(self.location, self._options):
+            try:
+                created = DeltaTable.create(
+                    self.location, event_schema(), storage_options=self._options
+                )
+                _set_version(created)
+            except DeltaError:
+                if not DeltaTable.is_deltatable(self.location, self._options):
+                    raise  # not a lost race with another process creating it
+        table = DeltaTable(self.location, storage_options=self._options)
+        # No property: created by a process that has not set it yet (or died first); migrating
+        # such a table again is harmless.
+        found = int(table.metadata().configuration.get(VERSION_PROPERTY, "1"))
+        check_schema_version(found, self.uri)
+        if found < SCHEMA_VERSION:
+            write_deltalake(table, event_schema().empty_table(), mode="append", schema_mode="merge")
+            _set_version(table)
+        return table
+
+    def append(self, events: Event | Sequence[Event]) -> None:
+        """Store one event or a batch in one Delta commit: all or nothing."""
+        batch = [events] if isinstance(events, Event) else list(events)
+        data = pa.Table.from_pylist([e.row() for e in batch], schema=event_schema())
+        retries = CommitProperties(max_commit_retries=APPEND_RETRIES)
+        write_deltalake(self._table, data, mode="append", commit_properties=retries)
+        kept = self._snapshot
+        if kept is not None:
+            self._table.update_incremental()
+            # One version further: the only commit since is this one, so the kept rows stay.
+            if self._table.version() == kept.version + 1:
+                self._snapshot = kept.extended(self._table.version(), data)
+
+    def _current(self) -> _Snapshot:
+        """The events at the newest version, read again only when someone else committed."""
+        self._table.update_incremental()
+        version = self._table.version()
+        if self._snapshot is None or self._snapshot.version != version:
+            self._snapshot = _Snapshot(version, [self._table.to_pyarrow_table()])
+        return self._snapshot
+
+    def events(self, run_id: str) -> list[Event]:
+        """The events of one run, oldest first by (timestamp, event_id)."""
+        table = self._current().table
+        rows = table.filter(pc.field("run_id") == run_id).sort_by(
+            [("timestamp", "ascending"), ("event_id", "ascending")]
+        )
+        return [Event.from_row(row) for row in rows.to_pylist()]
+
+    def runs(
+        self,
+        name: str | None = None,
+        kind: str | None = None,
+        status: str | None = None,
+        since: int | None = None,
+        until: int | None = None,
+    ) -> list[RunRecord]:
+        """Runs, newest first, filtered by name, kind, status and start time (ns, inclusive)."""
+        snapshot = self._current()
+        conditions = [
+            pc.field("name") == name if name is not None else None,
+            pc.field("kind") == kind if kind is not None else None,
+            pc.field("started") >= since if since is not None else None,
+            pc.field("started") <= until if until is not None else None,
+        ]
+        chosen = snapshot.runs
+        for condition in conditions:
+            if condition is not None:
+                chosen = chosen.filter(condition)
+        return _records(snapshot, chosen, status)
+
+    def latest(self) -> list[RunRecord]:
+        """The newest run of each run name, sorted by name."""
+        snapshot = self._current()
+        newest = snapshot.runs.sort_by([("started", "descending"), ("run_id", "descending")])
+        return by_name(_records(snapshot, _first_per(newest, "name")))
+
+    def touching(self, table: str) -> list[RunRecord]:
+        """Runs that committed a transaction changing ``table``, newest first."""
+        snapshot = self._current()
+        commits = snapshot.commits
+        tables = commits["tables"].combine_chunks()
+        hits = pc.filter(pc.list_parent_indices(tables), pc.equal(pc.list_flatten(tables), table))
+        run_ids = pc.unique(commits["run_id"].take(hits))
+        chosen = snapshot.runs.filter(pc.is_in(snapshot.runs["run_id"], value_set=run_ids))
+        return _records(snapshot, chosen)
+
+
+class _Snapshot:
+    """The events at one Delta version, with the tables queries use built on first use."""
+
+    def __init__(self, version: int, parts: list[pa.Table]):
+        self.version = version
+        self._parts = parts
+
+    def extended(self, version: int, data: pa.Table) -> _Snapshot:
+        """This snapshot plus rows appended in the commit that made ``version``."""
+        return _Snapshot(version, [*self._parts, data.cast(self._parts[0].schema)])
+
+    @cached_property
+    def table(self) -> pa.Table:
+        """Every event, payload structs kept."""
+        return pa.concat_tables(self._parts).combine_chunks()
+
+    @cached_property
+    def runs(self) -> pa.Table:
+        """One row per RUN_STARTED with ``RUN_COLUMNS`` (its newest ending joined, if any)."""
+        flat = self.table.flatten()
+        starts = flat.filter(pc.field("event_type") == EventType.RUN_STARTED.value)
+        ends = flat.filter(pc.field("event_type").isin(END_TYPES)).sort_by(_NEWEST_FIRST)
+        starts = pa.table(
+            {
+                "run_id": starts["run_id"],
+                "started": starts["timestamp"],
+                "catalog": starts["catalog"],
+                **{f: starts[f"run.{f}"] for f in RUN_FIELDS},
+            }
+        )
+        ends = pa.table(
+            {
+                "run_id": ends["run_id"],
+                "end_type": ends["event_type"],
+                "ended": ends["timestamp"],
+                **{f: ends[f"outcome.{f}"] for f in OUTCOME_FIELDS},
+            }
+        )
+        joined = starts.join(_first_per(ends, "run_id"), "run_id", join_type="left outer")
+        return joined.select(list(RUN_COLUMNS)).combine_chunks()
+
+    @cached_property
+    def commits(self) -> pa.Table:
+        """Run id, transaction id and tables of every TRANSACTION_COMMITTED, in time order."""
+        flat = self.table.flatten()
+        commits = flat.filter(pc.field("event_type") == EventType.TRANSACTION_COMMITTED.value)
+        commits = commits.sort_by([("timestamp", "ascending"), ("event_id", "ascending")])
+        return pa.table(
+            {
+                "run_id": commits["run_id"],
+                "transaction_id": commits["transaction.transaction_id"],
+                "tables": commits["transaction.tables"],
+            }
+        ).combine_chunks()
+
+
+def _records(snapshot: _Snapshot, chosen: pa.Table, status: str | None = None) -> list[RunRecord]:
+    """Records of the chosen rows of ``snapshot.runs``, with their transactions."""
+    commits = snapshot.commits
+    mine = commits.filter(pc.is_in(commits["run_id"], value_set=chosen["run_id"].combine_chunks()))
+    pairs = zip(mine["run_id"].to_pylist(), mine["transaction_id"].to_pylist(), strict=True)
+    return run_records(chosen.to_pylist(), pairs, status)
+
+
+def _first_per(table: pa.Table, key: str) -> pa.Table:
+    """The first row of each ``key`` value, in ``table``'s order."""
+    numbered = table.append_column("_row", pa.array(np.arange(table.num_rows)))
+    return table.take(numbered.group_by(key).aggregate([("_row", "min")])["_row_min"])
+
+
+def _set_version(table: DeltaTable) -> None:
+    """Record this schema version in the table's properties."""
+    # raise_if_not_exists=False: delta-rs refuses property names outside its own otherwise.
+    table.alter.set_table_properties(
+        {VERSION_PROPERTY: str(SCHEMA_VERSION)}, raise_if_not_exists=False
+    )

@@ -1,0 +1,220 @@
+"""The run log in one SQLite file: an ``events`` table queried in SQL.
+
+Each payload field is a column ``<payload>__<field>`` (a list of strings as JSON text), so
+every query is plain SQL over indexed columns. The file runs in WAL mode and appends take the
+write lock up front (``BEGIN IMMEDIATE``) under a busy timeout, so several processes can
+append at once. The schema version sits in ``PRAGMA user_version``; an older file gains the
+newer columns when opened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from workbench.core.events.log import RunRecord
+from workbench.core.events.model import (
+    COMMON_FIELDS,
+    PAYLOAD_FIELDS,
+    PAYLOAD_OF,
+    SCHEMA_VERSION,
+    Event,
+    EventType,
+    check_schema_version,
+)
+from workbench.core.events.records import (
+    END_TYPES,
+    OUTCOME_FIELDS,
+    RUN_FIELDS,
+    by_name,
+    run_records,
+)
+
+BUSY_TIMEOUT_SECONDS = 60.0  # how long an append waits for another process's write lock
+_SQL_TYPES = {"string": "TEXT", "int64": "INTEGER", "float64": "REAL", "list<string>": "TEXT"}
+_STARTED = EventType.RUN_STARTED.value
+_COMMITTED = EventType.TRANSACTION_COMMITTED.value
+
+
+def _q(identifier: str) -> str:
+    """An identifier quoted for SQL."""
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def _columns(version: int) -> list[tuple[str, str]]:
+    """The events table's columns (name, payload field type) at a schema version."""
+    return [*COMMON_FIELDS] + [
+        (f"{payload}__{name}", kind)
+        for payload, fields in PAYLOAD_FIELDS[version].items()
+        for name, kind in fields
+    ]
+
+
+_COLUMNS = _columns(SCHEMA_VERSION)
+_LISTS = {name for name, kind in _COLUMNS if kind == "list<string>"}
+_INSERT = (
+    f"INSERT INTO events ({', '.join(_q(c) for c, _ in _COLUMNS)}) "
+    f"VALUES ({', '.join('?' for _ in _COLUMNS)})"
+)
+_INDEXES = {
+    "events_run": ("run_id", "timestamp"),
+    "events_type_name": ("event_type", "run__name"),
+    "events_time": ("timestamp",),
+}
+# One row per RUN_STARTED with records.RUN_COLUMNS; `e` is the run's newest ending, if any.
+_SELECT_RUNS = f"""
+SELECT s.run_id, s.timestamp AS started, s.catalog,
+       {", ".join(f"s.{_q('run__' + f)} AS {_q(f)}" for f in RUN_FIELDS)},
+       e.event_type AS end_type, e.timestamp AS ended,
+       {", ".join(f"e.{_q('outcome__' + f)} AS {_q(f)}" for f in OUTCOME_FIELDS)}
+FROM events AS s
+LEFT JOIN events AS e ON e.rowid = (
+    SELECT rowid FROM events
+    WHERE run_id = s.run_id AND event_type IN ({", ".join("?" for _ in END_TYPES)})
+    ORDER BY timestamp DESC, event_id DESC LIMIT 1)
+WHERE s.event_type = '{_STARTED}'"""
+_SELECT_COMMITS = f"""
+SELECT run_id, transaction__transaction_id FROM events
+WHERE event_type = '{_COMMITTED}' AND run_id IN (SELECT s.run_id FROM events AS s
+                                              WHERE s.event_type = '{_STARTED}' {{where}})
+ORDER BY timestamp, event_id"""
+_NEWEST_PER_NAME = f"""s.rowid IN (
+    SELECT rowid FROM (
+        SELECT rowid, ROW_NUMBER() OVER (
+            PARTITION BY run__name ORDER BY timestamp DESC, run_id DESC) AS n
+        FROM events WHERE event_type = '{_STARTED}')
+    WHERE n = 1)"""
+_TOUCHING = f"""s.run_id IN (
+    SELECT t.run_id FROM events AS t, json_each(t.transaction__tables) AS j
+    WHERE t.event_type = '{_COMMITTED}' AND j.value = ?)"""
+
+
+class SqliteEventLog:
+    """The run log in a SQLite file at ``path`` (created on first open)."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = os.path.abspath(path)
+        self.uri = f"sqlite://{self.path}"
+        self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+        self._db.row_factory = sqlite3.Row
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._prepare()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def close(self) -> None:
+        """Release the file."""
+        self._db.close()
+
+    @contextmanager
+    def _transaction(self, mode: str = "") -> Iterator[sqlite3.Connection]:
+        """One transaction: ``IMMEDIATE`` takes the write lock first (waiting under the busy
+        timeout) so a writer never fails half-way; a plain one reads one consistent state."""
+        self._db.execute(f"BEGIN {mode}")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _prepare(self) -> None:
+        """Create the table, or migrate an older one: add the columns newer versions define."""
+        with self._transaction("IMMEDIATE") as db:
+            found = db.execute("PRAGMA user_version").fetchone()[0]
+            check_schema_version(found, self.uri)
+            if found == SCHEMA_VERSION:
+                return
+            existing = {row["name"] for row in db.execute("PRAGMA table_info(events)")}
+            if existing:
+                for name, kind in _COLUMNS:
+                    if name not in existing:
+                        db.execute(f"ALTER TABLE events ADD COLUMN {_q(name)} {_SQL_TYPES[kind]}")
+            else:
+                columns = ", ".join(f"{_q(c)} {_SQL_TYPES[k]}" for c, k in _COLUMNS)
+                db.execute(f"CREATE TABLE events ({columns})")
+            for index, on in _INDEXES.items():
+                db.execute(
+                    f"CREATE INDEX IF NOT EXISTS {_q(index)} "
+                    f"ON events ({', '.join(_q(c) for c in on)})"
+                )
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def append(self, events: Event | Sequence[Event]) -> None:
+        """Store one event or a batch in one transaction: all or nothing."""
+        batch = [events] if isinstance(events, Event) else list(events)
+        with self._transaction("IMMEDIATE") as db:
+            db.executemany(_INSERT, [_flat(e) for e in batch])
+
+    def events(self, run_id: str) -> list[Event]:
+        """The events of one run, oldest first by (timestamp, event_id)."""
+        rows = self._db.execute(
+            "SELECT * FROM events WHERE run_id = ? ORDER BY timestamp, event_id", (run_id,)
+        )
+        return [_event(row) for row in rows]
+
+    def runs(
+        self,
+        name: str | None = None,
+        kind: str | None = None,
+        status: str | None = None,
+        since: int | None = None,
+        until: int | None = None,
+    ) -> list[RunRecord]:
+        """Runs, newest first, filtered by name, kind, status and start time (ns, inclusive)."""
+        conditions = [
+            (f"s.{_q('run__name')} = ?", name),
+            (f"s.{_q('run__kind')} = ?", kind),
+            ("s.timestamp >= ?", since),
+            ("s.timestamp <= ?", until),
+        ]
+        chosen = [(sql, value) for sql, value in conditions if value is not None]
+        return self._select(" AND ".join(sql for sql, _ in chosen), [v for _, v in chosen], status)
+
+    def latest(self) -> list[RunRecord]:
+        """The newest run of each run name, sorted by name."""
+        return by_name(self._select(_NEWEST_PER_NAME, []))
+
+    def touching(self, table: str) -> list[RunRecord]:
+        """Runs that committed a transaction changing ``table``, newest first."""
+        return self._select(_TOUCHING, [table])
+
+    def _select(self, where: str, params: list[Any], status: str | None = None) -> list[RunRecord]:
+        """Records of the started runs matching ``where`` (SQL over ``s``, the RUN_STARTED)."""
+        where = f"AND {where}" if where else ""
+        with self._transaction() as db:
+            rows = db.execute(f"{_SELECT_RUNS} {where}", [*END_TYPES, *params]).fetchall()
+            commits = db.execute(_SELECT_COMMITS.format(where=where), params).fetchall()
+        return run_records(rows, [tuple(c) for c in commits], status)
+
+
+def _flat(event: Event) -> list[Any]:
+    """An event as the values of the events table's columns."""
+    row = event.row()
+    values = [row[c] for c, _ in COMMON_FIELDS]
+    for payload, fields in PAYLOAD_FIELDS[SCHEMA_VERSION].items():
+        values += [(row[payload] or {}).get(name) for name, _ in fields]
+    return [
+        json.dumps(v) if c in _LISTS and v is not None else v
+        for (c, _), v in zip(_COLUMNS, values, strict=True)
+    ]
+
+
+def _event(row: sqlite3.Row) -> Event:
+    """An event from a row of the events table."""
+    payload = PAYLOAD_OF[EventType(row["event_type"])]
+    fields = {
+        name: _decoded(f"{payload}__{name}", row[f"{payload}__{name}"])
+        for name, _ in PAYLOAD_FIELDS[SCHEMA_VERSION][payload]
+    }
+    return Event.from_row({**{c: row[c] for c, _ in COMMON_FIELDS}, payload: fields})
+
+
+def _decoded(column: str, value: Any) -> Any:
+    return json.loads(value) if column in _LISTS and value is not None else value
