@@ -128,6 +128,8 @@ def test_a_failing_run_log_never_fails_the_run(tmp_path, caplog):
             dc.write(_rows(1), "t")
         assert "could not record" in caplog.text
         assert dc.read("t", read_as="pyarrow").num_rows == 1
+        with pytest.raises(dc.EventLogUnavailableError, match="Cannot open the run log"):
+            dc.runs()
     finally:
         configure_events(None)
 

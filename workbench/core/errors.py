@@ -105,6 +105,10 @@ class LogVersionError(WorkbenchError):
     """The catalog log was written by a newer workbench than this one."""
 
 
+class EventLogUnavailableError(WorkbenchError, OSError):
+    """The run log cannot be opened or written where its URI points."""
+
+
 class EventLogVersionError(WorkbenchError):
     """The run log was written with a newer event schema than this workbench reads."""
 

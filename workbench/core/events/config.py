@@ -8,6 +8,7 @@ import os
 from typing import TYPE_CHECKING
 
 from workbench.core.config import file_settings
+from workbench.core.errors import EventLogUnavailableError, WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.core.catalog import Catalog
@@ -21,9 +22,9 @@ _open: dict[str, EventLog] = {}
 def configure_events(uri: str | None) -> None:
     """Send every catalog's runs to the log at ``uri`` (None: back to the default places)."""
     if uri is not None:
-        from workbench.core.events.log import open_event_log
+        from workbench.core.events.log import parse_event_log_uri
 
-        open_event_log(uri)  # a bad URI is an error now, not at the first run
+        parse_event_log_uri(uri)  # a malformed URI is an error now, not at the first run
     _configured["uri"] = uri
 
 
@@ -52,5 +53,13 @@ def event_log_for(catalog: str | None = None) -> EventLog:
     uri = events_uri(cat)
     if uri not in _open:
         options = cat.properties.storage_options if uri.startswith("delta+") else {}
-        _open[uri] = open_event_log(uri, **(options or {}))
+        try:
+            _open[uri] = open_event_log(uri, **(options or {}))
+        except WorkbenchError:
+            raise
+        except Exception as e:  # the backend's own error: say which log and how to fix it
+            raise EventLogUnavailableError(
+                f"Cannot open the run log at {uri!r} ({e}); check that the location is "
+                "writable, or choose another with dc.init(events=...) or WORKBENCH_EVENTS."
+            ) from e
     return _open[uri]

@@ -8,7 +8,7 @@ answer every query identically (the parity tests hold them to it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -103,25 +103,32 @@ def _alive(pid: int | None, started: int | None) -> bool:
 URI_FORMS = ("sqlite:///abs/path.db", "delta:///abs/path", "delta+s3://bucket/path")
 
 
-def open_event_log(uri: str, **options: Any) -> EventLog:
-    """The event log a URI names: ``sqlite:///abs/path.db`` or ``delta:///abs/path`` (or an
-    object-store form, ``delta+s3://bucket/path``, with storage ``options``)."""
-    scheme, separator, rest = uri.partition("://")
-    if separator and rest.startswith("/") and scheme == "sqlite" and not options:
-        from workbench.core.events.sqlite import SqliteEventLog
-
-        return SqliteEventLog(rest)
-    if separator and rest.startswith("/") and scheme == "delta":
-        from workbench.core.events.delta import DeltaEventLog
-
-        return DeltaEventLog(rest, storage_options=options or None)
-    if separator and rest and scheme.startswith("delta+"):
-        from workbench.core.events.delta import DeltaEventLog
-
-        return DeltaEventLog(f"{scheme[len('delta+') :]}://{rest}", storage_options=options)
+def parse_event_log_uri(uri: object, options: Mapping[str, Any] | None = None) -> tuple[str, str]:
+    """The backend (``sqlite`` or ``delta``) and location a run-log URI names, checked without
+    opening anything."""
     from workbench.core.errors import InvalidArgumentError
 
+    scheme, separator, rest = uri.partition("://") if isinstance(uri, str) else ("", "", "")
+    if separator and rest.startswith("/") and scheme == "sqlite" and not options:
+        return "sqlite", rest
+    if separator and rest.startswith("/") and scheme == "delta":
+        return "delta", rest
+    if separator and rest and scheme.startswith("delta+"):
+        return "delta", f"{scheme[len('delta+') :]}://{rest}"
     extra = " (a SQLite log takes no options)" if scheme == "sqlite" and options else ""
     raise InvalidArgumentError(
         f"Cannot open a run log at {uri!r}{extra}; use one of: {', '.join(URI_FORMS)}."
     )
+
+
+def open_event_log(uri: str, **options: Any) -> EventLog:
+    """The event log a URI names: ``sqlite:///abs/path.db`` or ``delta:///abs/path`` (or an
+    object-store form, ``delta+s3://bucket/path``, with storage ``options``)."""
+    backend, location = parse_event_log_uri(uri, options)
+    if backend == "sqlite":
+        from workbench.core.events.sqlite import SqliteEventLog
+
+        return SqliteEventLog(location)
+    from workbench.core.events.delta import DeltaEventLog
+
+    return DeltaEventLog(location, storage_options=options or None)

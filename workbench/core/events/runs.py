@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from workbench.core.errors import InvalidArgumentError, WorkbenchError
+from workbench.core.errors import InvalidArgumentError
 from workbench.core.events.model import Event, EventType, new_id, this_process
 
 if TYPE_CHECKING:
@@ -66,8 +66,6 @@ class Run:
 
                 self._log = event_log_for(self.catalog)
             self._log.append(event)
-        except WorkbenchError:
-            raise
         except Exception as e:  # the run's work matters more than its record
             log.warning("Run %s: could not record %s (%s)", self.name, event_type.value, e)
 
