@@ -55,24 +55,30 @@ def rebuild_mode(table: str) -> str:
     return "replace" if dc.table_exists(table, NAMESPACE) else "create"
 
 
-def refresh(spark: Any, run: str) -> None:
-    """Rebuild the cleaned and daily tables from raw events in one catalog transaction."""
+def refresh(spark: Any, label: str) -> None:
+    """Rebuild the cleaned and daily tables from raw events in one catalog transaction, as a
+    recorded run with a step per table."""
     from pyspark.sql import functions as F
 
-    with dc.transaction(commit_message=f"refresh {run}"):
-        raw = dc.read("raw_events", NAMESPACE, read_as=dc.DatasetType.SPARK)
-        clean = raw.filter("amount >= 0 AND kind IS NOT NULL")
-        dc.write(clean, "clean_events", NAMESPACE, mode=rebuild_mode("clean_events"))
-        daily = clean.groupBy(F.to_date("ts").alias("day"), "kind").agg(
-            F.count("*").alias("events"), F.round(F.sum("amount"), 2).alias("revenue")
-        )
-        keys = dc.Schema.of(
-            [
-                dc.Field.of(pa.field("day", pa.date32()), is_merge_key=True),
-                dc.Field.of(pa.field("kind", pa.string()), is_merge_key=True),
-            ]
-        )
-        dc.write(daily, "daily", NAMESPACE, mode=rebuild_mode("daily"), schema=keys)
+    with (
+        dc.run("refresh", {"label": label}) as run,
+        dc.transaction(commit_message=f"refresh {label}"),
+    ):
+        with run.step("clean_events"):
+            raw = dc.read("raw_events", NAMESPACE, read_as=dc.DatasetType.SPARK)
+            clean = raw.filter("amount >= 0 AND kind IS NOT NULL")
+            dc.write(clean, "clean_events", NAMESPACE, mode=rebuild_mode("clean_events"))
+        with run.step("daily"):
+            daily = clean.groupBy(F.to_date("ts").alias("day"), "kind").agg(
+                F.count("*").alias("events"), F.round(F.sum("amount"), 2).alias("revenue")
+            )
+            keys = dc.Schema.of(
+                [
+                    dc.Field.of(pa.field("day", pa.date32()), is_merge_key=True),
+                    dc.Field.of(pa.field("kind", pa.string()), is_merge_key=True),
+                ]
+            )
+            dc.write(daily, "daily", NAMESPACE, mode=rebuild_mode("daily"), schema=keys)
 
 
 def run() -> Path:
@@ -126,8 +132,9 @@ def run() -> Path:
     summary = compare.merge(before, on="kind")
     step(f"finished in {time.perf_counter() - started:.1f} s")
     history = dc.transactions(read_as=dc.DatasetType.PANDAS).head(6)
+    runs = dc.runs(name="refresh", limit=2, read_as=dc.DatasetType.PANDAS)
     info = dc.get_table("raw_events", NAMESPACE)
-    return _report(catalog.root, steps, info, summary, change, history)
+    return _report(catalog.root, steps, info, summary, change, history, runs)
 
 
 def _report(
@@ -137,9 +144,11 @@ def _report(
     summary: Any,
     change: dc.TableDiff,
     history: Any,
+    runs: Any,
 ) -> Path:
     items = "".join(f"<li>{html.escape(s)}</li>" for s in steps)
     recent = history[["commit_message", "engine", "tables", "operations", "rows_added"]]
+    recorded = runs[["name", "parameters", "status", "duration_ns", "transactions"]]
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(
         "<!doctype html><html><head><meta charset='utf-8'><title>workbench demo</title></head>"
@@ -148,7 +157,8 @@ def _report(
         f"<h2>Events per kind, run 2 beside run 1 (time travel)</h2>{summary.to_html(index=False)}"
         f"<h2>daily: run 1 -> run 2</h2>{change._repr_html_()}"
         f"<h2>Table raw_events</h2>{info._repr_html_()}"
-        f"<h2>Recent catalog transactions</h2>{recent.to_html(index=False)}</body></html>",
+        f"<h2>Recent catalog transactions</h2>{recent.to_html(index=False)}"
+        f"<h2>Recorded runs</h2>{recorded.to_html(index=False)}</body></html>",
         encoding="utf-8",
     )
     return REPORT.resolve()
