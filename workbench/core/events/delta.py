@@ -37,6 +37,7 @@ from workbench.core.events.records import (
     by_name,
     run_records,
 )
+from workbench.core.storage import Storage
 
 VERSION_PROPERTY = "workbench.eventSchemaVersion"
 # An append loses a commit race only to another writer's commit, so every retry means progress
@@ -71,6 +72,7 @@ class DeltaEventLog:
         scheme, _, rest = self.location.rpartition("://")
         self.uri = f"delta+{scheme}://{rest}" if scheme else f"delta://{self.location}"
         self._options = storage_options
+        self._storage = Storage(self.location, dict(storage_options or {}))
         self._table = self._open()
         self._snapshot: _Snapshot | None = None
 
@@ -109,20 +111,22 @@ class DeltaEventLog:
                 self._snapshot = kept.extended(self._table.version(), data)
 
     def _current(self) -> _Snapshot:
-        """The events at the newest version, read again only when someone else committed."""
+        """The events at the newest version, read again only when someone else committed
+        (telling costs one existence check of the next commit file)."""
+        kept = self._snapshot
+        if kept is not None and not self._storage.exists(
+            f"_delta_log/{kept.version + 1:020d}.json"
+        ):
+            return kept
         self._table.update_incremental()
-        version = self._table.version()
-        if self._snapshot is None or self._snapshot.version != version:
-            self._snapshot = _Snapshot(version, [self._table.to_pyarrow_table()])
+        self._snapshot = _Snapshot(self._table.version(), [self._table.to_pyarrow_table()])
         return self._snapshot
 
     def events(self, run_id: str) -> list[Event]:
         """The events of one run, oldest first by (timestamp, event_id)."""
-        table = self._current().table
-        rows = table.filter(pc.field("run_id") == run_id).sort_by(
-            [("timestamp", "ascending"), ("event_id", "ascending")]
-        )
-        return [Event.from_row(row) for row in rows.to_pylist()]
+        ordered, spans = self._current().by_run
+        start, count = spans.get(run_id, (0, 0))
+        return [Event.from_row(row) for row in ordered.slice(start, count).to_pylist()]
 
     def runs(
         self,
@@ -178,6 +182,20 @@ class _Snapshot:
     def table(self) -> pa.Table:
         """Every event, payload structs kept."""
         return pa.concat_tables(self._parts).combine_chunks()
+
+    @cached_property
+    def by_run(self) -> tuple[pa.Table, dict[str, tuple[int, int]]]:
+        """Every event ordered by (run_id, timestamp, event_id), and where each run's events
+        start and how many there are: a run's events are one slice."""
+        ordered = self.table.sort_by(
+            [("run_id", "ascending"), ("timestamp", "ascending"), ("event_id", "ascending")]
+        )
+        numbered = ordered.select(["run_id"]).append_column(
+            "_row", pa.array(np.arange(ordered.num_rows))
+        )
+        spans = numbered.group_by("run_id").aggregate([("_row", "min"), ("_row", "count")])
+        starts = zip(spans["_row_min"].to_pylist(), spans["_row_count"].to_pylist(), strict=True)
+        return ordered, dict(zip(spans["run_id"].to_pylist(), starts, strict=True))
 
     @cached_property
     def runs(self) -> pa.Table:
