@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.catalog import DEFAULT_NAMESPACE
 from workbench.core.deltalog import (
+    add_action,
     commit_key,
     metadata_action,
     now_ms,
@@ -338,7 +339,7 @@ class TransactionLog:
             ) from e
 
     def _commit_bytes(self, rows: list[dict], data_name: str, meta: Any, buffer: Any) -> bytes:
-        from workbench.core.files import footer_stats
+        from workbench.core.files import WrittenFile, footer_stats
         from workbench.core.schema import Schema
 
         actions: list[dict[str, Any]] = []
@@ -347,18 +348,10 @@ class TransactionLog:
         if rows[0]["sequence"] == 0 or self._schema_version < LOG_SCHEMA_VERSION:
             configuration = {SCHEMA_VERSION_PROPERTY: str(LOG_SCHEMA_VERSION)}
             actions.append(metadata_action(Schema.of(log_schema()), configuration))
-        actions.append(
-            {
-                "add": {
-                    "path": data_name,
-                    "partitionValues": {},
-                    "size": len(buffer.getvalue()),
-                    "modificationTime": now_ms(),
-                    "dataChange": True,
-                    "stats": footer_stats(meta),
-                }
-            }
+        written = WrittenFile(
+            self.storage.uri(f"{LOG_KEY}/{data_name}"), len(buffer.getvalue()), footer_stats(meta)
         )
+        actions.append(add_action(data_name, written, now_ms()))
         info = {
             "commitInfo": {
                 "timestamp": now_ms(),

@@ -1,15 +1,19 @@
 """The run log as a Delta table: common columns plus one nullable struct column per payload,
 queried with Arrow.
 
-Appends are Delta appends (delta-rs retries a commit that lost a race with another writer's
-append). Queries read the table into Arrow once per Delta version and keep the result: an
-append of this process extends the kept table, and only a commit by someone else makes the
-next query read the table again. The schema version sits in the table property
+An append is one Delta commit written as the catalog log writes its own: a Parquet part, then
+the commit file with a put-if-absent (a lost race moves on to the next version), carrying its
+events inline in the commit info. So an append costs the same however long the log is, and a
+reader follows other writers' appends by reading their commit files (JSON) only. Every
+``COMPACT_EVERY`` versions the parts are compacted and the log checkpointed. Queries keep the
+events of the newest version in Arrow. The schema version sits in the table property
 ``workbench.eventSchemaVersion``; an older table gains the newer struct fields when opened.
 """
 
 from __future__ import annotations
 
+import io
+import json
 import os
 from collections.abc import Sequence
 from functools import cached_property
@@ -17,9 +21,11 @@ from functools import cached_property
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from deltalake import CommitProperties, DeltaTable, write_deltalake
+import pyarrow.parquet as pq
+from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import DeltaError
 
+from workbench.core.deltalog import add_action, now_ms
 from workbench.core.events.log import RunRecord
 from workbench.core.events.model import (
     COMMON_FIELDS,
@@ -28,6 +34,7 @@ from workbench.core.events.model import (
     Event,
     EventType,
     check_schema_version,
+    new_id,
 )
 from workbench.core.events.records import (
     END_TYPES,
@@ -37,12 +44,12 @@ from workbench.core.events.records import (
     by_name,
     run_records,
 )
+from workbench.core.files import WrittenFile, footer_stats
 from workbench.core.storage import Storage
 
 VERSION_PROPERTY = "workbench.eventSchemaVersion"
-# An append loses a commit race only to another writer's commit, so every retry means progress
-# elsewhere; delta-rs's default of 15 gives up under a few busy appenders.
-APPEND_RETRIES = 1000
+EVENTS_KEY = "workbench.events"  # commit-info key holding the commit's events as rows
+COMPACT_EVERY = 100
 _ARROW_TYPES = {
     "string": pa.string(),
     "int64": pa.int64(),
@@ -74,6 +81,7 @@ class DeltaEventLog:
         self._options = storage_options
         self._storage = Storage(self.location, dict(storage_options or {}))
         self._table = self._open()
+        self._head = self._table.version()  # the newest version this process knows of
         self._snapshot: _Snapshot | None = None
 
     def _open(self) -> DeltaTable:
@@ -100,26 +108,66 @@ class DeltaEventLog:
     def append(self, events: Event | Sequence[Event]) -> None:
         """Store one event or a batch in one Delta commit: all or nothing."""
         batch = [events] if isinstance(events, Event) else list(events)
-        data = pa.Table.from_pylist([e.row() for e in batch], schema=event_schema())
-        retries = CommitProperties(max_commit_retries=APPEND_RETRIES)
-        write_deltalake(self._table, data, mode="append", commit_properties=retries)
+        rows = [e.row() for e in batch]
+        data = pa.Table.from_pylist(rows, schema=event_schema())
+        version = self._commit(data, rows)
         kept = self._snapshot
-        if kept is not None:
+        if kept is not None and version == kept.version + 1:
+            self._snapshot = kept.extended(version, data)
+        if version % COMPACT_EVERY == 0:
             self._table.update_incremental()
-            # One version further: the only commit since is this one, so the kept rows stay.
-            if self._table.version() == kept.version + 1:
-                self._snapshot = kept.extended(self._table.version(), data)
+            self._table.optimize.compact()
+            self._table.create_checkpoint()
+
+    def _commit(self, data: pa.Table, rows: list[dict]) -> int:
+        """Write ``data`` as a part and commit it at the next free version; that version."""
+        buffer, collected = io.BytesIO(), []
+        pq.write_table(data, buffer, metadata_collector=collected)
+        name = f"part-{new_id()}.snappy.parquet"
+        self._storage.put(name, buffer.getvalue())
+        written = WrittenFile(
+            self._storage.uri(name), len(buffer.getvalue()), footer_stats(collected[0])
+        )
+        info = {
+            "commitInfo": {
+                "timestamp": now_ms(),
+                "operation": "WRITE",
+                "operationParameters": {"mode": "Append"},
+                "engineInfo": "workbench",
+                EVENTS_KEY: rows,
+            }
+        }
+        content = "".join(
+            json.dumps(a) + "\n" for a in (info, add_action(name, written, now_ms()))
+        ).encode()
+        version = self._head + 1
+        while not self._storage.put_if_absent(_commit_key(version), content):
+            version += 1  # another writer took it: its commit is an append too
+        self._head = version
+        return version
 
     def _current(self) -> _Snapshot:
-        """The events at the newest version, read again only when someone else committed
-        (telling costs one existence check of the next commit file)."""
+        """The events at the newest version: the kept ones, extended by the events other
+        writers' commits carry (read from their commit files); read in full when a commit
+        carries none that this reader can use (one written by another tool)."""
         kept = self._snapshot
-        if kept is not None and not self._storage.exists(
-            f"_delta_log/{kept.version + 1:020d}.json"
-        ):
-            return kept
+        while kept is not None:
+            content = self._storage.get(_commit_key(kept.version + 1))
+            if content is None:
+                self._head = max(self._head, kept.version)
+                self._snapshot = kept
+                return kept
+            operation, rows = _commit_contents(content)
+            if rows is not None:
+                data = pa.Table.from_pylist(rows, schema=event_schema())
+                kept = kept.extended(kept.version + 1, data)
+            elif operation == "OPTIMIZE":  # the same events in fewer files
+                kept = _Snapshot(kept.version + 1, kept.parts)
+            else:
+                kept = None
         self._table.update_incremental()
         self._snapshot = _Snapshot(self._table.version(), [self._table.to_pyarrow_table()])
+        self._head = max(self._head, self._snapshot.version)
         return self._snapshot
 
     def events(self, run_id: str) -> list[Event]:
@@ -172,16 +220,16 @@ class _Snapshot:
 
     def __init__(self, version: int, parts: list[pa.Table]):
         self.version = version
-        self._parts = parts
+        self.parts = parts
 
     def extended(self, version: int, data: pa.Table) -> _Snapshot:
         """This snapshot plus rows appended in the commit that made ``version``."""
-        return _Snapshot(version, [*self._parts, data.cast(self._parts[0].schema)])
+        return _Snapshot(version, [*self.parts, data.cast(self.parts[0].schema)])
 
     @cached_property
     def table(self) -> pa.Table:
         """Every event, payload structs kept."""
-        return pa.concat_tables(self._parts).combine_chunks()
+        return pa.concat_tables(self.parts).combine_chunks()
 
     @cached_property
     def by_run(self) -> tuple[pa.Table, dict[str, tuple[int, int]]]:
@@ -235,6 +283,20 @@ class _Snapshot:
                 "tables": commits["transaction.tables"],
             }
         ).combine_chunks()
+
+
+def _commit_key(version: int) -> str:
+    return f"_delta_log/{version:020d}.json"
+
+
+def _commit_contents(content: bytes) -> tuple[str, list[dict] | None]:
+    """A commit's operation and the events it carries inline (None when it carries none)."""
+    for line in content.decode().splitlines():
+        action = json.loads(line)
+        if "commitInfo" in action:
+            info = action["commitInfo"]
+            return info.get("operation", ""), info.get(EVENTS_KEY)
+    return "", None
 
 
 def _records(snapshot: _Snapshot, chosen: pa.Table, status: str | None = None) -> list[RunRecord]:

@@ -11,7 +11,6 @@ from workbench.core.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.errors import InvalidArgumentError
 from workbench.core.events.config import event_log_for
 from workbench.core.events.log import RunRecord, RunStatus
-from workbench.core.events.model import COMMON_FIELDS, PAYLOAD_FIELDS, SCHEMA_VERSION
 from workbench.core.types import DatasetType
 
 if TYPE_CHECKING:
@@ -71,6 +70,8 @@ def run_events(
 
     if not isinstance(run_id, str) or not run_id:
         raise InvalidArgumentError(f"run_id={run_id!r} must be a run id from dc.runs().")
+    from workbench.core.events.delta import event_schema
+
     events = event_log_for(catalog).events(run_id)
     table = pa.Table.from_pylist([e.row() for e in events], schema=event_schema())
     return _as(table, read_as)
@@ -88,19 +89,6 @@ def run_table(records: list[RunRecord]) -> pa.Table:
     schema = pa.schema([(f.name, arrow_type(f.name)) for f in fields(RunRecord)])
     rows = [{**asdict(r), "transactions": list(r.transactions)} for r in records]
     return pa.Table.from_pylist(rows, schema=schema)
-
-
-def event_schema() -> pa.Schema:
-    """The Arrow schema of events: common fields, then one struct per payload."""
-    import pyarrow as pa
-
-    kinds = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64()}
-    kinds["list<string>"] = pa.list_(pa.string())
-    payloads = [
-        (name, pa.struct([(f, kinds[t]) for f, t in fields_]))
-        for name, fields_ in PAYLOAD_FIELDS[SCHEMA_VERSION].items()
-    ]
-    return pa.schema([(n, kinds[t]) for n, t in COMMON_FIELDS] + payloads)
 
 
 def _as(table: pa.Table, read_as: DatasetType | str) -> Any:
