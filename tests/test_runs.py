@@ -6,6 +6,7 @@ import logging
 
 import pyarrow as pa
 import pytest
+from deltalake import DeltaTable
 
 import workbench as dc
 from workbench.core.events.config import configure_events
@@ -156,3 +157,16 @@ def test_bad_run_arguments_are_typed_errors(catalog, call):
 def test_metrics_are_numbers(catalog, value):
     with dc.run("metrics") as run, pytest.raises(dc.InvalidArgumentError):
         run.log_metric("loss", value)
+
+
+@pytest.mark.integration
+def test_runs_of_a_catalog_on_s3_go_to_its_delta_run_log(s3_catalog):
+    with dc.run("on-s3") as run:
+        dc.write(_rows(2), "t")
+    assert dc.runs(read_as="pandas")["name"].tolist() == ["on-s3"]
+    assert [e["event_type"] for e in _events(run.run_id)][-1] == "RUN_SUCCEEDED"
+    root = s3_catalog.root.rstrip("/")
+    stored = DeltaTable(
+        f"{root}/_workbench/events", storage_options=s3_catalog.properties.storage_options
+    )
+    assert stored.to_pyarrow_table().num_rows == len(_events(run.run_id))
