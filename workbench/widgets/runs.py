@@ -35,6 +35,7 @@ class RunsBrowser(widgets.VBox):
         self.table = widgets.HTML()
         self.table.add_class("wb-runs-table")
         self.picker = widgets.Dropdown(description="run", layout={"width": "600px"})
+        self.picker.add_class("wb-run-picker")
         self.detail = widgets.HTML()
         self.detail.add_class("wb-run-detail")
         self.timeline = self._timeline_widget()
