@@ -1,7 +1,9 @@
-"""A real JupyterLab in headless Chromium: run tutorial 04, click the widgets, see them change."""
+"""A real JupyterLab in headless Chromium: run tutorial 04, click the widgets, see them change;
+render the runs browser over real runs and see their statuses in colour."""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -47,7 +49,8 @@ def lab(tmp_path_factory) -> Iterator[tuple[str, str]]:
     folder = tmp_path_factory.mktemp("lab")
     shutil.copy(ROOT / "tutorials" / NOTEBOOK, folder / NOTEBOOK)
     port, token = _free_port(), secrets.token_hex(16)
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(folder / ".jupyter")}
+    here = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(folder / ".jupyter"), "PYTHONPATH": here}
     server = subprocess.Popen(
         [
             sys.executable,
@@ -126,3 +129,64 @@ def _drive(page, url: str) -> None:
     expect(then).to_contain_text("as of point 1 of 2", timeout=30_000)
     expect(then).not_to_contain_text("honey")
     expect(page.locator(".wb-diff-now")).to_contain_text("rows added")
+
+
+RUNS_CELL = """\
+import tempfile
+import workbench as dc
+from workbench.widgets import RunsBrowser
+
+dc.init_local(tempfile.mkdtemp())
+with dc.run("nightly") as run, run.step("load") as step:
+    step.rows_out = 2
+try:
+    with dc.run("broken"):
+        1 / 0
+except ZeroDivisionError:
+    pass
+RunsBrowser()
+"""
+
+
+def _upload_notebook(base: str, token: str, name: str, source: str) -> None:
+    """Put a one-cell notebook into the server's folder through the contents API."""
+    cell = {"cell_type": "code", "source": source, "metadata": {}, "outputs": []}
+    cell["execution_count"] = None
+    kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook = {"cells": [cell], "metadata": {"kernelspec": kernel}}
+    notebook.update(nbformat=4, nbformat_minor=5)
+    body = json.dumps({"type": "notebook", "format": "json", "content": notebook})
+    request = urllib.request.Request(
+        f"{base}/api/contents/{name}",
+        data=body.encode(),
+        method="PUT",
+        headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+    )
+    urllib.request.urlopen(request, timeout=30).close()
+
+
+def test_runs_browser_shows_statuses_in_colour(lab, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    base, token = lab
+    _upload_notebook(base, token, "runs.ipynb", RUNS_CELL)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        try:
+            page.goto(f"{base}/lab/tree/runs.ipynb?token={token}")
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+            expect(page.get_by_text("| Idle").first).to_be_visible(timeout=90_000)
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+            page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
+            failed = page.locator(".wb-runs-list .wb-status-failed")
+            expect(failed).to_have_css("background-color", "rgb(198, 40, 40)", timeout=120_000)
+            succeeded = page.locator(".wb-runs-list .wb-status-succeeded")
+            expect(succeeded).to_have_css("background-color", "rgb(46, 125, 50)")
+            expect(page.locator(".wb-runs-list tbody tr")).to_have_count(2)
+            page.locator(".wb-run-picker select").select_option(index=1)  # nightly
+            expect(page.locator(".wb-run-steps")).to_contain_text("load", timeout=30_000)
+            expect(page.locator(".wb-runs .js-plotly-plot")).to_be_visible(timeout=30_000)
+        finally:
+            page.screenshot(path=str(tmp_path / "jupyterlab-runs.png"), full_page=True)
+            browser.close()

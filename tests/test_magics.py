@@ -159,3 +159,12 @@ def test_runs_lists_recorded_runs(shell):
     assert listed["error_type"].tolist() == ["ValueError"]
     everything, _ = run(shell, "runs --limit 5")
     assert everything["name"].tolist() == ["nightly", "nightly"]
+
+
+def test_runsview_opens_the_runs_browser_filtered(shell):
+    for name in ("nightly", "hourly"):
+        with dc.run(name):
+            pass
+    browser, _ = run(shell, "runsview night --status succeeded")
+    assert browser.shown["name"].tolist() == ["nightly"]
+    assert (browser.filter_box.value, browser.status_picker.value) == ("night", "succeeded")

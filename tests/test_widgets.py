@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pandas as pd
+import pyarrow as pa
+import pytest
 
 import workbench as dc
-from workbench.widgets import CatalogBrowser, HistoryBrowser, TimeTravel
+from workbench.widgets import CatalogBrowser, HistoryBrowser, RunsBrowser, TimeTravel
+from workbench.widgets.render import STATUS_COLOURS
 
 
 def seed() -> None:
@@ -65,3 +72,55 @@ def test_time_travel_slider_moves_preview_and_diff(catalog):
     assert "as of point 1 of 2" in travel.then.value
     assert (travel.diff.added, travel.diff.changed) == (1, 1)
     assert list(travel.chart.data[0].y) == [2, 3]
+
+
+def _lost_run(root: Path) -> None:
+    """Record a run whose process exits without ending it, as a killed kernel leaves one."""
+    code = (
+        "import os, sys, workbench as dc\n"
+        "dc.init_local(sys.argv[1])\n"
+        "dc.run('lost').__enter__()\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(root)], check=True, timeout=120)
+
+
+def test_runs_browser_colours_pages_filters_and_details(catalog, tmp_path):
+    for i in range(12):
+        with dc.run(f"tick-{i}", kind="job"):
+            pass
+    with dc.run("daily", {"day": "2026-11-21"}) as run:
+        with run.step("load") as step:
+            step.rows_in = 3
+            dc.write(pa.table({"id": [1, 2, 3]}), "raw")
+            step.rows_out = 3
+        run.log_metric("loss", 0.25)
+    with pytest.raises(ZeroDivisionError), dc.run("broken") as failing, failing.step("divide"):
+        1 / 0  # noqa: B018
+    _lost_run(tmp_path / "catalog")
+    with dc.run("live"):
+        runs = RunsBrowser(page_size=5)
+    assert runs.pages == 4 and "page 1 of 4 (16 shown)" in runs.page_label.value
+    for status, colour in STATUS_COLOURS.items():
+        assert f"wb-status-{status}' style='color:#fff;background:{colour}" in runs.table.value
+    assert [len(bar.y) for bar in runs.timeline.data] == [1, 13, 1, 1]  # running .. abandoned
+    assert all(width > 0 for bar in runs.timeline.data for width in bar.x)
+    runs.next_button.click()
+    assert runs.page == 1 and "tick-10" in runs.table.value
+
+    runs.set_status("failed")
+    assert runs.shown["name"].tolist() == ["broken"] and runs.pages == 1
+    runs.select(runs.picker.options[0][1])
+    assert "ZeroDivisionError: division by zero" in runs.detail.value
+    assert "divide" in runs.detail.value and "wb-status-failed" in runs.detail.value
+
+    runs.set_status("")
+    runs.filter_box.value = "DAILY"
+    assert runs.shown["name"].tolist() == ["daily"]
+    assert [len(bar.y) for bar in runs.timeline.data] == [0, 1, 0, 0]
+    runs.picker.value = run.run_id  # as picking it in the dropdown does
+    (txn,) = dc.runs(name="daily", read_as="pandas").iloc[0]["transactions"]
+    detail = runs.detail.value
+    assert "load" in detail and "<td>3</td>" in detail and "loss" in detail and "0.25" in detail
+    assert txn in detail and "default.raw" in detail
+    assert "<td>1</td>" in runs.table.value, "one transaction"

@@ -334,6 +334,16 @@ class Commands:
         table, namespace, catalog = resolve_table(args.table, self.session)
         return TimeTravel(table, namespace, catalog)
 
+    def do_runsview(self, args: Args, cell: str | None) -> Any:
+        from workbench.widgets import RunsBrowser
+
+        browser = RunsBrowser(catalog=self.session.catalog)
+        if args.filter:
+            browser.set_filter(args.filter)
+        if args.status:
+            browser.set_status(args.status)
+        return browser
+
 
 def _default_catalog_name() -> str:
     from workbench.core.catalog import catalog_name

@@ -39,6 +39,7 @@ def _commands() -> dict[str, tuple[str, list[tuple[tuple[str, ...], dict]]]]:
     table = (("table",), {"help": TABLE_HELP})
     as_of = (("--as-of",), {"dest": "as_of", "help": f"read as of a past point ({TIME_HELP})"})
     version = (("--version",), {"type": int, "help": "a Delta version of the table"})
+    status = (("--status",), {"choices": ["running", "succeeded", "failed", "abandoned"]})
     return {
         "help": ("list the commands", []),
         "init": (
@@ -96,7 +97,7 @@ def _commands() -> dict[str, tuple[str, list[tuple[tuple[str, ...], dict]]]]:
             "recorded runs (pipelines, inference, reports), newest first",
             [
                 (("name",), {"nargs": "?", "help": "only runs with this name"}),
-                (("--status",), {"choices": ["running", "succeeded", "failed", "abandoned"]}),
+                status,
                 (("--kind",), {"help": "pipeline, inference, report, notebook or job"}),
                 (("--limit",), {"type": int, "default": 20}),
             ],
@@ -173,6 +174,13 @@ def _commands() -> dict[str, tuple[str, list[tuple[tuple[str, ...], dict]]]]:
         "browse": ("open the catalog browser", []),
         "timeline": ("open the transaction history browser", []),
         "timetravel": ("open the time-travel view of a table", [table]),
+        "runsview": (
+            "open the runs browser: runs, their timeline, steps and transactions",
+            [
+                (("filter",), {"nargs": "?", "help": "show runs whose name, kind or id has this"}),
+                status,
+            ],
+        ),
     }
 
 

@@ -1,4 +1,4 @@
-"""Small HTML pieces the widgets share: a preview table, a title, an error line."""
+"""Small HTML pieces the widgets share: a preview table, a title, an error line, a status."""
 
 from __future__ import annotations
 
@@ -6,10 +6,20 @@ from datetime import datetime, timezone
 from html import escape
 from typing import Any
 
+STATUS_COLOURS = {
+    "running": "#1565c0",
+    "succeeded": "#2e7d32",
+    "failed": "#c62828",
+    "abandoned": "#757575",
+}
 
-def preview_html(frame: Any, title: str, css_class: str = "wb-preview") -> str:
-    """A DataFrame as a compact scrollable HTML table under a title."""
-    table = frame.to_html(index=False, border=0, max_cols=30, na_rep="∅")
+
+def preview_html(
+    frame: Any, title: str, css_class: str = "wb-preview", escape_cells: bool = True
+) -> str:
+    """A DataFrame as a compact scrollable HTML table under a title (cells may hold HTML that
+    the caller escaped, such as status labels, when ``escape_cells`` is False)."""
+    table = frame.to_html(index=False, border=0, max_cols=30, na_rep="∅", escape=escape_cells)
     return (
         f"<div class='{css_class}'><b>{escape(title)}</b>"
         f"<div style='max-height:340px;overflow:auto'>{table}</div></div>"
@@ -33,3 +43,26 @@ def when(ns: int) -> str:
 def text(value: Any) -> str:
     """A cell value as text, with missing values (None, NaN) as empty text."""
     return value if isinstance(value, str) else ""
+
+
+def status_html(status: str) -> str:
+    """A run or step status as a coloured label, so outcomes read at a glance."""
+    colour = STATUS_COLOURS.get(status, "#424242")
+    return (
+        f"<span class='wb-status wb-status-{escape(status)}' style='color:#fff;"
+        f"background:{colour};padding:0 6px;border-radius:3px'>{escape(status)}</span>"
+    )
+
+
+def duration(ns: float | None) -> str:
+    """A duration in ns as short text (ms, s, min, h); empty when unknown."""
+    if ns is None or ns != ns:  # None or NaN
+        return ""
+    seconds = ns / 1e9
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
+    return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min"
