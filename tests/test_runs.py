@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 import pyarrow as pa
@@ -170,3 +171,31 @@ def test_runs_of_a_catalog_on_s3_go_to_its_delta_run_log(s3_catalog):
         f"{root}/_workbench/events", storage_options=s3_catalog.properties.storage_options
     )
     assert stored.to_pyarrow_table().num_rows == len(_events(run.run_id))
+
+
+def test_latest_gives_the_newest_run_of_each_name(catalog):
+    for name, fails in [("a", False), ("b", False), ("a", True)]:
+        with pytest.raises(ValueError) if fails else contextlib.nullcontext(), dc.run(name):
+            if fails:
+                raise ValueError("late data")
+    latest = dc.runs(latest=True, read_as="pandas")
+    assert latest[["name", "status"]].values.tolist() == [["a", "failed"], ["b", "succeeded"]]
+    with pytest.raises(dc.InvalidArgumentError, match="latest=True"):
+        dc.runs(name="a", latest=True)
+
+
+def test_the_run_log_is_chosen_by_environment_then_file(tmp_path, monkeypatch):
+    dc.init_local(tmp_path / "lake")
+    config = tmp_path / "workbench.toml"
+    config.write_text(f'[events]\nuri = "sqlite:///{tmp_path}/from-file.db"\n')
+    monkeypatch.setenv("WORKBENCH_CONFIG", str(config))
+    with dc.run("filed"):
+        pass
+    assert (tmp_path / "from-file.db").exists()
+    monkeypatch.setenv("WORKBENCH_EVENTS", f"sqlite:///{tmp_path}/from-env.db")
+    with dc.run("from-env"):
+        pass
+    assert dc.runs(read_as="pandas")["name"].tolist() == ["from-env"]
+    monkeypatch.delenv("WORKBENCH_EVENTS")
+    monkeypatch.delenv("WORKBENCH_CONFIG")
+    assert dc.runs(read_as="pandas").empty  # the catalog's own Delta log: nothing went there

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, fields
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.arguments import optional_whole_number
+from workbench.core.arguments import flag, optional_whole_number
 from workbench.core.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.errors import InvalidArgumentError
 from workbench.core.events.config import event_log_for
@@ -29,15 +29,25 @@ def runs(
     limit: int | None = None,
     read_as: DatasetType | str = DatasetType.PYARROW,
     catalog: str | None = None,
+    latest: bool = False,
 ) -> Any:
     """Runs recorded in a catalog's run log, newest first: filter by name, kind, status
     (running, succeeded, failed, abandoned) and start time (``since``/``until``: a time, a
-    datetime or ns), and keep the first ``limit``."""
+    datetime or ns), and keep the first ``limit``. ``latest=True`` gives the newest run of each
+    name instead (sorted by name): the current status of every pipeline at a glance."""
     from workbench.core.timetravel import instant_ns
 
     if status is not None and status not in STATUSES:
         raise InvalidArgumentError(f"status={status!r} is not a run status; use one of {STATUSES}.")
     limit = optional_whole_number("limit", limit)
+    if flag("latest", latest):
+        if (name, kind, status, since, until) != (None,) * 5:
+            raise InvalidArgumentError(
+                "runs(latest=True) gives the newest run of every name; filter the result instead "
+                "of passing name, kind, status, since or until with it."
+            )
+        found = event_log_for(catalog).latest()
+        return _as(run_table(found[:limit] if limit is not None else found), read_as)
     found = event_log_for(catalog).runs(
         name=name,
         kind=kind,
