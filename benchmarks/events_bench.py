@@ -110,10 +110,10 @@ def workload(count: int, runs: int) -> Workload:
 # ---------------------------------------------------------------- appends
 
 
-def time_single(backend: str, events: list[Event], folder: Path) -> float:
-    """Seconds to append ``events`` one ``append`` call each, to a fresh store."""
+def time_single(backend: str, events: list[Event], folder: Path) -> list[float]:
+    """Seconds of each ``append`` call appending ``events`` one by one to a fresh store."""
     log = open_event_log(_uri(backend, folder, f"single{len(events)}"))
-    return seconds(lambda: [log.append(e) for e in events])
+    return [seconds(lambda e=e: log.append(e)) for e in events]
 
 
 def time_batched(log: EventLog, events: list[Event], batch: int) -> float:
@@ -130,13 +130,20 @@ def append_rows(
     total = len(data.events)
     for backend in BACKENDS:
         subset = min(single[backend], total)
-        spent = time_single(backend, data.events[:subset], folder)
-        rows.append(_append_row(backend, f"single x{subset}", subset, spent, total))
+        each = time_single(backend, data.events[:subset], folder)
+        row = _append_row(backend, f"single x{subset}", subset, sum(each), total)
+        rows.append(row | {"us_per_event_last_tenth": _tail_mean(each) * 1e6})
         logs[backend] = open_event_log(_uri(backend, folder, "batched"))
         spent = time_batched(logs[backend], data.events, batch)
         rows.append(_append_row(backend, f"batches of {batch}", total, spent, total))
         print(f"{backend}: appends done", file=sys.stderr)
     return rows, logs
+
+
+def _tail_mean(values: list[float]) -> float:
+    """The mean of the last tenth of ``values``: whether appends slow down as the log grows."""
+    tail = values[-max(1, len(values) // 10) :]
+    return sum(tail) / len(tail)
 
 
 def _append_row(backend: str, mode: str, count: int, spent: float, total: int) -> dict[str, Any]:
@@ -232,14 +239,17 @@ def markdown(appends: list[dict[str, Any]], query_rows: list[dict[str, Any]], me
         f"load average (1/5/15 min) at start {_load(meta['loadavg_start'])}, "
         f"at end {_load(meta['loadavg_end'])}; {meta['cpu_count']} cores",
         "",
-        "| backend | appends | events timed | seconds | µs/event | seconds for all |",
-        "| --- | --- | ---: | ---: | ---: | ---: |",
+        "| backend | appends | events timed | seconds | µs/event | µs/event, last tenth "
+        f"| seconds for {meta['events']} |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in appends:
-        mark = " (extrapolated)" if r["extrapolated"] else ""
+        mark = " (extrapolated at the mean rate)" if r["extrapolated"] else ""
+        tail = r.get("us_per_event_last_tenth")
         lines.append(
             f"| {r['backend']} | {r['mode']} | {r['events']} | {r['seconds']:.2f} | "
-            f"{r['us_per_event']:.0f} | {r['seconds_for_all']:.1f}{mark} |"
+            f"{r['us_per_event']:.0f} | {'' if tail is None else f'{tail:.0f}'} | "
+            f"{r['seconds_for_all']:.1f}{mark} |"
         )
     lines += [
         "",
@@ -284,7 +294,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=30, help="repetitions per query")
     parser.add_argument("--batch", type=int, default=1000, help="events per batched append")
     parser.add_argument("--single-sqlite", type=int, default=10_000, help="single appends timed")
-    parser.add_argument("--single-delta", type=int, default=2000, help="single appends timed")
+    parser.add_argument("--single-delta", type=int, default=1000, help="single appends timed")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON report path")
     return parser.parse_args(argv)
 

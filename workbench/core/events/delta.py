@@ -118,10 +118,9 @@ class DeltaEventLog:
 
     def events(self, run_id: str) -> list[Event]:
         """The events of one run, oldest first by (timestamp, event_id)."""
-        table = self._current().table
-        rows = table.filter(pc.field("run_id") == run_id).sort_by(
-            [("timestamp", "ascending"), ("event_id", "ascending")]
-        )
+        snapshot = self._current()
+        rows = snapshot.table.take(snapshot.rows_of(run_id))
+        rows = rows.sort_by([("timestamp", "ascending"), ("event_id", "ascending")])
         return [Event.from_row(row) for row in rows.to_pylist()]
 
     def runs(
@@ -178,6 +177,24 @@ class _Snapshot:
     def table(self) -> pa.Table:
         """Every event, payload structs kept."""
         return pa.concat_tables(self._parts).combine_chunks()
+
+    def rows_of(self, run_id: str) -> pa.Array:
+        """The positions of one run's events in ``table`` (none for an unknown run)."""
+        groups, position = self._rows_by_run
+        where = position.get(run_id)
+        return pa.array([], pa.int64()) if where is None else groups[where].values
+
+    @cached_property
+    def _rows_by_run(self) -> tuple[pa.ChunkedArray, dict[str, int]]:
+        """Each run's event positions in ``table`` (one hash grouping per version, so asking
+        for a run's events takes its rows instead of scanning every event) and where each run
+        sits in that list."""
+        numbered = pa.table(
+            {"run_id": self.table["run_id"], "_row": pa.array(np.arange(self.table.num_rows))}
+        )
+        groups = numbered.group_by("run_id").aggregate([("_row", "list")])
+        position = {run_id: i for i, run_id in enumerate(groups["run_id"].to_pylist())}
+        return groups["_row_list"], position
 
     @cached_property
     def runs(self) -> pa.Table:
