@@ -172,9 +172,10 @@ class DeltaEventLog:
 
     def events(self, run_id: str) -> list[Event]:
         """The events of one run, oldest first by (timestamp, event_id)."""
-        ordered, spans = self._current().by_run
-        start, count = spans.get(run_id, (0, 0))
-        return [Event.from_row(row) for row in ordered.slice(start, count).to_pylist()]
+        snapshot = self._current()
+        rows = snapshot.table.take(snapshot.rows_of(run_id))
+        rows = rows.sort_by([("timestamp", "ascending"), ("event_id", "ascending")])
+        return [Event.from_row(row) for row in rows.to_pylist()]
 
     def runs(
         self,
@@ -231,19 +232,23 @@ class _Snapshot:
         """Every event, payload structs kept."""
         return pa.concat_tables(self.parts).combine_chunks()
 
+    def rows_of(self, run_id: str) -> pa.Array:
+        """The positions of one run's events in ``table`` (none for an unknown run)."""
+        groups, position = self._rows_by_run
+        where = position.get(run_id)
+        return pa.array([], pa.int64()) if where is None else groups[where].values
+
     @cached_property
-    def by_run(self) -> tuple[pa.Table, dict[str, tuple[int, int]]]:
-        """Every event ordered by (run_id, timestamp, event_id), and where each run's events
-        start and how many there are: a run's events are one slice."""
-        ordered = self.table.sort_by(
-            [("run_id", "ascending"), ("timestamp", "ascending"), ("event_id", "ascending")]
+    def _rows_by_run(self) -> tuple[pa.ChunkedArray, dict[str, int]]:
+        """Each run's event positions in ``table`` (one hash grouping per version, so asking
+        for a run's events takes its rows instead of scanning every event) and where each run
+        sits in that list."""
+        numbered = pa.table(
+            {"run_id": self.table["run_id"], "_row": pa.array(np.arange(self.table.num_rows))}
         )
-        numbered = ordered.select(["run_id"]).append_column(
-            "_row", pa.array(np.arange(ordered.num_rows))
-        )
-        spans = numbered.group_by("run_id").aggregate([("_row", "min"), ("_row", "count")])
-        starts = zip(spans["_row_min"].to_pylist(), spans["_row_count"].to_pylist(), strict=True)
-        return ordered, dict(zip(spans["run_id"].to_pylist(), starts, strict=True))
+        groups = numbered.group_by("run_id").aggregate([("_row", "list")])
+        position = {run_id: i for i, run_id in enumerate(groups["run_id"].to_pylist())}
+        return groups["_row_list"], position
 
     @cached_property
     def runs(self) -> pa.Table:
