@@ -24,7 +24,6 @@ from workbench.core.evolution import SchemaPlan, same_type, to_storage
 from workbench.core.properties import (
     DESCRIPTION_PROPERTY,
     check_read_optimization,
-    encode_properties,
 )
 from workbench.core.schema_update import SchemaUpdate
 from workbench.core.tables import locate
@@ -32,10 +31,9 @@ from workbench.core.types import LifecycleState
 from workbench.core.versions import (
     LIFECYCLE_PROPERTY,
     TABLE_PROPERTIES_PROPERTY,
-    check_lifecycle,
     for_read,
-    reserved,
     table_configuration,
+    version_arguments,
     versions_in,
 )
 
@@ -73,11 +71,9 @@ def alter_table(
             f"table_description={table_description!r} must be a string (or None: unchanged)."
         )
     loc = locate(table, namespace, catalog)
-    reserved(table_properties)
-    reserved(table_version_properties)
-    table_level = encode_properties(table_properties)
-    properties = encode_properties(table_version_properties)
-    lifecycle = check_lifecycle(lifecycle_state)
+    table_level, properties, lifecycle = version_arguments(
+        table_properties, table_version_properties, lifecycle_state
+    )
     if lifecycle is not None:
         properties[LIFECYCLE_PROPERTY] = lifecycle.value
     if table_description is not None:

@@ -52,6 +52,9 @@ class Engine(ABC):
     dataset_types: ClassVar[tuple[DatasetType, ...]] = ()
     # The dataset type ``sql`` returns.
     sql_result_type: ClassVar[DatasetType | None] = None
+    # True when the engine's data lives on a cluster's workers, so collecting it into this
+    # process (to inspect values) could exhaust the driver's memory.
+    clustered: ClassVar[bool] = False
 
     def __init__(self, settings: Mapping[str, Any] | None = None):
         self.settings = dict(settings or {})

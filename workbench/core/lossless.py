@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-CLUSTER_ENGINES = ("spark", "ray")
-
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -20,11 +18,10 @@ def restore_integers(
     """The source with each float column that ``schema`` types as an integer cast back to that
     integer type, when every value converts exactly (nulls stay null); other columns, and
     floats with a fraction or out of range, are left for the usual widening rules. Only data
-    of this process (local or Daft) with such columns is converted through Arrow: collecting
-    a cluster's Spark or Ray dataset to check them could exhaust the driver's memory."""
+    of this process (not a clustered engine's) with such columns is converted through Arrow."""
     import pyarrow as pa
 
-    if engine.name in CLUSTER_ENGINES:
+    if engine.clustered:
         return source, incoming
     candidates = [
         f.name

@@ -127,13 +127,7 @@ class SchemaUpdate:
         return Schema(self._fields.values(), self.base_schema.id + 1)
 
     def _find(self, name_or_id: str | int) -> Field:
-        for f in self._fields.values():
-            if name_or_id in (f.name, f.field_id) and not isinstance(name_or_id, bool):
-                return f
-        raise SchemaValidationError(
-            f"The schema has no field {name_or_id!r}; its fields are "
-            f"{[f.name for f in self._fields.values()]}."
-        )
+        return self.apply().field(name_or_id)
 
     def _put(self, field: Field) -> SchemaUpdate:
         self._fields[field.field_id] = field  # type: ignore[index]

@@ -33,7 +33,6 @@ from workbench.core.names import validate_name
 from workbench.core.properties import (
     check_read_optimization,
     decode_reader_types,
-    encode_properties,
 )
 from workbench.core.remembered import recall, remember
 from workbench.core.schema import Schema, SchemaLike, stored_schema
@@ -48,7 +47,6 @@ from workbench.core.types import (
 )
 from workbench.core.versions import (
     active_version,
-    check_lifecycle,
     check_version_name,
     for_read,
     for_write,
@@ -56,9 +54,9 @@ from workbench.core.versions import (
     label,
     lifecycle_of,
     new_configuration,
-    reserved,
     split_key,
     table_configuration,
+    version_arguments,
     versions_in,
 )
 
@@ -357,16 +355,14 @@ def create_table(
     flag("auto_create_namespace", auto_create_namespace)
     flag("fail_if_exists", fail_if_exists)
     loc = locate(table, namespace, catalog)
-    reserved(table_properties)
-    reserved(table_version_properties)
-    table_level = encode_properties(table_properties)
-    own = encode_properties(table_version_properties)
-    lifecycle = check_lifecycle(lifecycle_state)
+    table_level, own, lifecycle = version_arguments(
+        table_properties, table_version_properties, lifecycle_state
+    )
     accepted = parse_content_types(content_types)
     with operation(loc.catalog) as txn:
         try:
             target = for_write(txn, loc, table_version, TableWriteMode.CREATE, creating=True)
-        except (TableAlreadyExistsError, TableVersionAlreadyExistsError):
+        except TableVersionAlreadyExistsError:  # CREATE of a version that exists
             if fail_if_exists:
                 raise
             return get_table(table, loc.namespace, catalog, table_version=table_version)

@@ -135,13 +135,15 @@ class Transaction:
         self._last_ms = 0
 
     # ----------------------------------------------------------------------------- what it sees
-    def entry(self, namespace: str, name: str) -> TableEntry | None:
-        """The table as this transaction sees it; remembers the read for conflict checks."""
+    def entry(self, namespace: str, name: str, record: bool = True) -> TableEntry | None:
+        """The table as this transaction sees it; remembers the read for conflict checks
+        unless ``record`` is False."""
         key = (namespace, name)
         if key in self.changes:
             return self.changes[key].entry
         found = self.state.tables.get(key)
-        self.reads.setdefault(key, found)
+        if record:
+            self.reads.setdefault(key, found)
         return found
 
     def has_namespace(self, namespace: str) -> bool:

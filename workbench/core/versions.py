@@ -85,15 +85,8 @@ def versions_in(seen: Transaction, namespace: str, table: str) -> list[str]:
     prefix = f"{table}/{VERSIONS_FOLDER}/"
     keys = {table, *seen.state.later_versions(namespace, table)}
     keys |= {n for (ns, n) in seen.changes if ns == namespace and n.startswith(prefix)}
-    present = [k for k in keys if _present(seen, namespace, k)]
+    present = [k for k in keys if seen.entry(namespace, k, record=False) is not None]
     return sorted((split_key(k)[1] for k in present), key=version_number)
-
-
-def _present(seen: Transaction, namespace: str, name: str) -> bool:
-    change = seen.changes.get((namespace, name))
-    if change is not None:
-        return change.entry is not None
-    return (namespace, name) in seen.state.tables
 
 
 def lifecycle_of(configuration: Mapping[str, str]) -> LifecycleState:
@@ -243,7 +236,25 @@ def _configuration(seen: Transaction, loc: Location) -> Mapping[str, str]:
     return committed_table(loc, seen.state.tables[(loc.namespace, loc.name)]).properties
 
 
-def check_lifecycle(value: Any) -> LifecycleState | None:
+def version_arguments(
+    table_properties: Mapping[Any, Any] | None,
+    table_version_properties: Mapping[Any, Any] | None,
+    lifecycle_state: Any,
+) -> tuple[dict[str, str], dict[str, str], LifecycleState | None]:
+    """The property and lifecycle arguments of a call that creates or changes a version,
+    checked: the table's properties and the version's own, encoded, and the state."""
+    from workbench.core.properties import encode_properties
+
+    _reserved(table_properties)
+    _reserved(table_version_properties)
+    return (
+        encode_properties(table_properties),
+        encode_properties(table_version_properties),
+        _lifecycle(lifecycle_state),
+    )
+
+
+def _lifecycle(value: Any) -> LifecycleState | None:
     """A lifecycle state argument, checked."""
     if value is None:
         return None
@@ -256,7 +267,7 @@ def check_lifecycle(value: Any) -> LifecycleState | None:
         ) from None
 
 
-def reserved(properties: Mapping[Any, Any] | None) -> None:
+def _reserved(properties: Mapping[Any, Any] | None) -> None:
     """Refuse user properties that would overwrite what versions record themselves."""
     for key in properties or {}:
         name = key.value if isinstance(key, TableProperty) else key

@@ -52,7 +52,6 @@ from workbench.core.properties import (
     check_read_optimization,
     decode_reader_types,
     default_consistency,
-    encode_properties,
 )
 from workbench.core.schema import Schema, SchemaLike
 from workbench.core.tables import Location, OpenTable, locate
@@ -63,7 +62,7 @@ from workbench.core.validation import (
     validate_content_type_has_schema,
     validate_readable,
 )
-from workbench.core.versions import check_lifecycle, for_write, new_configuration, reserved
+from workbench.core.versions import for_write, new_configuration, version_arguments
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -109,9 +108,9 @@ def write(
     mode = _parse_mode(mode)
     check_dedupe(dedupe)
     flag("auto_create_namespace", auto_create_namespace)
-    reserved(table_properties)
-    reserved(table_version_properties)
-    lifecycle = check_lifecycle(lifecycle_state)
+    properties, own, lifecycle = version_arguments(
+        table_properties, table_version_properties, lifecycle_state
+    )
     loc = locate(table, namespace, catalog)
     schemaless = schema is None
     declared = Schema.of(schema) if schema is not None and schema is not INFERRED else None
@@ -120,8 +119,6 @@ def write(
     engine = engine_for_data(data)
     source = engine.source(data)
     incoming = engine.schema(source)
-    properties = encode_properties(table_properties)
-    own = encode_properties(table_version_properties)
     with operation(loc.catalog) as txn:
         txn.require_writable()
         target = for_write(txn, loc, table_version, mode, mode in CREATING_MODES)

@@ -40,6 +40,7 @@ class RayEngine(Engine):
     """Ray Data on a local Ray instance or a cluster."""
 
     name = "ray"
+    clustered = True
     data_modules: ClassVar[tuple[str, ...]] = ("ray",)
     dataset_types: ClassVar[tuple[DatasetType, ...]] = (DatasetType.RAY_DATASET,)
 

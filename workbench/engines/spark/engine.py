@@ -25,6 +25,7 @@ class SparkEngine(Engine):
     """One shared local (or configured) SparkSession; Spark computes and writes Parquet."""
 
     name = "spark"
+    clustered = True
     data_modules: ClassVar[tuple[str, ...]] = ("pyspark",)
     dataset_types: ClassVar[tuple[DatasetType, ...]] = (DatasetType.SPARK,)
     sql_result_type = DatasetType.SPARK
