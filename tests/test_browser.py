@@ -148,6 +148,29 @@ RunsBrowser()
 """
 
 
+def _api(base: str, token: str, method: str, path: str, body: dict) -> None:
+    """Call the Jupyter server's REST API with the test token."""
+    request = urllib.request.Request(
+        f"{base}/api/{path}",
+        data=json.dumps(body).encode(),
+        method=method,
+        headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+    )
+    urllib.request.urlopen(request, timeout=30).close()
+
+
+def _start_kernel(base: str, token: str, name: str) -> None:
+    """Attach a running kernel to the notebook, so the page opens without a kernel dialog."""
+    kernel = {"name": "python3"}
+    _api(
+        base,
+        token,
+        "POST",
+        "sessions",
+        {"path": name, "name": name, "type": "notebook", "kernel": kernel},
+    )
+
+
 def _upload_notebook(base: str, token: str, name: str, source: str) -> None:
     """Put a one-cell notebook into the server's folder through the contents API."""
     cell = {"cell_type": "code", "source": source, "metadata": {}, "outputs": []}
@@ -155,14 +178,13 @@ def _upload_notebook(base: str, token: str, name: str, source: str) -> None:
     kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
     notebook = {"cells": [cell], "metadata": {"kernelspec": kernel}}
     notebook.update(nbformat=4, nbformat_minor=5)
-    body = json.dumps({"type": "notebook", "format": "json", "content": notebook})
-    request = urllib.request.Request(
-        f"{base}/api/contents/{name}",
-        data=body.encode(),
-        method="PUT",
-        headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+    _api(
+        base,
+        token,
+        "PUT",
+        f"contents/{name}",
+        {"type": "notebook", "format": "json", "content": notebook},
     )
-    urllib.request.urlopen(request, timeout=30).close()
 
 
 def test_runs_browser_shows_statuses_in_colour(lab, tmp_path):
@@ -170,6 +192,7 @@ def test_runs_browser_shows_statuses_in_colour(lab, tmp_path):
 
     base, token = lab
     _upload_notebook(base, token, "runs.ipynb", RUNS_CELL)
+    _start_kernel(base, token, "runs.ipynb")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
