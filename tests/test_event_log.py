@@ -431,3 +431,33 @@ def test_a_killed_run_is_abandoned_while_a_live_one_runs(backend: str, tmp_path:
     statuses = {r.run_id: r.status for r in log.runs()}
     assert statuses == {"doomed-run": RunStatus.ABANDONED, "live-run": RunStatus.RUNNING}
     assert [r.run_id for r in log.runs(status=RunStatus.ABANDONED)] == ["doomed-run"]
+
+
+# --------------------------------------------------------------------------- Delta compaction
+def test_delta_compaction_merges_small_parts_leaves_full_ones_and_loses_nothing(
+    monkeypatch, tmp_path: Path
+):
+    from deltalake import DeltaTable
+
+    from workbench.core.events import delta
+
+    monkeypatch.setattr(delta, "COMPACT_EVERY", 10)
+    monkeypatch.setattr(delta, "COMPACT_TARGET_BYTES", 25_000)  # about 3 one-event parts
+    log = delta.DeltaEventLog(str(tmp_path / "events"))
+    events = [e for run_id in sorted(RUNS) for e in run_events(run_id)]
+    log.append(
+        [dataclasses.replace(e, event_id=f"{i}-{e.event_id}") for i in range(40) for e in events]
+    )
+    table = DeltaTable(str(tmp_path / "events"))
+    (full,) = table.file_uris()
+    assert table.get_add_actions().column("size_bytes")[0].as_py() > 25_000, (
+        "one part past the target"
+    )
+    for event in events:  # single appends: small parts, compacted every tenth version
+        log.append(event)
+    table.update_incremental()
+    assert [c["operation"] for c in table.history()].count("OPTIMIZE") >= len(events) // 10
+    assert full in table.file_uris(), "a part past the target was rewritten"
+    assert len(table.file_uris()) < len(events) // 2, "small parts were not compacted"
+    reread = delta.DeltaEventLog(str(tmp_path / "events"))
+    assert sum(len(reread.events(run_id)) for run_id in RUNS) == len(events) * 41

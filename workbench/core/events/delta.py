@@ -5,7 +5,7 @@ An append is one Delta commit written as the catalog log writes its own: a Parqu
 the commit file with a put-if-absent (a lost race moves on to the next version), carrying its
 events inline in the commit info. So an append costs the same however long the log is, and a
 reader follows other writers' appends by reading their commit files (JSON) only. Every
-``COMPACT_EVERY`` versions the parts are compacted and the log checkpointed. Queries keep the
+``COMPACT_EVERY`` versions the small parts are compacted and the log checkpointed. Queries keep the
 events of the newest version in Arrow. The schema version sits in the table property
 ``workbench.eventSchemaVersion``; an older table gains the newer struct fields when opened.
 """
@@ -50,6 +50,9 @@ from workbench.core.storage import Storage
 VERSION_PROPERTY = "workbench.eventSchemaVersion"
 EVENTS_KEY = "workbench.events"  # commit-info key holding the commit's events as rows
 COMPACT_EVERY = 100
+# Compaction rewrites parts smaller than this into parts of about this size, so its cost stays
+# bounded as the log grows instead of rewriting every event each time (~140k events per MiB).
+COMPACT_TARGET_BYTES = 2**20
 _ARROW_TYPES = {
     "string": pa.string(),
     "int64": pa.int64(),
@@ -116,7 +119,7 @@ class DeltaEventLog:
             self._snapshot = kept.extended(version, data)
         if version % COMPACT_EVERY == 0:
             self._table.update_incremental()
-            self._table.optimize.compact()
+            self._table.optimize.compact(target_size=COMPACT_TARGET_BYTES)
             self._table.create_checkpoint()
 
     def _commit(self, data: pa.Table, rows: list[dict]) -> int:
