@@ -20,12 +20,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from benchmarks.core_bench import generate_data
+from benchmarks.timing import seconds
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "engines.json"
 TARGETS = {
@@ -37,19 +37,13 @@ TARGETS = {
 }
 
 
-def _seconds(fn: Callable[[], Any]) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
 def _alternate(pairs: list[tuple[str, Callable[[], Any]]], rounds: int) -> dict[str, float]:
     """Median seconds of each callable over ``rounds`` rounds (after one warm-up round), the
     order swapped every round so drift in machine load hits both alike."""
     samples: dict[str, list[float]] = {name: [] for name, _ in pairs}
     for i in range(-1, rounds):
         for name, fn in pairs if i % 2 == 0 else pairs[::-1]:
-            elapsed = _seconds(fn)
+            elapsed = seconds(fn)
             if i >= 0:
                 samples[name].append(elapsed)
     return {name: statistics.median(values) for name, values in samples.items()}
@@ -142,7 +136,7 @@ def ray_timings(rows: int, rounds: int, folder: Path) -> dict[str, float]:
     import workbench as dc
     from workbench.core.engine import get_engine
 
-    start = _seconds(lambda: get_engine("ray"))
+    start = seconds(lambda: get_engine("ray"))
     dc.init_local(folder / "catalog")
     data = ray.data.from_arrow(generate_data(rows).base).repartition(4).materialize()
     counter = iter(range(10**6))

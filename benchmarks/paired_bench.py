@@ -14,24 +14,17 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from benchmarks.core_bench import DeltaLake, WorkbenchLake, generate_data
+from benchmarks.timing import seconds
 from workbench.testing import LocalS3
 
 STEPS = ("write", "read_arrow", "merge", "delete", "read_first_version", "append_20x1k")
 TARGET = 1.2
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "paired.json"
 DEFAULT_OUT_S3 = DEFAULT_OUT.with_name("paired_s3.json")
-
-
-def _elapsed(fn: Callable[[], Any]) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 def _round(data: Any, swap: bool, s3: LocalS3 | None) -> dict[str, tuple[float, float]]:
@@ -60,7 +53,7 @@ def _round(data: Any, swap: bool, s3: LocalS3 | None) -> dict[str, tuple[float, 
         for step in STEPS:
             order = [1, 0] if swap else [0, 1]
             action = actions[step]
-            measured = {i: _elapsed(lambda i=i, action=action: action(lakes[i])) for i in order}
+            measured = {i: seconds(lambda i=i, action=action: action(lakes[i])) for i in order}
             times[step] = (measured[0], measured[1])
     finally:
         for folder in folders:

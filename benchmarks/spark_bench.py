@@ -14,21 +14,15 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
+from benchmarks.timing import seconds
+
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "spark.json"
 TARGETS = {"write": 1.3, "read": 1.2, "merge_vs_raw_spark": 1.5}
-
-
-def _seconds(fn: Callable[[], Any]) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 def _frame(spark: Any, first: int, rows: int, seed: int) -> Any:
@@ -77,7 +71,7 @@ def run(rows: int, rounds: int) -> dict[str, Any]:
             ("write_parquet", lambda out=str(folder / "raw"): data.write.parquet(out)),
         ]
         for name, fn in write_pair if i % 2 == 0 else write_pair[::-1]:
-            samples[name].append(_seconds(fn))
+            samples[name].append(seconds(fn))
         files = [str(p) for p in (folder / "raw").glob("*.parquet")]
         read_pair = [
             (
@@ -90,7 +84,7 @@ def run(rows: int, rounds: int) -> dict[str, Any]:
             ),
         ]
         for name, fn in read_pair if i % 2 == 0 else read_pair[::-1]:
-            samples[name].append(_seconds(fn))
+            samples[name].append(seconds(fn))
         dc.write(data, "keyed", schema=keys)
         dc.write(data.toArrow(), "keyed_local", schema=keys)
         table_files = list(dc.read("keyed", read_as="spark").inputFiles())
@@ -116,7 +110,7 @@ def run(rows: int, rounds: int) -> dict[str, Any]:
             ("merge_raw_spark", raw_merge),
         ]
         for name, fn in merge_runs[i % 3 :] + merge_runs[: i % 3]:
-            samples[name].append(_seconds(fn))
+            samples[name].append(seconds(fn))
         shutil.rmtree(folder, ignore_errors=True)
     medians = {k: statistics.median(v[1:]) for k, v in samples.items()}
     ratios = {

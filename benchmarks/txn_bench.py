@@ -16,7 +16,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from benchmarks.core_bench import ducklake_extension_path
+from benchmarks.timing import seconds
 from workbench.testing import LocalS3
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "txn.json"
@@ -40,12 +40,6 @@ TARGETS = {
 def _batch(rows: int, seed: int) -> pa.Table:
     rng = np.random.default_rng(seed)
     return pa.table({"id": np.arange(rows, dtype=np.int64), "value": rng.random(rows)})
-
-
-def _elapsed(fn: Callable[[], Any]) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 class Systems:
@@ -114,7 +108,7 @@ def bench_two_table_commits(rounds: int, s3: LocalS3 | None = None) -> dict[str,
         for i in range(rounds):
             turn = i % len(runners)
             for name in list(runners)[turn:] + list(runners)[:turn]:
-                samples[name].append(_elapsed(lambda name=name: runners[name](batch)))
+                samples[name].append(seconds(lambda name=name: runners[name](batch)))
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
@@ -193,16 +187,16 @@ def bench_history(root: Path, rounds: int) -> dict[str, float]:
     cat = get_catalog()
     history = dc.transactions(read_as=dc.DatasetType.PYARROW)
     ends = history.column("end_time").to_pylist()
-    state_s = [_elapsed(lambda: view(cat).entry("default", "t3")) for _ in range(rounds * 10)]
-    listing_s = [_elapsed(lambda: dc.transactions()) for _ in range(5)]
+    state_s = [seconds(lambda: view(cat).entry("default", "t3")) for _ in range(rounds * 10)]
+    listing_s = [seconds(lambda: dc.transactions()) for _ in range(5)]
     rng = random.Random(1)
     overhead = []
     for _ in range(rounds):
         point = rng.choice(ends)
         info = dc.get_table("t3", as_of=point)
         path = f"{cat.root}/default/t3"
-        travelled = _elapsed(lambda p=point: dc.read("t3", read_as="pyarrow", as_of=p))
-        plain = _elapsed(
+        travelled = seconds(lambda p=point: dc.read("t3", read_as="pyarrow", as_of=p))
+        plain = seconds(
             lambda v=info.version, p=path: deltalake.DeltaTable(p, version=v).to_pyarrow_table()
         )
         overhead.append(travelled - plain)
@@ -253,9 +247,9 @@ def markdown(result: dict[str, Any]) -> str:
     lines = ["| measure | value | target |", "| --- | ---: | --- |"]
     commits = result.get("two_table_commit_s") or result["two_table_commit_s_on_s3"]
     where = "local" if "two_table_commit_s" in result else "S3"
-    for name, seconds in commits.items():
+    for name, spent in commits.items():
         lines.append(
-            f"| two-table commit ({where}), 1k rows each: {name} | {seconds * 1e3:.1f} ms | |"
+            f"| two-table commit ({where}), 1k rows each: {name} | {spent * 1e3:.1f} ms | |"
         )
     base = "ducklake" if "ducklake" in commits else "deltalake_two_appends"
     ratio = commits["workbench"] / commits[base]
