@@ -183,6 +183,21 @@ def commit_file(
     return "".join(json.dumps(a) + "\n" for a in [info, txn, *actions.lines()]).encode()
 
 
+def append_commit(actions: list[dict[str, Any]], extra: dict[str, Any]) -> bytes:
+    """The bytes of a blind-append commit of ``actions`` (the append-only logs' commits);
+    ``extra`` goes into commit info."""
+    info = {
+        "commitInfo": {
+            "timestamp": now_ms(),
+            "operation": "WRITE",
+            "operationParameters": {"mode": "Append"},
+            "engineInfo": "workbench",
+            **extra,
+        }
+    }
+    return "".join(json.dumps(a) + "\n" for a in [info, *actions]).encode()
+
+
 def write_commit(storage: Storage, table_key: str, version: int, content: bytes) -> bool:
     """Publish a table commit; False if that version exists already."""
     return storage.put_if_absent(commit_key(table_key, version), content)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.core.catalog import DEFAULT_NAMESPACE
 from workbench.core.deltalog import (
     add_action,
+    append_commit,
     commit_key,
     metadata_action,
     now_ms,
@@ -352,17 +353,9 @@ class TransactionLog:
             self.storage.uri(f"{LOG_KEY}/{data_name}"), len(buffer.getvalue()), footer_stats(meta)
         )
         actions.append(add_action(data_name, written, now_ms()))
-        info = {
-            "commitInfo": {
-                "timestamp": now_ms(),
-                "operation": "WRITE",
-                "operationParameters": {"mode": "Append"},
-                "engineInfo": "workbench",
-                "workbench.txn": rows[0]["transaction_id"],
-                ROWS_KEY: rows,  # the rows again, so reading new commits needs no Parquet
-            }
-        }
-        return "".join(json.dumps(a) + "\n" for a in [info, *actions]).encode()
+        # the rows again in commit info, so reading new commits needs no Parquet
+        extra = {"workbench.txn": rows[0]["transaction_id"], ROWS_KEY: rows}
+        return append_commit(actions, extra)
 
     def _maintain(self, sequence: int) -> None:
         """Save the state now and then; compact and checkpoint the log less often."""

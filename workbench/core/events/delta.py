@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import DeltaError
 
-from workbench.core.deltalog import add_action, now_ms
+from workbench.core.deltalog import add_action, append_commit, now_ms
 from workbench.core.events.log import RunRecord
 from workbench.core.events.model import (
     COMMON_FIELDS,
@@ -131,18 +131,7 @@ class DeltaEventLog:
         written = WrittenFile(
             self._storage.uri(name), len(buffer.getvalue()), footer_stats(collected[0])
         )
-        info = {
-            "commitInfo": {
-                "timestamp": now_ms(),
-                "operation": "WRITE",
-                "operationParameters": {"mode": "Append"},
-                "engineInfo": "workbench",
-                EVENTS_KEY: rows,
-            }
-        }
-        content = "".join(
-            json.dumps(a) + "\n" for a in (info, add_action(name, written, now_ms()))
-        ).encode()
+        content = append_commit([add_action(name, written, now_ms())], {EVENTS_KEY: rows})
         version = self._head + 1
         while not self._storage.put_if_absent(_commit_key(version), content):
             version += 1  # another writer took it: its commit is an append too
