@@ -1,0 +1,1 @@
+"""Batch inference: the model contract and ``dc.infer``."""

@@ -1,0 +1,156 @@
+"""The contract ``dc.infer`` runs: a model with a name, a version, typed inputs and outputs,
+loaded once per worker and called on batches of rows.
+
+A model object is built in the driver and shipped (pickled) to each worker before ``load()``
+runs there, so heavy state (an ONNX session, a tokenizer) is made in ``load()``, never in
+``__init__``. ``dc.model`` wraps a plain function or class in this contract.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.errors import InvalidArgumentError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# What a model input takes. "text": str values (a media table's uri column is fetched and
+# decoded as UTF-8); "bytes": binary values (a uri column is fetched); "value": the column's
+# values as they are.
+INPUT_KINDS = ("text", "bytes", "value")
+
+
+class Model(ABC):
+    """A batch model. Subclasses set ``name``, ``version``, ``inputs``, ``parameters`` and
+    implement ``output_schema``, ``load`` and ``predict``."""
+
+    name: str
+    version: str  # changes whenever weights or parameters change (e.g. a hash of both)
+    inputs: Mapping[str, str]  # input name -> kind, one of INPUT_KINDS
+    parameters: Mapping[str, Any] = {}
+    description: str = ""
+
+    @abstractmethod
+    def output_schema(self) -> pa.Schema:
+        """The Arrow schema of what ``predict`` returns: one field per output column."""
+
+    @abstractmethod
+    def load(self) -> None:
+        """Make the heavy state (sessions, tokenizers); called once per worker."""
+
+    @abstractmethod
+    def predict(self, batch: Mapping[str, list[Any]]) -> Mapping[str, Any]:
+        """Outputs for a batch: ``batch`` maps each input name to a list of values (one per
+        row); the result maps each output name to a sequence (list, NumPy or Arrow array) of
+        the same length, in the same row order."""
+
+    def __repr__(self) -> str:
+        return f"<model {self.name} version {self.version}>"
+
+
+def version_of(*parts: Any) -> str:
+    """A short, stable version string: the SHA-256 of the parts (bytes, or JSON-able values)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part if isinstance(part, bytes) else json.dumps(part, sort_keys=True, default=str)
+        digest.update(data if isinstance(data, bytes) else data.encode())
+    return digest.hexdigest()[:16]
+
+
+def file_version(path: str, *parameters: Any) -> str:
+    """The version of a model whose weights are in ``path``: a hash of the file and parameters."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as weights:
+        for block in iter(lambda: weights.read(1 << 20), b""):
+            digest.update(block)
+    return version_of(digest.digest(), *parameters)
+
+
+class FunctionModel(Model):
+    """A user's function (``fn(batch) -> outputs``) or class (built in ``load()``, called like
+    the function) as a model."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any] | type,
+        name: str,
+        version: str,
+        inputs: Mapping[str, str],
+        outputs: pa.Schema,
+        parameters: Mapping[str, Any],
+    ):
+        self.fn = fn
+        self.name = name
+        self.version = version
+        self.inputs = dict(inputs)
+        self.parameters = dict(parameters)
+        self._outputs = outputs
+        self._call: Callable[[Mapping[str, list[Any]]], Mapping[str, Any]] | None = None
+
+    def output_schema(self) -> pa.Schema:
+        return self._outputs
+
+    def load(self) -> None:
+        if inspect.isclass(self.fn):
+            self._call = self.fn(**self.parameters)
+        else:
+            parameters = self.parameters
+            self._call = (lambda batch: self.fn(batch, **parameters)) if parameters else self.fn
+
+    def predict(self, batch: Mapping[str, list[Any]]) -> Mapping[str, Any]:
+        if self._call is None:
+            self.load()
+        return self._call(batch)  # type: ignore[misc]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_call": None}  # a loaded state stays in its worker
+
+
+def model(
+    fn: Callable[..., Any] | type,
+    *,
+    outputs: pa.Schema | Mapping[str, pa.DataType],
+    inputs: Sequence[str] | Mapping[str, str] = ("value",),
+    name: str | None = None,
+    version: str | None = None,
+    parameters: Mapping[str, Any] | None = None,
+) -> FunctionModel:
+    """A model from a function ``fn(batch, **parameters) -> {output: values}`` or a class
+    whose instances (``cls(**parameters)``, made once per worker) are called the same way.
+
+    ``inputs`` names the batch's keys (kind "value", or a mapping name -> kind); ``outputs`` is
+    the Arrow schema of the result. The version defaults to a hash of ``fn``'s source and the
+    parameters, so editing the function makes ``dc.infer`` recompute its rows.
+    """
+    import pyarrow as pa
+
+    if not callable(fn):
+        raise InvalidArgumentError(
+            f"dc.model needs a function or a class, not {type(fn).__name__}; pass e.g. "
+            "dc.model(lambda batch: {'n': [len(t) for t in batch['text']]}, ...)"
+        )
+    kinds = dict(inputs) if isinstance(inputs, Mapping) else dict.fromkeys(inputs, "value")
+    unknown = {k: v for k, v in kinds.items() if v not in INPUT_KINDS}
+    if unknown or not kinds:
+        raise InvalidArgumentError(
+            f"dc.model inputs {kinds!r}: give at least one input, each of kind "
+            f"{', '.join(INPUT_KINDS)}"
+        )
+    schema = outputs if isinstance(outputs, pa.Schema) else pa.schema(list(outputs.items()))
+    if not len(schema):
+        raise InvalidArgumentError("dc.model needs at least one output column")
+    parameters = dict(parameters or {})
+    label = name or getattr(fn, "__name__", "model")
+    if version is None:
+        try:
+            source = inspect.getsource(fn)
+        except (OSError, TypeError):  # defined in a REPL or built in: fall back to its name
+            source = getattr(fn, "__qualname__", repr(fn))
+        version = version_of(source, parameters, str(schema))
+    return FunctionModel(fn, label, version, kinds, schema, parameters)
