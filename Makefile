@@ -7,7 +7,7 @@ comma := ,
 EXTRAS ?= dev,ray,jupyter,spark
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: venv install java-check browser-deps test test-unit test-integration test-notebooks lint format benchmark demo lab build clean clean-venv clean-build
+.PHONY: venv install java-check browser-deps test test-unit test-integration test-notebooks lint format benchmark demo media lab build clean clean-venv clean-build
 
 venv: $(PY)
 
@@ -64,6 +64,10 @@ benchmark: install
 
 demo: install java-check
 	$(PY) -m workbench.demo
+
+# Rewrite the sample files in media/ (deterministic; needs espeak-ng for the speech clips).
+media: install
+	$(PY) media/generate.py
 
 lab: install
 	$(VENV)/bin/jupyter lab tutorials
