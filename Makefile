@@ -66,7 +66,8 @@ demo: install java-check
 	$(PY) -m workbench.demo
 
 # Rewrite the sample files in media/ (deterministic; needs espeak-ng for the speech clips).
-media: install
+media: $(PY)
+	$(PIP) install -e ".[inference]"
 	$(PY) media/generate.py
 
 lab: install

@@ -54,7 +54,8 @@ def scene(rng: np.random.Generator, size: tuple[int, int]) -> Image.Image:
     ground = int(height * rng.uniform(0.55, 0.8))
     xs = np.linspace(0, width, 8)
     ys = ground + rng.integers(-height // 8, height // 8, size=8)
-    draw.polygon([*zip(xs.tolist(), ys.tolist()), (width, height), (0, height)], fill=_colour(rng))
+    hills = list(zip(xs.tolist(), ys.tolist(), strict=True))
+    draw.polygon([*hills, (width, height), (0, height)], fill=_colour(rng))
     for _ in range(int(rng.integers(1, 4))):
         w = int(rng.integers(width // 10, width // 5))
         x, y = int(rng.integers(0, width - w)), ground - w // 2
@@ -103,7 +104,8 @@ def write_images(folder: Path, rng: np.random.Generator) -> None:
         else:
             image.save(folder / f"{name}.png", optimize=True)
     for name, image in made[:2]:  # near-duplicates: resized and slightly brightened copies
-        small = image.resize((image.width * 3 // 4, image.height * 3 // 4), Image.Resampling.LANCZOS)
+        three_quarters = (image.width * 3 // 4, image.height * 3 // 4)
+        small = image.resize(three_quarters, Image.Resampling.LANCZOS)
         small.save(folder / f"{name}_small.png", optimize=True)
         ImageEnhance.Brightness(image.convert("RGB")).enhance(1.08).save(
             folder / f"{name}_bright.jpg", quality=82
