@@ -31,6 +31,7 @@ from workbench.core.events.runs import Run, current_run, run
 from workbench.core.history import TransactionRecord, read_transaction, transactions
 from workbench.core.maintenance import VacuumResult, optimize, vacuum
 from workbench.core.manifest import from_manifest_table
+from workbench.core.media.importer import ImportResult, import_media
 from workbench.core.merge_order import MergeOrder
 from workbench.core.models import Namespace, Table, TableInfo, TableRef, WriteResult
 from workbench.core.models import TableInfo as TableDefinition  # DeltaCAT's name
@@ -104,6 +105,7 @@ __all__ = [
     "DatasetType",
     "DeltaCatUrl",
     "Field",
+    "ImportResult",
     "LifecycleState",
     "MergeOrder",
     "Namespace",
@@ -146,6 +148,7 @@ __all__ = [
     "drop_namespace",
     "drop_table",
     "from_manifest_table",
+    "import_media",
     "from_pandas",
     "from_pyarrow",
     "get_catalog",

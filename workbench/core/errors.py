@@ -144,3 +144,20 @@ class InvalidUrlError(WorkbenchError, ValueError):
 
 class UnsupportedFeatureError(WorkbenchError, NotImplementedError):
     """A DeltaCAT feature workbench does not offer (the message says what to use instead)."""
+
+
+class MissingDependencyError(WorkbenchError, ImportError):
+    """An optional library a feature needs is not installed (the message names the extra)."""
+
+
+class MediaNotFoundError(WorkbenchError, FileNotFoundError):
+    """A media folder or file does not exist where its path or URI points."""
+
+
+class NotAFolderError(WorkbenchError, NotADirectoryError):
+    """A media import was given a file where it needs the folder holding the files."""
+
+
+class NotAMediaTableError(SchemaValidationError):
+    """A table exists under the name a media import targets, but without a media table's
+    columns and merge key ``key``, so importing into it would mix two kinds of rows."""

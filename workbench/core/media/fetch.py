@@ -1,0 +1,66 @@
+"""Read the bytes of media files by URI: a local path, or an object-store URI whose
+credentials come from the catalog whose root holds it (or from ``storage_options``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from workbench.core.errors import MediaNotFoundError
+from workbench.core.storage import Storage, is_local, local_path, storage_for
+
+MAX_THREADS = 16
+
+
+class _Reader:
+    """Reads URIs, opening one store per bucket (or catalog root) for all of them."""
+
+    def __init__(self, storage_options: Mapping[str, str] | None):
+        self.options = None if storage_options is None else dict(storage_options)
+        self.stores: dict[str, Storage] = {}
+
+    def storage(self, uri: str) -> tuple[Storage, str]:
+        """The storage holding an object-store ``uri`` and the object's key in it: with
+        storage options its bucket's, else that of the catalog whose root contains it."""
+        scheme, _, rest = uri.partition("://")
+        bucket = f"{scheme}://{rest.split('/', 1)[0]}"
+        storage = self.stores.get(bucket) if self.options is not None else None
+        if storage is None:
+            storage = storage_for(uri) if self.options is None else Storage(bucket, self.options)
+            if self.options is not None or storage.root == bucket:
+                self.stores[bucket] = storage
+        return storage, uri[len(storage.root.rstrip("/")) + 1 :]
+
+    def __call__(self, uri: str) -> bytes:
+        if is_local(uri):
+            try:
+                with open(local_path(uri), "rb") as file:
+                    return file.read()
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                raise _missing(uri) from None
+        storage, key = self.storage(uri)
+        data = storage.get(key)
+        if data is None:
+            raise _missing(uri)
+        return data
+
+
+def read(uri: str, storage_options: Mapping[str, str] | None = None) -> bytes:
+    """The bytes of the file at ``uri`` (a local path or ``scheme://bucket/key``)."""
+    return _Reader(storage_options)(uri)
+
+
+def read_many(uris: Sequence[str], storage_options: Mapping[str, str] | None = None) -> list[bytes]:
+    """The bytes of each URI, in order, read on a thread pool (I/O bound)."""
+    reader = _Reader(storage_options)
+    if len(uris) <= 1:
+        return [reader(uri) for uri in uris]
+    with ThreadPoolExecutor(min(MAX_THREADS, len(uris))) as pool:
+        return list(pool.map(reader, uris))
+
+
+def _missing(uri: str) -> MediaNotFoundError:
+    return MediaNotFoundError(
+        f"No file at {uri!r}: it was moved or deleted since it was imported; re-import its "
+        "folder with dc.import_media(..., prune=True) to drop rows of deleted files."
+    )
