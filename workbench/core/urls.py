@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,6 +10,7 @@ from workbench.core.datasets import brief
 from workbench.core.errors import InvalidNameError, InvalidUrlError, NamespaceNotFoundError
 from workbench.core.models import Namespace, Table, TableInfo
 from workbench.core.names import validate_name
+from workbench.core.storage import is_local, local_path
 from workbench.core.types import DatasetType
 
 SCHEME = "dc://"
@@ -121,12 +123,21 @@ def _tables(namespace: str, catalog: str, as_of: Any) -> list[Table]:
 
 
 def get(url: str, read_as: DatasetType | str = DatasetType.DAFT, **read_kwargs: Any) -> Any:
-    """What a URL names: the rows of a table (as ``read_as``), a ``Namespace`` or a
-    ``Catalog``."""
+    """What a URL names: for ``dc://`` URLs the rows of a table (as ``read_as``), a
+    ``Namespace`` or a ``Catalog``; for any other URI (a local path, ``s3://bucket/key``, a media
+    table's ``uri``) the file's bytes, read with the storage options of the catalog whose root
+    holds it."""
     from workbench.core.catalog import get_catalog
     from workbench.core.namespaces import get_namespace
     from workbench.core.reader import read
 
+    if isinstance(url, os.PathLike) or (isinstance(url, str) and not url.startswith(SCHEME)):
+        from workbench.core.media.fetch import read as read_bytes
+
+        if read_kwargs:
+            raise InvalidUrlError(f"dc.get of a file URI takes no read options: {read_kwargs}.")
+        where = os.fspath(url)
+        return read_bytes(os.path.abspath(local_path(where)) if is_local(where) else where)
     parsed = _exact(url)
     if parsed.table is not None:
         return read(parsed.table, parsed.namespace, parsed.catalog, read_as=read_as, **read_kwargs)

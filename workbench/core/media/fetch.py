@@ -50,13 +50,38 @@ def read(uri: str, storage_options: Mapping[str, str] | None = None) -> bytes:
     return _Reader(storage_options)(uri)
 
 
-def read_many(uris: Sequence[str], storage_options: Mapping[str, str] | None = None) -> list[bytes]:
-    """The bytes of each URI, in order, read on a thread pool (I/O bound)."""
+def read_many(
+    uris: Sequence[str],
+    storage_options: Mapping[str, str] | None = None,
+    *,
+    missing_ok: bool = False,
+) -> list[bytes | None]:
+    """The bytes of each URI, in order, read on a thread pool (I/O bound); with
+    ``missing_ok`` a missing file gives None instead of raising ``MediaNotFoundError``."""
     reader = _Reader(storage_options)
+
+    def one(uri: str) -> bytes | None:
+        try:
+            return reader(uri)
+        except MediaNotFoundError:
+            if missing_ok:
+                return None
+            raise
+
     if len(uris) <= 1:
-        return [reader(uri) for uri in uris]
+        return [one(uri) for uri in uris]
     with ThreadPoolExecutor(min(MAX_THREADS, len(uris))) as pool:
-        return list(pool.map(reader, uris))
+        return list(pool.map(one, uris))
+
+
+def options_for(uri: str, fallback: Storage | None = None) -> dict[str, str]:
+    """Storage options to read ``uri`` with: those of the catalog whose root holds it, else
+    ``fallback``'s (a catalog's storage) when it is on the same kind of store."""
+    if is_local(uri):
+        return {}
+    options = storage_for(uri).options
+    same_kind = fallback is not None and fallback.root.split("://")[0] == uri.split("://")[0]
+    return dict(options or (fallback.options if same_kind and fallback else {}))
 
 
 def _missing(uri: str) -> MediaNotFoundError:

@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from workbench.core.errors import InvalidArgumentError, MediaNotFoundError, NotAFolderError
-from workbench.core.storage import Storage, is_local, local_path, storage_for
+from workbench.core.media.fetch import options_for
+from workbench.core.storage import Storage, is_local, local_path
 
 
 @dataclass(frozen=True)
@@ -51,17 +52,12 @@ def open_source(source: Any, fallback: Storage | None = None) -> Source:
             raise _not_a_folder(root)
         return Source(root.rstrip("/") or "/", Storage(root))
     root = text.rstrip("/")
-    options = storage_for(root).options
-    if (
-        not options
-        and fallback is not None
-        and fallback.root.split("://")[0] == root.split("://")[0]
-    ):
-        options = fallback.options
-    source_storage = Storage(root, dict(options))
+    options = options_for(root, fallback)
+    source_storage = Storage(root, options)
     if not source_storage.list(""):
         parent, _, name = root.rpartition("/")
-        if "/" in parent.split("://", 1)[1] and Storage(parent, dict(options)).exists(name):
+        in_bucket = "/" in root.split("://", 1)[1]
+        if in_bucket and Storage(parent, options).exists(name):
             raise _not_a_folder(root)
         raise MediaNotFoundError(
             f"Nothing is stored under {root!r}: the prefix is empty or does not exist, or the "
