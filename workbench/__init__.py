@@ -31,6 +31,7 @@ from workbench.core.events.runs import Run, current_run, run
 from workbench.core.history import TransactionRecord, read_transaction, transactions
 from workbench.core.maintenance import VacuumResult, optimize, vacuum
 from workbench.core.manifest import from_manifest_table
+from workbench.core.media.html import Preview, show
 from workbench.core.media.importer import ImportResult, import_media
 from workbench.core.merge_order import MergeOrder
 from workbench.core.models import Namespace, Table, TableInfo, TableRef, WriteResult
@@ -110,6 +111,7 @@ __all__ = [
     "MergeOrder",
     "Namespace",
     "NullOrder",
+    "Preview",
     "Schema",
     "SchemaConsistencyType",
     "SchemaEvolutionMode",
@@ -161,6 +163,7 @@ __all__ = [
     "list_tables",
     "namespace_exists",
     "optimize",
+    "show",
     "read",
     "read_transaction",
     "run_transaction",

@@ -280,6 +280,17 @@ class Commands:
         data = self._data(args.variable, cell, "delete")
         return dc.write(data, table, namespace, catalog, mode=dc.TableWriteMode.DELETE)
 
+    def do_import(self, args: Args, cell: str | None) -> dc.ImportResult:
+        table, namespace, catalog = resolve_table(args.table, self.session)
+        return dc.import_media(
+            args.source,
+            table,
+            namespace,
+            recursive=not args.flat,
+            prune=args.prune,
+            catalog=catalog,
+        )
+
     def do_drop(self, args: Args, cell: str | None) -> Message:
         table, namespace, catalog = resolve_table(args.table, self.session)
         dc.drop_table(table, namespace, catalog)

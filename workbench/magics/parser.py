@@ -149,6 +149,21 @@ def _commands() -> dict[str, tuple[str, list[tuple[tuple[str, ...], dict]]]]:
                 (("variable",), {"nargs": "?"}),
             ],
         ),
+        "import": (
+            "make or update a media table: one row per file of a folder (references, not copies)",
+            [
+                (("source",), {"help": "folder: a local path or a URI such as s3://bucket/prefix"}),
+                table,
+                (
+                    ("--prune",),
+                    {"action": "store_true", "help": "delete rows of files gone from the folder"},
+                ),
+                (
+                    ("--flat",),
+                    {"action": "store_true", "help": "only the folder's own files, no subfolders"},
+                ),
+            ],
+        ),
         "drop": ("drop a table", [table]),
         "tag": (
             "name the latest (or a given) catalog transaction",
