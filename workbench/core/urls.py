@@ -126,18 +126,21 @@ def get(url: str, read_as: DatasetType | str = DatasetType.DAFT, **read_kwargs: 
     """What a URL names: for ``dc://`` URLs the rows of a table (as ``read_as``), a
     ``Namespace`` or a ``Catalog``; for any other URI (a local path, ``s3://bucket/key``, a media
     table's ``uri``) the file's bytes, read with the storage options of the catalog whose root
-    holds it."""
+    holds it (else the default catalog's, when it is on the same kind of store)."""
     from workbench.core.catalog import get_catalog
     from workbench.core.namespaces import get_namespace
     from workbench.core.reader import read
 
     if isinstance(url, os.PathLike) or (isinstance(url, str) and not url.startswith(SCHEME)):
+        from workbench.core.media.fetch import options_for
         from workbench.core.media.fetch import read as read_bytes
 
         if read_kwargs:
             raise InvalidUrlError(f"dc.get of a file URI takes no read options: {read_kwargs}.")
         where = os.fspath(url)
-        return read_bytes(os.path.abspath(local_path(where)) if is_local(where) else where)
+        if is_local(where):
+            return read_bytes(os.path.abspath(local_path(where)))
+        return read_bytes(where, options_for(where, get_catalog().storage))
     parsed = _exact(url)
     if parsed.table is not None:
         return read(parsed.table, parsed.namespace, parsed.catalog, read_as=read_as, **read_kwargs)
