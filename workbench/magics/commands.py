@@ -345,6 +345,12 @@ class Commands:
         table, namespace, catalog = resolve_table(args.table, self.session)
         return TimeTravel(table, namespace, catalog)
 
+    def do_gallery(self, args: Args, cell: str | None) -> Any:
+        from workbench.widgets import Gallery
+
+        table, namespace, catalog = resolve_table(args.table, self.session)
+        return Gallery(table, namespace, catalog, label=args.label, score=args.score)
+
     def do_runsview(self, args: Args, cell: str | None) -> Any:
         from workbench.widgets import RunsBrowser
 

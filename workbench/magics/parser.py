@@ -189,6 +189,20 @@ def _commands() -> dict[str, tuple[str, list[tuple[tuple[str, ...], dict]]]]:
         "browse": ("open the catalog browser", []),
         "timeline": ("open the transaction history browser", []),
         "timetravel": ("open the time-travel view of a table", [table]),
+        "gallery": (
+            "open the media gallery of a table: thumbnails captioned with predictions",
+            [
+                table,
+                (
+                    ("--label",),
+                    {"help": "the column to filter by label (default: the first text prediction)"},
+                ),
+                (
+                    ("--score",),
+                    {"help": "the column to filter by score (default: the first float prediction)"},
+                ),
+            ],
+        ),
         "runsview": (
             "open the runs browser: runs, their timeline, steps and transactions",
             [

@@ -1,9 +1,10 @@
 """Notebook widgets over the public API: catalog browser, transaction history, time travel,
-runs."""
+runs, media gallery."""
 
 from workbench.widgets.catalog_browser import CatalogBrowser
+from workbench.widgets.gallery import Gallery
 from workbench.widgets.history import HistoryBrowser
 from workbench.widgets.runs import RunsBrowser
 from workbench.widgets.time_travel import TimeTravel
 
-__all__ = ["CatalogBrowser", "HistoryBrowser", "RunsBrowser", "TimeTravel"]
+__all__ = ["CatalogBrowser", "Gallery", "HistoryBrowser", "RunsBrowser", "TimeTravel"]

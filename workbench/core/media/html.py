@@ -87,7 +87,7 @@ def show(
     media = None
     if uri_column in columns:
         storage = locate(table, namespace, catalog).catalog.storage
-        media = _media_cells(rows, uri_column, storage)
+        media = media_cells(rows, uri_column, storage)
     title = f"{info.namespace}.{info.name}"
     return Preview(title, info.row_count, columns or (list(rows[0]) if rows else []), rows, media)
 
@@ -98,7 +98,7 @@ def _kind(row: Mapping[str, Any]) -> str | None:
     return kind or str(row.get("content_type") or "").split("/")[0] or None
 
 
-def _media_cells(rows: Sequence[Mapping[str, Any]], uri_column: str, storage: Any) -> list[str]:
+def media_cells(rows: Sequence[Mapping[str, Any]], uri_column: str, storage: Any) -> list[str]:
     """One HTML cell per row; the files shown are fetched together, on threads."""
     limits = {IMAGE: MAX_IMAGE_BYTES, AUDIO: MAX_AUDIO_BYTES, TEXT: MAX_TEXT_BYTES}
     wanted = [
