@@ -144,3 +144,19 @@ class InvalidUrlError(WorkbenchError, ValueError):
 
 class UnsupportedFeatureError(WorkbenchError, NotImplementedError):
     """A DeltaCAT feature workbench does not offer (the message says what to use instead)."""
+
+
+class UnknownModelError(WorkbenchError, LookupError):
+    """``dc.infer`` was given a model name that is not a built-in model."""
+
+
+class InputColumnError(TableValidationError):
+    """A model input is bound to a column the table does not have."""
+
+
+class OutputColumnTypeError(SchemaValidationError):
+    """A model output would go into an existing column of another type."""
+
+
+class ModelFailedError(WorkbenchError):
+    """A model raised on a row during ``dc.infer``; nothing of the run was committed."""
