@@ -195,10 +195,7 @@ def read_transaction(transaction_id: str, catalog: str | None = None) -> Transac
             "table_version_name": None
             if r["table_name"] is None
             else split_key(r["table_name"])[1],
-            **{
-                k: r[k]
-                for k in ("table_version", "rows_added", "rows_removed", "engine")
-            },
+            **{k: r[k] for k in ("table_version", "rows_added", "rows_removed", "engine")},
             "details": json.loads(r["details"]) if r.get("details") else None,
         }
         for r in rows
