@@ -159,7 +159,7 @@ def test_time_travel_and_diff_between_model_versions(table):
 
 
 def test_unknown_model_missing_column_no_keys_and_output_type(catalog, table):
-    with pytest.raises(dc.UnknownModelError, match="dc.model"):
+    with pytest.raises(dc.UnknownModelError, match=r"dc\.model"):
         dc.infer(table, "no-such-model", namespace="lab")
     wrong = dc.model(_length, inputs=["body"], outputs={"n": pa.int64()}, name="length")
     with pytest.raises(dc.InputColumnError, match="body"):
