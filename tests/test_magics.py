@@ -168,3 +168,21 @@ def test_runsview_opens_the_runs_browser_filtered(shell):
     browser, _ = run(shell, "runsview night --status succeeded")
     assert browser.shown["name"].tolist() == ["nightly"]
     assert (browser.filter_box.value, browser.status_picker.value) == ("night", "succeeded")
+
+
+def test_infer_with_a_model_variable(shell):
+    import pyarrow as pa
+
+    shell.user_ns["sizes"] = dc.model(
+        lambda batch: {"size": [len(t) for t in batch["item"]]},
+        inputs=["item"],
+        outputs={"size": pa.int64()},
+        name="sizes",
+    )
+    result, _ = run(shell, "infer shop.orders --model sizes --engine local --into sizes")
+    assert (result.rows_predicted, result.engine) == (2, "local")
+    assert sorted(dc.read("sizes", "shop", read_as="pyarrow")["size"].to_pylist()) == [3, 3]
+    again, _ = run(shell, "infer shop.orders --model sizes --engine local --into sizes --force")
+    assert again.rows_predicted == 2
+    missing, shown = run(shell, "infer shop.orders --model nope")
+    assert "Unknown model 'nope'" in " ".join(shown) + str(missing)

@@ -29,6 +29,9 @@ from workbench.core.diff import TableDiff, diff
 from workbench.core.events.queries import lineage, run_events, runs
 from workbench.core.events.runs import Run, current_run, run
 from workbench.core.history import TransactionRecord, read_transaction, transactions
+from workbench.core.inference.infer import infer
+from workbench.core.inference.model import Model, model
+from workbench.core.inference.result import InferResult
 from workbench.core.maintenance import VacuumResult, optimize, vacuum
 from workbench.core.manifest import from_manifest_table
 from workbench.core.media.html import Preview, show
@@ -119,6 +122,8 @@ __all__ = [
     "Table",
     "Run",
     "TableDefinition",
+    "InferResult",
+    "Model",
     "TableDiff",
     "TableInfo",
     "TableProperty",
@@ -156,11 +161,13 @@ __all__ = [
     "get_catalog",
     "get_namespace",
     "get_table",
+    "infer",
     "init",
     "init_local",
     "list_catalogs",
     "list_namespaces",
     "list_tables",
+    "model",
     "namespace_exists",
     "optimize",
     "show",

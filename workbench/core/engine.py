@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -25,6 +25,8 @@ from workbench.core.types import DatasetType
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from workbench.core.inference.model import Model
+    from workbench.core.inference.plan import PredictPlan
     from workbench.core.merge_order import Ranking
     from workbench.core.schema import Schema
     from workbench.core.snapshot import DataFile
@@ -108,6 +110,17 @@ class Engine(ABC):
     @abstractmethod
     def delete(self, table: OpenTable, source: Any, keys: list[str]) -> Rewrite:
         """Rewrite the table files holding the source's keys without those rows."""
+
+    # ---------------------------------------------------------------------------- inference
+    def predict(self, source: Any, model: Model, plan: PredictPlan) -> Iterator[pa.Table]:
+        """Run ``model`` over a work table (``source``: the engine's form of the Arrow table
+        ``plan`` describes), loading it once per worker, never per batch, and yield its
+        predictions (``inference.plan.result_schema``) as they are made. A model raising
+        surfaces as (or wraps) ``ModelFailedError``."""
+        raise InvalidArgumentError(
+            f"The {self.name} engine does not run models; use engine='daft', 'ray', 'spark' "
+            "or 'local'."
+        )
 
     # ---------------------------------------------------------------------------------- SQL
     def sql(self, query: str, tables: Mapping[str, OpenTable]) -> Any:

@@ -161,3 +161,19 @@ class NotAFolderError(WorkbenchError, NotADirectoryError):
 class NotAMediaTableError(SchemaValidationError):
     """A table exists under the name a media import targets, but without a media table's
     columns and merge key ``key``, so importing into it would mix two kinds of rows."""
+
+
+class UnknownModelError(WorkbenchError, LookupError):
+    """``dc.infer`` was given a model name that is not a built-in model."""
+
+
+class InputColumnError(TableValidationError):
+    """A model input is bound to a column the table does not have."""
+
+
+class OutputColumnTypeError(SchemaValidationError):
+    """A model output would go into an existing column of another type."""
+
+
+class ModelFailedError(WorkbenchError):
+    """A model raised on a row during ``dc.infer``; nothing of the run was committed."""

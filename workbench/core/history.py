@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -51,6 +52,7 @@ def _history_table(rows: list[dict[str, Any]]) -> pa.Table:
             ("operation_types", pa.string()),
             ("namespace_count", pa.int64()),
             ("table_count", pa.int64()),
+            ("details", pa.string()),  # JSON: target -> details of its change, if any
         ]
     )
     return pa.Table.from_pylist(folded, schema=schema)
@@ -82,7 +84,14 @@ def _fold(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "operation_types": ",".join(dict.fromkeys(operations)),
         "namespace_count": len({r["namespace"] for r in rows}),
         "table_count": len(tables),
+        "details": _details_by_target(rows),
     }
+
+
+def _details_by_target(rows: list[dict[str, Any]]) -> str | None:
+    """The details of a transaction's table changes as one JSON object keyed by target."""
+    found = {_target(r): json.loads(r["details"]) for r in rows if r.get("details")}
+    return json.dumps(found, sort_keys=True) if found else None
 
 
 def transactions(
@@ -147,20 +156,24 @@ class TransactionRecord:
                 f"  {c['operation']:<28} {target:<30} version={c['table_version']} "
                 f"+{c['rows_added']} -{c['rows_removed']}"
             )
+            if c["details"]:
+                lines.append(f"    details: {json.dumps(c['details'], sort_keys=True)}")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         body = "".join(
             f"<tr><td>{escape(c['operation'])}</td><td>{escape(c['target'])}</td>"
             f"<td>{c['table_version']}</td><td>+{c['rows_added']}</td>"
-            f"<td>-{c['rows_removed']}</td></tr>"
+            f"<td>-{c['rows_removed']}</td>"
+            f"<td><code>{escape(json.dumps(c['details'], sort_keys=True)) if c['details'] else ''}"
+            "</code></td></tr>"
             for c in self.changes
         )
         return (
             f"<p><b>{escape(self.commit_message or 'transaction')}</b> "
             f"<code>{self.transaction_id}</code> #{self.sequence}</p><table><thead><tr>"
             "<th>operation</th><th>target</th><th>version</th><th>added</th><th>removed</th>"
-            f"</tr></thead><tbody>{body}</tbody></table>"
+            f"<th>details</th></tr></thead><tbody>{body}</tbody></table>"
         )
 
 
@@ -182,10 +195,8 @@ def read_transaction(transaction_id: str, catalog: str | None = None) -> Transac
             "table_version_name": None
             if r["table_name"] is None
             else split_key(r["table_name"])[1],
-            **{
-                k: r[k]
-                for k in ("table_version", "rows_added", "rows_removed", "engine", "details")
-            },
+            **{k: r[k] for k in ("table_version", "rows_added", "rows_removed", "engine")},
+            "details": json.loads(r["details"]) if r.get("details") else None,
         }
         for r in rows
     ]

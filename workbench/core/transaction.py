@@ -91,6 +91,7 @@ class TableChange:
     rows_added: int = 0
     rows_removed: int = 0
     dropped: bool = False
+    details: dict[str, Any] = field(default_factory=dict)  # JSON-able, for the log row
 
     @property
     def entry(self) -> TableEntry | None:
@@ -393,6 +394,11 @@ class Transaction:
         change.rows_added += added
         change.rows_removed += removed
 
+    def describe(self, change: TableChange, details: dict[str, Any]) -> None:
+        """Add facts about a table change (e.g. the model that made its columns) to its log
+        row's ``details``."""
+        change.details.update(details)
+
     def drop(self, change: TableChange) -> None:
         """Drop a table at commit."""
         change.operations.append("DROP_TABLE")
@@ -514,7 +520,7 @@ class Transaction:
                     "rows_added": change.rows_added,
                     "rows_removed": change.rows_removed,
                     "engine": "+".join(change.engines) or DEFAULT_ENGINE,
-                    "details": None,
+                    "details": _details_json(change.details),
                     "actions": None if change.dropped else change.actions.to_json(),
                 }
             )
@@ -548,6 +554,11 @@ class Transaction:
     def __repr__(self) -> str:
         mode = "read-only" if self.read_only else "read-write"
         return f"Transaction({self.id}, {mode}, catalog={self.catalog_name!r})"
+
+
+def _details_json(details: dict[str, Any]) -> str | None:
+    """A table change's details as the log's JSON (None when there are none)."""
+    return json.dumps(details, sort_keys=True, default=str) if details else None
 
 
 def _remove_if_empty(folder: str) -> None:

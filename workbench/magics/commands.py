@@ -229,6 +229,24 @@ class Commands:
         table, namespace, catalog = resolve_table(args.table, self.session)
         return dc.diff(table, namespace, parse_point(args.before), parse_point(args.after), catalog)
 
+    def do_infer(self, args: Args, cell: str | None) -> dc.InferResult:
+        table, namespace, catalog = resolve_table(args.table, self.session)
+        model = self.shell.user_ns.get(args.model)
+        if not isinstance(model, dc.Model):
+            model = args.model  # a built-in model's name
+        into = args.into
+        if into and "." not in into and namespace:
+            into = f"{namespace}.{into}"
+        return dc.infer(
+            table,
+            model,
+            namespace=namespace,
+            into=into,
+            engine=args.engine,
+            force=args.force,
+            catalog=catalog,
+        )
+
     def do_sql(self, args: Args, cell: str | None) -> Any:
         if not cell or not cell.strip():
             raise MagicUsageError("%%dc sql takes the SQL in the cell body, below the magic line.")

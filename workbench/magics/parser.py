@@ -102,6 +102,19 @@ def _commands() -> dict[str, tuple[str, list[tuple[tuple[str, ...], dict]]]]:
                 (("--limit",), {"type": int, "default": 20}),
             ],
         ),
+        "infer": (
+            "run a model over a table's rows and merge its outputs back by key",
+            [
+                table,
+                (
+                    ("--model",),
+                    {"required": True, "help": "a built-in model's name or a variable holding one"},
+                ),
+                (("--engine",), {"default": "daft", "help": "daft, ray, spark or local"}),
+                (("--into",), {"help": "write the outputs into this table (namespace.table)"}),
+                (("--force",), {"action": "store_true", "help": "recompute unchanged rows too"}),
+            ],
+        ),
         "diff": (
             "rows added, removed, changed and schema changes between two points",
             [

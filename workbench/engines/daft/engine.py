@@ -8,7 +8,7 @@ MERGE and DELETE rewrite only the files that hold matching keys.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.core.engine import Engine, Rewrite
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from workbench.core.files import WrittenFile
+    from workbench.core.inference.model import Model
+    from workbench.core.inference.plan import PredictPlan
     from workbench.core.tables import OpenTable
 
 FILE_COLUMN = "__wb_file"
@@ -179,6 +181,13 @@ class DaftEngine(Engine):
             return Rewrite()
         kept = scan(table, touched, table.schema).join(source, on=keys, how="anti")
         return Rewrite(self.write_files(kept, table.schema, table.uri), touched)
+
+    def predict(
+        self, source: daft.DataFrame, model: Model, plan: PredictPlan
+    ) -> Iterator[pa.Table]:
+        from workbench.engines.daft.predict import predict_frame
+
+        return predict_frame(source, model, plan)
 
     def sql(self, query: str, tables: Mapping[str, OpenTable]) -> daft.DataFrame:
         import daft

@@ -3,13 +3,14 @@ this process, with SQL on DuckDB. It reads every dataset type that is materialis
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.core.conform import conform
 from workbench.core.datasets import from_pyarrow, to_pyarrow
 from workbench.core.engine import Engine, Rewrite
 from workbench.core.files import WrittenFile, write_parts
+from workbench.core.inference.worker import in_batches
 from workbench.core.keys import unique_keys
 from workbench.core.schema import Schema
 from workbench.core.snapshot import ordered_dataset, parquet_files
@@ -20,6 +21,8 @@ from workbench.engines.local import rewrite, sql
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from workbench.core.inference.model import Model
+    from workbench.core.inference.plan import PredictPlan
     from workbench.core.merge_order import Ranking
     from workbench.core.tables import OpenTable
 
@@ -80,6 +83,9 @@ class LocalEngine(Engine):
         name = table.loc.qualified
         source = conform(source.select(keys), table.schema, fill_missing=False, table=name)
         return rewrite.delete(table, unique_keys(source, keys, name, dedupe="first"), keys)
+
+    def predict(self, source: pa.Table, model: Model, plan: PredictPlan) -> Iterator[pa.Table]:
+        return in_batches(model, source, plan)
 
     def sql(self, query: str, tables: Mapping[str, OpenTable]) -> pa.Table:
         return sql.run(query, tables)

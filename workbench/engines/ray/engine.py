@@ -10,7 +10,7 @@ row-level logic as the local engine.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.core.conform import conform
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     import ray.data
 
+    from workbench.core.inference.model import Model
+    from workbench.core.inference.plan import PredictPlan
     from workbench.core.storage import Storage
     from workbench.core.tables import OpenTable
 
@@ -233,6 +235,13 @@ class RayEngine(Engine):
         low = {k: min(b[0][k] for b in bounds) for k in keys}
         high = {k: max(b[1][k] for b in bounds) for k in keys}
         return candidate_files(table.files, low, high)
+
+    def predict(
+        self, source: ray.data.Dataset, model: Model, plan: PredictPlan
+    ) -> Iterator[pa.Table]:
+        from workbench.engines.ray.predict import predict_dataset
+
+        return predict_dataset(source, model, plan)
 
     def to_arrow(self, data: ray.data.Dataset) -> pa.Table:
         import pyarrow as pa

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.core.engine import Engine, Rewrite
@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from workbench.core.files import WrittenFile
+    from workbench.core.inference.model import Model
+    from workbench.core.inference.plan import PredictPlan
     from workbench.core.schema import Schema
     from workbench.core.tables import OpenTable
 
@@ -81,6 +83,11 @@ class SparkEngine(Engine):
         from workbench.engines.spark.sql import run_sql
 
         return run_sql(query, tables)
+
+    def predict(self, source: DataFrame, model: Model, plan: PredictPlan) -> Iterator[pa.Table]:
+        from workbench.engines.spark.predict import predict_frame
+
+        return predict_frame(source, model, plan)
 
     def to_arrow(self, data: DataFrame) -> pa.Table:
         return data.toArrow()

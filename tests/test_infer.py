@@ -1,0 +1,269 @@
+"""dc.infer on real Delta tables and real engines: merged outputs, incremental reruns, lineage
+in the catalog log and the run log, typed errors that commit nothing, and load-once models."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import workbench as dc
+from tests.conftest import tree_digest
+
+KEYED = dc.Schema.of(
+    [
+        dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True),
+        dc.Field.of(pa.field("text", pa.string())),
+        dc.Field.of(pa.field("lang", pa.string())),
+    ]
+)
+
+
+def _length(batch):
+    return {"n": [len(t) for t in batch["text"]]}
+
+
+def length_model(version: str = "v1") -> dc.Model:
+    return dc.model(
+        _length, inputs=["text"], outputs={"n": pa.int64()}, name="length", version=version
+    )
+
+
+def docs(rows: int = 40) -> pa.Table:
+    return pa.table(
+        {
+            "id": list(range(rows)),
+            "text": [f"text number {i}" for i in range(rows)],
+            "lang": ["en" if i % 2 else "fr" for i in range(rows)],
+        }
+    )
+
+
+@pytest.fixture(params=["local", "daft", "spark"])
+def engine(request) -> str:
+    """Each in-process engine; Spark with the shared session."""
+    if request.param == "spark":
+        request.getfixturevalue("spark")
+    return request.param
+
+
+@pytest.fixture
+def table(catalog):
+    dc.write(docs(), "docs", "lab", schema=KEYED, auto_create_namespace=True)
+    return "docs"
+
+
+def frozen(catalog) -> tuple[str, str]:
+    """Digests of the table folder and the catalog log: equal means nothing was committed."""
+    root = Path(catalog.root)
+    return tree_digest(root / "lab" / "docs"), tree_digest(root / "_workbench" / "transactions")
+
+
+def test_infer_merges_outputs_and_reruns_incrementally(table, engine):
+    result = dc.infer(table, length_model(), namespace="lab", engine=engine, progress=False)
+    assert (result.rows_predicted, result.rows_skipped, result.engine) == (40, 0, engine)
+    rows = dc.read(table, "lab", read_as="pyarrow").sort_by("id").to_pylist()
+    assert [r["n"] for r in rows] == [len(r["text"]) for r in rows]  # new column by evolution
+    assert {r["_model_length"] for r in rows} == {"v1"}
+    assert "2 of" not in repr(result) and result._repr_html_().startswith("<table")
+
+    again = dc.infer(table, length_model(), namespace="lab", engine=engine, progress=False)
+    assert (again.rows_predicted, again.rows_skipped, again.transaction_id) == (0, 40, None)
+
+    dc.write(pa.table({"id": [3], "text": ["changed"], "lang": ["en"]}), table, "lab")
+    changed = dc.infer(table, length_model(), namespace="lab", engine=engine, progress=False)
+    assert (changed.rows_predicted, changed.rows_skipped) == (1, 39)
+    assert dc.read(table, "lab", read_as="pyarrow").filter(pc.field("id") == 3)["n"][0].as_py() == 7
+
+    forced = dc.infer(
+        table, length_model(), namespace="lab", engine=engine, force=True, progress=False
+    )
+    assert forced.rows_predicted == 40
+
+
+def test_details_in_the_catalog_log_and_the_run_log(table):
+    result = dc.infer(table, length_model(), namespace="lab", engine="local", progress=False)
+    record = dc.read_transaction(result.transaction_id)
+    (change,) = record.changes
+    assert change["operation"] == "WRITE_MERGE+INFER"
+    details = change["details"]
+    assert details["model"] == "length" and details["model_version"] == "v1"
+    assert details["inputs"] == {"text": "text"} and details["input_table_version"] == 0
+    assert (details["engine"], details["rows_predicted"], details["rows_skipped"]) == (
+        "local",
+        40,
+        0,
+    )
+    assert "model_version" in str(record)
+    history = dc.transactions().to_pylist()
+    assert '"model": "length"' in history[0]["details"] and history[1]["details"] is None
+    runs = dc.runs(kind="inference", read_as="pyarrow").to_pylist()
+    assert runs[0]["name"] == "infer length" and runs[0]["status"] == "succeeded"
+    assert len(runs[0]["transactions"]) == 1
+    steps = dc.run_events(runs[0]["run_id"], read_as="pyarrow").to_pylist()
+    finished = {e["step"]["name"]: e["step"] for e in steps if e["event_type"] == "STEP_FINISHED"}
+    assert set(finished) == {"read", "predict", "merge"}
+    assert (finished["predict"]["rows_in"], finished["predict"]["rows_out"]) == (40, 40)
+
+
+def test_into_another_table_keyed_the_same(table):
+    result = dc.infer(
+        table, length_model(), namespace="lab", into="lab.lengths", engine="daft", progress=False
+    )
+    assert result.rows_predicted == 40
+    out = dc.read("lengths", "lab", read_as="pyarrow").sort_by("id")
+    assert out.column_names == ["id", "n", "_model_length", "_input_length"]
+    assert dc.get_table("lengths", "lab").table_version  # exists
+    assert dc.delta_table("lengths", "lab").schema().fields[0].name == "id"
+    assert "n" not in dc.read(table, "lab", read_as="pyarrow").column_names
+    assert dc.read("lengths", "lab", read_as="pyarrow").num_rows == 40
+    again = dc.infer(table, length_model(), namespace="lab", into="lab.lengths", progress=False)
+    assert again.rows_predicted == 0
+
+
+def test_where_limits_rows(table):
+    result = dc.infer(
+        table, length_model(), namespace="lab", where=pc.field("lang") == "en", progress=False
+    )
+    assert result.rows_predicted == 20
+    data = dc.read(table, "lab", read_as="pyarrow")
+    assert data.filter(pc.field("lang") == "fr")["n"].null_count == 20
+    with pytest.raises(dc.InvalidArgumentError, match="pyarrow expression"):
+        dc.infer(table, length_model(), namespace="lab", where="lang = 'en'")
+
+
+def test_time_travel_and_diff_between_model_versions(table):
+    first = dc.infer(table, length_model("v1"), namespace="lab", progress=False)
+    before = dc.read(table, "lab", read_as="pyarrow", version=first.table_version - 1)
+    assert "n" not in before.column_names
+
+    def doubled(batch):
+        return {"n": [2 * len(t) if i % 4 == 0 else len(t) for i, t in enumerate(batch["text"])]}
+
+    second_model = dc.model(
+        doubled, inputs=["text"], outputs={"n": pa.int64()}, name="length", version="v2"
+    )
+    second = dc.infer(table, second_model, namespace="lab", batch_size=1000, progress=False)
+    assert second.rows_predicted == 40  # a new version recomputes every row
+    change = dc.diff(table, "lab", first.transaction_id, second.transaction_id)
+    assert (change.added, change.removed, change.changed) == (0, 0, 40)  # _model_ changes
+    values = dc.read(table, "lab", read_as="pyarrow", as_of=first.transaction_id)
+    assert set(values["_model_length"].to_pylist()) == {"v1"}
+
+
+def test_unknown_model_missing_column_no_keys_and_output_type(catalog, table):
+    with pytest.raises(dc.UnknownModelError, match=r"dc\.model"):
+        dc.infer(table, "no-such-model", namespace="lab")
+    wrong = dc.model(_length, inputs=["body"], outputs={"n": pa.int64()}, name="length")
+    with pytest.raises(dc.InputColumnError, match="body"):
+        dc.infer(table, wrong, namespace="lab")
+    dc.write(pa.table({"text": ["a"]}), "loose", "lab")
+    with pytest.raises(dc.MergeKeyError, match="is_merge_key=True"):
+        dc.infer("loose", length_model(), namespace="lab")
+    clash = dc.model(_length, inputs=["text"], outputs={"lang": pa.int64()}, name="clash")
+    with pytest.raises(dc.OutputColumnTypeError, match="lang"):
+        dc.infer(table, clash, namespace="lab")
+
+
+def test_a_model_failing_on_a_row_names_it_and_commits_nothing(catalog, table, engine):
+    def fragile(batch):
+        if any(t.endswith(" 17") for t in batch["text"]):
+            raise ValueError("cannot read this one")
+        return {"n": [len(t) for t in batch["text"]]}
+
+    broken = dc.model(fragile, inputs=["text"], outputs={"n": pa.int64()}, name="fragile")
+    seen = frozen(catalog)
+    with pytest.raises(dc.ModelFailedError, match=r"'fragile'.*\{\"id\": 17\}.*cannot read"):
+        dc.infer(table, broken, namespace="lab", engine=engine, batch_size=8, progress=False)
+    assert frozen(catalog) == seen
+    assert dc.runs(kind="inference", read_as="pyarrow")["status"][0].as_py() == "failed"
+
+
+class CountingModel:
+    """A model class that appends a line to a file each time it is made (loaded)."""
+
+    def __init__(self, path: str):
+        with open(path, "a") as f:
+            f.write("load\n")
+
+    def __call__(self, batch):
+        return {"n": [len(t) for t in batch["text"]]}
+
+
+def test_the_model_loads_once_per_worker(table, tmp_path, engine):
+    loads = tmp_path / "loads.txt"
+    counting = dc.model(
+        CountingModel,
+        inputs=["text"],
+        outputs={"n": pa.int64()},
+        name="counting",
+        parameters={"path": str(loads)},
+    )
+    result = dc.infer(
+        table, counting, namespace="lab", engine=engine, batch_size=5, concurrency=1,
+        progress=False,
+    )  # fmt: skip
+    assert result.rows_predicted == 40  # eight batches
+    assert loads.read_text().count("load") == 1
+
+
+def test_killed_during_predict_commits_nothing(catalog, table, tmp_path):
+    script = textwrap.dedent(
+        f"""
+        import os, signal, pyarrow as pa, workbench as dc
+        dc.init_local({str(Path(catalog.root))!r})
+        def die(batch):
+            os.kill(os.getpid(), signal.SIGKILL)
+        m = dc.model(die, inputs=["text"], outputs={{"n": pa.int64()}}, name="die")
+        dc.infer("docs", m, namespace="lab", engine="local", progress=False)
+        """
+    )
+    seen = frozen(catalog)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    done = subprocess.run([sys.executable, "-c", script], env=env, timeout=120)
+    assert done.returncode == -signal.SIGKILL
+    assert frozen(catalog) == seen
+    assert "n" not in dc.read("docs", "lab", read_as="pyarrow").column_names
+
+
+def test_run_transaction_retries_an_infer(table):
+    result = dc.run_transaction(
+        lambda: dc.infer(table, length_model(), namespace="lab", progress=False)
+    )
+    assert result.rows_predicted == 40
+
+
+@pytest.mark.integration
+def test_infer_on_ray(ray_cluster, table, tmp_path):
+    loads = tmp_path / "loads.txt"
+    counting = dc.model(
+        CountingModel,
+        inputs=["text"],
+        outputs={"n": pa.int64()},
+        name="counting",
+        parameters={"path": str(loads)},
+    )
+    result = dc.infer(
+        table, counting, namespace="lab", engine="ray", batch_size=5, concurrency=1,
+        progress=False,
+    )  # fmt: skip
+    assert (result.rows_predicted, result.engine) == (40, "ray")
+    assert loads.read_text().count("load") == 1
+    rows = dc.read(table, "lab", read_as="pyarrow").to_pylist()
+    assert all(r["n"] == len(r["text"]) for r in rows)
+
+    def fragile(batch):
+        if any(t.endswith(" 17") for t in batch["text"]):
+            raise ValueError("cannot read this one")
+        return {"n": [len(t) for t in batch["text"]]}
+
+    broken = dc.model(fragile, inputs=["text"], outputs={"n": pa.int64()}, name="fragile")
+    with pytest.raises(dc.ModelFailedError, match=r"\{\"id\": 17\}"):
+        dc.infer(table, broken, namespace="lab", engine="ray", progress=False)

@@ -1,0 +1,342 @@
+"""``dc.infer``: run a model over a table's rows on an engine and merge its outputs back by
+merge key, in one catalog transaction recorded as an inference run."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.arguments import optional_whole_number
+from workbench.core.context import operation
+from workbench.core.engine import get_engine
+from workbench.core.errors import (
+    InvalidArgumentError,
+    MergeKeyError,
+    OutputColumnTypeError,
+    TableValidationError,
+)
+from workbench.core.events.runs import run
+from workbench.core.inference.plan import (
+    DEFAULT_BATCH_SIZE,
+    HASH_COLUMN,
+    PredictPlan,
+    hash_column,
+    input_column,
+    model_column,
+    result_schema,
+)
+from workbench.core.inference.provenance import input_hashes, stale
+from workbench.core.inference.resolve import (
+    CONTENT_HASH_COLUMN,
+    bind_inputs,
+    fetched_inputs,
+    resolve_model,
+)
+from workbench.core.inference.result import InferResult
+from workbench.core.inference.worker import model_failure
+from workbench.core.progress import progress as progress_bar
+from workbench.core.tables import Location, OpenTable, locate, open_table
+from workbench.core.versions import for_read
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+
+    from workbench.core.engine import Engine
+    from workbench.core.inference.model import Model
+    from workbench.core.transaction import Transaction
+
+INFER_OPERATION = "INFER"
+
+
+@dataclass
+class _Work:
+    """The rows a call predicts, out of the rows in scope."""
+
+    rows: pa.Table  # merge keys, one column per model input, HASH_COLUMN
+    in_scope: int
+
+
+def infer(
+    table: str,
+    model: Model | str,
+    inputs: str | Mapping[str, str] | None = None,
+    namespace: str | None = None,
+    into: str | None = None,
+    engine: str = "daft",
+    batch_size: int | None = None,
+    concurrency: int | None = None,
+    where: pads.Expression | None = None,
+    force: bool = False,
+    catalog: str | None = None,
+    *,
+    progress: bool = True,
+) -> InferResult:
+    """Run ``model`` (a ``dc.model`` or a built-in model's name) over the rows of ``table`` on
+    ``engine`` and MERGE its outputs by the table's merge keys into the table (new columns by
+    schema evolution) or into the table ``into`` ("ns.table", created if missing), in one
+    catalog transaction whose log row records the model. ``inputs`` maps model inputs to
+    columns; ``where`` (a pyarrow expression, e.g. ``pc.field("lang") == "en"``) limits the
+    rows. Rows whose inputs and model version are unchanged since the last run are skipped
+    unless ``force``. E.g. ``dc.infer("docs", dc.model(fn, inputs=["text"], outputs=...))``."""
+    chosen = resolve_model(model)
+    batch_size = optional_whole_number("batch_size", batch_size) or DEFAULT_BATCH_SIZE
+    concurrency = optional_whole_number("concurrency", concurrency)
+    _check_where(where)
+    runner = get_engine(engine)
+    loc = locate(table, namespace, catalog)
+    target_loc = _into(into, loc, catalog)
+    parameters = {
+        "table": loc.qualified,
+        "into": target_loc.qualified,
+        "model": chosen.name,
+        "model_version": chosen.version,
+        "model_parameters": dict(chosen.parameters),
+        "engine": runner.name,
+        "force": bool(force),
+        "where": None if where is None else str(where),
+    }
+    started = time.perf_counter()
+    message = f"infer {chosen.name} on {loc.qualified}"
+    with (
+        run(f"infer {chosen.name}", parameters, kind="inference", catalog=catalog) as current,
+        operation(loc.catalog, message) as txn,
+    ):
+        txn.require_writable()
+        target_loc = for_read(txn, target_loc, None)
+        change = txn.touch_table(target_loc.namespace, target_loc.name)  # writers queue behind
+        source = open_table(loc)
+        keys = _keys(source)
+        bindings = bind_inputs(chosen, inputs, source)
+        fetch = fetched_inputs(chosen, bindings, source)
+        target = change.table if change.entry is not None else None
+        if target is not None:
+            _check_target(chosen, keys, target)
+        with current.step("read") as step:
+            work = _select(chosen, source, target, keys, bindings, fetch, where, force)
+            step.rows_in, step.rows_out = work.in_scope, work.rows.num_rows
+        predicted = work.rows.num_rows
+        skipped = work.in_scope - predicted
+        if not predicted:
+            return _result(loc, chosen, runner, 0, skipped, started, None, None)
+        plan = PredictPlan(
+            keys=tuple(keys),
+            inputs=dict(chosen.inputs),
+            batch_size=batch_size,
+            concurrency=concurrency,
+            fetch=fetch,
+            storage=loc.catalog.storage,
+            key_types={k: work.rows.schema.field(k).type for k in keys},
+        )
+        with current.step("predict") as step:
+            step.rows_in = predicted
+            outputs = _predict(runner, chosen, work.rows, plan, progress)
+            step.rows_out = outputs.num_rows
+        with current.step("merge") as step:
+            step.rows_in = outputs.num_rows
+            written = _merge(txn, outputs, target_loc, keys, exists=target is not None)
+            step.rows_out = written
+        change = txn.touch_table(target_loc.namespace, target_loc.name)
+        txn.record(change, INFER_OPERATION, engine=runner.name)
+        txn.describe(
+            change,
+            {
+                "model": chosen.name,
+                "model_version": chosen.version,
+                "parameters": dict(chosen.parameters),
+                "inputs": bindings,
+                "input_table": loc.qualified,
+                "input_table_version": source.version,
+                "engine": runner.name,
+                "rows_predicted": predicted,
+                "rows_skipped": skipped,
+            },
+        )
+        version = change.version
+    return _result(loc, chosen, runner, predicted, skipped, started, txn.id, version)
+
+
+def _check_where(where: Any) -> None:
+    if where is None:
+        return
+    import pyarrow.dataset as pads
+
+    if not isinstance(where, pads.Expression):
+        raise InvalidArgumentError(
+            f"where={where!r} must be a pyarrow expression, e.g. "
+            "where=pyarrow.compute.field('lang') == 'en'."
+        )
+
+
+def _into(into: str | None, loc: Location, catalog: str | None) -> Location:
+    """Where the outputs go: the table itself, or ``into`` ("ns.table" or a table of the
+    source's namespace) in the same catalog."""
+    if into is None:
+        return loc
+    if not isinstance(into, str) or not into:
+        raise InvalidArgumentError(f"into={into!r} must name a table, e.g. into='ns.predictions'.")
+    namespace, _, name = into.rpartition(".")
+    return locate(name, namespace or loc.namespace, catalog)
+
+
+def _keys(source: OpenTable) -> list[str]:
+    name = source.loc.qualified
+    if source.schemaless:
+        raise TableValidationError(
+            f"Table {name!r} is schemaless (it records files, not rows), so dc.infer has no "
+            "rows to run a model on; import the files as a media table first."
+        )
+    keys = source.schema.merge_keys
+    if not keys:
+        raise MergeKeyError(
+            f"Table {name!r} has no merge keys, so dc.infer cannot merge predictions back to "
+            "their rows. Mark a unique column as merge key: dc.alter_table("
+            f"{source.loc.table_name!r}, schema_updates=<schema>.update().update_field("
+            "..., is_merge_key=True)) or create the table with dc.Schema.of([dc.Field.of("
+            "pa.field('id', pa.int64()), is_merge_key=True), ...])."
+        )
+    return keys
+
+
+def _check_target(model: Model, keys: list[str], target: OpenTable) -> None:
+    """Refuse outputs that would land in a key column, or in a column of another type."""
+    import pyarrow as pa
+
+    from workbench.core.evolution import same_type, storage_schema
+
+    missing = [k for k in keys if k not in target.schema.names]
+    if missing:
+        raise MergeKeyError(
+            f"Table {target.loc.qualified!r} lacks the merge key columns {missing} of the input "
+            "table; write the predictions into a table keyed the same (into=...)."
+        )
+    provenance = [
+        pa.field(model_column(model), pa.string()),
+        pa.field(hash_column(model), pa.string()),
+    ]
+    wanted = storage_schema(pa.schema([*model.output_schema(), *provenance]))
+    existing = {f.name: f.type for f in target.schema}
+    for f in wanted:
+        if f.name in keys:
+            raise OutputColumnTypeError(
+                f"Model {model.name!r} output {f.name!r} is a merge key of "
+                f"{target.loc.qualified!r}; rename the model's output."
+            )
+        if f.name in existing and not same_type(existing[f.name], f.type):
+            raise OutputColumnTypeError(
+                f"Model {model.name!r} output {f.name!r} is {f.type}, but column {f.name!r} of "
+                f"{target.loc.qualified!r} is {existing[f.name]}. Rename the output, write into "
+                "another table with into=..., or change the column's type with dc.alter_table."
+            )
+
+
+def _select(
+    model: Model,
+    source: OpenTable,
+    target: OpenTable | None,
+    keys: list[str],
+    bindings: dict[str, str],
+    fetch: tuple[str, ...],
+    where: pads.Expression | None,
+    force: bool,
+) -> _Work:
+    """Read the rows in scope (keys and inputs) and keep those that need the model."""
+    import pyarrow as pa
+
+    from workbench.core.snapshot import ordered_dataset
+    from workbench.core.type_notes import with_written_types
+
+    content = CONTENT_HASH_COLUMN if CONTENT_HASH_COLUMN in source.schema.names else None
+    sources = {i: (content if i in fetch and content else c) for i, c in bindings.items()}
+    same = target is not None and target.loc.qualified == source.loc.qualified
+    provenance = [model_column(model), hash_column(model)]
+    wanted = {*keys, *bindings.values(), *sources.values()}
+    if same and all(c in source.schema.names for c in provenance):
+        wanted.update(provenance)
+    columns = [c for c in source.schema.names if c in wanted]
+    data = with_written_types(ordered_dataset(source).to_table(columns=columns, filter=where))
+    hashes = input_hashes(data, sources)
+    versions = previous = None
+    if not force:
+        if not same and target is not None and all(c in target.schema.names for c in provenance):
+            done = with_written_types(
+                ordered_dataset(target).to_table(columns=[*keys, *provenance])
+            )
+            data = data.join(done, keys=keys, join_type="left outer")
+        if provenance[0] in data.column_names:
+            versions, previous = data.column(provenance[0]), data.column(provenance[1])
+    mask = stale(hashes, versions, previous, model.version)
+    rows = pa.table(
+        [
+            *[data.column(k) for k in keys],
+            *[data.column(c) for c in bindings.values()],
+            hashes,
+        ],
+        names=[*keys, *[input_column(i) for i in bindings], HASH_COLUMN],
+    )
+    return _Work(rows.filter(mask), data.num_rows)
+
+
+def _predict(
+    runner: Engine, model: Model, work: pa.Table, plan: PredictPlan, progress: bool
+) -> pa.Table:
+    """The engine's predictions for the work rows, collected here with a progress bar."""
+    import pyarrow as pa
+
+    parts = []
+    label = f"{model.name} on {runner.name}"
+    with progress_bar(work.num_rows, label, "rows", min_total=1, enabled=progress) as advance:
+        try:
+            for part in runner.predict(runner.from_arrow(work), model, plan):
+                parts.append(part)
+                advance(part.num_rows)
+        except Exception as e:
+            failure = model_failure(e)
+            if failure is None:
+                raise
+            raise failure from None
+    schema = result_schema(model, plan)
+    return pa.concat_tables([p.cast(schema) for p in parts]) if parts else schema.empty_table()
+
+
+def _merge(
+    txn: Transaction, outputs: pa.Table, loc: Location, keys: list[str], exists: bool
+) -> int:
+    """MERGE the predictions into the target table in the open transaction (creating it, keyed
+    like the input, when it does not exist)."""
+    from workbench.core.schema import Field, Schema
+    from workbench.core.writer import write
+
+    if exists:
+        result = write(outputs, loc.table_name, loc.namespace, loc.catalog_name, mode="merge")
+    else:
+        schema = Schema.of([Field.of(f, is_merge_key=f.name in keys) for f in outputs.schema])
+        result = write(
+            outputs, loc.table_name, loc.namespace, loc.catalog_name, mode="create", schema=schema
+        )
+    return result.rows_added + result.rows_updated
+
+
+def _result(
+    loc: Location,
+    model: Model,
+    runner: Engine,
+    predicted: int,
+    skipped: int,
+    started: float,
+    transaction_id: str | None,
+    version: int | None,
+) -> InferResult:
+    return InferResult(
+        table=loc.qualified,
+        model=model.name,
+        model_version=model.version,
+        engine=runner.name,
+        rows_predicted=predicted,
+        rows_skipped=skipped,
+        seconds=time.perf_counter() - started,
+        transaction_id=transaction_id,
+        table_version=version,
+    )

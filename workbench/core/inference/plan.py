@@ -1,0 +1,69 @@
+"""What an engine needs to run a model over rows: the work table's layout and how to batch."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from workbench.core.inference.model import Model
+    from workbench.core.storage import Storage
+
+INPUT_PREFIX = "__wb_in_"  # work-table column holding a model input's values
+HASH_COLUMN = "__wb_input_hash"  # work-table column holding each row's input hash
+DEFAULT_BATCH_SIZE = 256
+
+
+def input_column(name: str) -> str:
+    """The work-table column that carries model input ``name``."""
+    return f"{INPUT_PREFIX}{name}"
+
+
+def _sanitised(name: str) -> str:
+    return re.sub(r"[^0-9A-Za-z_]", "_", name)
+
+
+def model_column(model: Model) -> str:
+    """The provenance column holding the version of the model that made a row's outputs."""
+    return f"_model_{_sanitised(model.name)}"
+
+
+def hash_column(model: Model) -> str:
+    """The provenance column holding the hash of the inputs a row's outputs were made from."""
+    return f"_input_{_sanitised(model.name)}"
+
+
+@dataclass(frozen=True)
+class PredictPlan:
+    """How to run a model over a work table (its merge keys, one column per model input named by
+    ``input_column``, and ``HASH_COLUMN``): batches, parallelism, and which inputs hold URIs
+    whose bytes must be fetched first."""
+
+    keys: tuple[str, ...]
+    inputs: dict[str, str]  # model input -> kind
+    batch_size: int = DEFAULT_BATCH_SIZE
+    concurrency: int | None = None
+    fetch: tuple[str, ...] = ()  # inputs whose values are URIs to read
+    storage: Storage | None = None  # reads the fetched URIs (the catalog's storage)
+    key_types: dict[str, pa.DataType] = field(default_factory=dict)
+
+    def without_fetch(self) -> PredictPlan:
+        """This plan for a work table whose URIs the engine has already fetched."""
+        from dataclasses import replace
+
+        return replace(self, fetch=())
+
+
+def result_schema(model: Model, plan: PredictPlan) -> pa.Schema:
+    """The columns a prediction returns: merge keys, the model's outputs, and provenance."""
+    import pyarrow as pa
+
+    keys = [pa.field(k, plan.key_types[k]) for k in plan.keys]
+    provenance = [
+        pa.field(model_column(model), pa.string()),
+        pa.field(hash_column(model), pa.string()),
+    ]
+    return pa.schema([*keys, *model.output_schema(), *provenance])

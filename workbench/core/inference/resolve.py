@@ -1,0 +1,107 @@
+"""Turning ``dc.infer``'s arguments into a model and input bindings, with errors that say how
+to fix them."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.errors import InputColumnError, InvalidArgumentError, UnknownModelError
+from workbench.core.inference.model import Model
+
+if TYPE_CHECKING:
+    from workbench.core.tables import OpenTable
+
+MEDIA_URI_PROPERTY = "workbench.media.uriColumn"  # marks a media table: its uri column's name
+CONTENT_HASH_COLUMN = "sha256"  # a media table's hash of each file's bytes
+FETCHED_KINDS = ("bytes", "text")
+REGISTRY = "workbench.models.registry"
+
+
+def resolve_model(model: Model | str) -> Model:
+    """A model object as it is, or the built-in model of that name."""
+    if isinstance(model, Model):
+        return model
+    if not isinstance(model, str):
+        raise InvalidArgumentError(
+            f"model={model!r} must be a model (dc.model(fn, outputs=...)) or a built-in "
+            "model's name."
+        )
+    try:
+        registry: Any = importlib.import_module(REGISTRY)
+    except ImportError:
+        registry = None
+    known: list[str] = []
+    if registry is not None:
+        try:
+            return registry.builtin(model)
+        except (KeyError, LookupError):
+            known = sorted(_names(registry.models()))
+    raise UnknownModelError(
+        f"Unknown model {model!r}; built-in models are {known or 'not installed'} (see "
+        "dc.models()), or pass your own: dc.model(fn, inputs=[...], outputs={...})."
+    )
+
+
+def _names(listing: Any) -> list[str]:
+    """Model names from ``dc.models()``, whatever form it lists them in."""
+    if hasattr(listing, "column_names") and "name" in listing.column_names:
+        return listing.column("name").to_pylist()
+    if isinstance(listing, Mapping):
+        return list(listing)
+    return [getattr(m, "name", m) for m in listing]
+
+
+def media_uri_column(table: OpenTable) -> str | None:
+    """The uri column of a media table (None for other tables)."""
+    return table.properties.get(MEDIA_URI_PROPERTY)
+
+
+def bind_inputs(
+    model: Model, inputs: str | Mapping[str, str] | None, table: OpenTable
+) -> dict[str, str]:
+    """Model input -> table column: ``inputs`` as given (a column name for a one-input model),
+    else the media table's uri column for a one-input media model, else same-named columns."""
+    names = list(model.inputs)
+    uri = media_uri_column(table)
+    if inputs is None:
+        one_uri = uri is not None and len(names) == 1
+        bindings = {names[0]: uri} if one_uri else {n: n for n in names}
+    elif isinstance(inputs, str):
+        if len(names) != 1:
+            raise InvalidArgumentError(
+                f"Model {model.name!r} takes inputs {names}; map each to a column, e.g. "
+                f"inputs={dict.fromkeys(names, '<column>')}."
+            )
+        bindings = {names[0]: inputs}
+    elif isinstance(inputs, Mapping):
+        unknown = sorted(set(inputs) - set(names))
+        missing = sorted(set(names) - set(inputs))
+        if unknown or missing:
+            raise InvalidArgumentError(
+                f"inputs={dict(inputs)!r} must map each input of model {model.name!r} "
+                f"({names}) to a column; unknown {unknown}, missing {missing}."
+            )
+        bindings = dict(inputs)
+    else:
+        raise InvalidArgumentError(f"inputs={inputs!r} must be a column name or a dict.")
+    columns = table.schema.names
+    absent = {i: c for i, c in bindings.items() if c not in columns}
+    if absent:
+        raise InputColumnError(
+            f"Table {table.loc.qualified!r} has no column for model {model.name!r} input(s) "
+            f"{absent}; its columns are {columns}. Name the columns with inputs={{'input': "
+            "'column'}}."
+        )
+    return bindings
+
+
+def fetched_inputs(model: Model, bindings: Mapping[str, str], table: OpenTable) -> tuple[str, ...]:
+    """Inputs whose values are a media table's URIs whose bytes the model wants."""
+    uri = media_uri_column(table)
+    return tuple(
+        name
+        for name, column in bindings.items()
+        if uri is not None and column == uri and model.inputs[name] in FETCHED_KINDS
+    )

@@ -1,0 +1,149 @@
+"""What runs where the model runs (a Daft UDF, a Ray actor, a Spark Python worker or this
+process): a model loaded once per process, and batches of the work table turned into outputs."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.errors import ModelFailedError
+from workbench.core.inference.plan import (
+    HASH_COLUMN,
+    input_column,
+    result_schema,
+)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from workbench.core.inference.model import Model
+    from workbench.core.inference.plan import PredictPlan
+
+_loaded: dict[tuple[str, str], Model] = {}  # (name, version) -> loaded model, per process
+
+
+def loaded(model: Model) -> Model:
+    """The model loaded in this process: ``load()`` runs once per process and model version
+    (Spark reuses its Python workers across tasks, so a task finds its model here)."""
+    key = (model.name, model.version)
+    if key not in _loaded:
+        model.load()
+        _loaded.clear()  # one model per worker process: a new version replaces the old
+        _loaded[key] = model
+    return _loaded[key]
+
+
+def forget_loaded() -> None:
+    """Drop the models loaded in this process (tests, and a driver freeing memory)."""
+    _loaded.clear()
+
+
+def predict_table(model: Model, work: pa.Table, plan: PredictPlan) -> pa.Table:
+    """The outputs of a loaded model for a work table, with merge keys and provenance columns;
+    a model raising becomes ``ModelFailedError`` naming the first row it fails on."""
+    import pyarrow as pa
+
+    batch = _inputs(work, plan)
+    try:
+        outputs = model.predict(batch)
+        columns = _output_columns(model, outputs, work.num_rows)
+    except ModelFailedError:
+        raise
+    except Exception as e:
+        raise _failure(model, work, plan, batch, e) from e
+    schema = result_schema(model, plan)
+    versions = pa.array([model.version] * work.num_rows, pa.string())
+    arrays = [work.column(k) for k in plan.keys] + columns + [versions, work.column(HASH_COLUMN)]
+    return pa.Table.from_arrays([_combined(a) for a in arrays], schema=schema)
+
+
+def _inputs(work: pa.Table, plan: PredictPlan) -> dict[str, list[Any]]:
+    """The model's batch: each input's values, fetched and decoded as its kind asks."""
+    from workbench.core.inference.fetch import read_uris
+
+    batch = {}
+    for name, kind in plan.inputs.items():
+        values = work.column(input_column(name)).to_pylist()
+        if name in plan.fetch:
+            values = read_uris(values, plan.storage)
+        if kind == "text":
+            values = [v.decode("utf-8") if isinstance(v, bytes) else v for v in values]
+        batch[name] = values
+    return batch
+
+
+def _output_columns(model: Model, outputs: Mapping[str, Any], rows: int) -> list[pa.Array]:
+    """Each output of the model's schema as an Arrow array of ``rows`` values."""
+    import pyarrow as pa
+
+    if not isinstance(outputs, Mapping):
+        raise TypeError(f"predict returned {type(outputs).__name__}, not a mapping of outputs")
+    columns = []
+    for f in model.output_schema():
+        if f.name not in outputs:
+            raise KeyError(f"predict returned no output {f.name!r} (it gave {sorted(outputs)})")
+        values = outputs[f.name]
+        if isinstance(values, (pa.Array, pa.ChunkedArray)):
+            array = values.cast(f.type)
+        else:
+            if getattr(values, "ndim", 1) > 1:  # a 2-D NumPy array: one vector per row
+                values = list(values)
+            array = pa.array(values, type=f.type)
+        if len(array) != rows:
+            raise ValueError(f"output {f.name!r} has {len(array)} values for {rows} rows")
+        columns.append(array)
+    return columns
+
+
+def _combined(array: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return array.combine_chunks() if hasattr(array, "combine_chunks") else array
+
+
+def _failure(
+    model: Model, work: pa.Table, plan: PredictPlan, batch: dict[str, list[Any]], error: Exception
+) -> ModelFailedError:
+    """The error for a failed batch, naming the first row the model fails on by itself."""
+    keys = work.select(list(plan.keys)).to_pylist()
+    culprit, cause = keys[0] if keys else {}, error
+    if work.num_rows > 1:
+        for i, key in enumerate(keys):
+            try:
+                outputs = model.predict({name: values[i : i + 1] for name, values in batch.items()})
+                _output_columns(model, outputs, 1)
+            except Exception as e:
+                culprit, cause = key, e
+                break
+    return ModelFailedError(
+        f"Model {model.name!r} (version {model.version}) failed on the row with key "
+        f"{json.dumps(culprit, default=str)}: {type(cause).__name__}: {cause}. Nothing was "
+        "committed; fix the model, or leave the row out with where=..."
+    )
+
+
+def in_batches(model: Model, work: pa.Table, plan: PredictPlan) -> Iterator[pa.Table]:
+    """Predictions for a work table in this process: the model loaded once, then called on
+    slices of ``plan.batch_size`` rows."""
+    model.load()
+    for start in range(0, work.num_rows, plan.batch_size):
+        yield predict_table(model, work.slice(start, plan.batch_size), plan)
+
+
+def model_failure(error: BaseException) -> ModelFailedError | None:
+    """The ``ModelFailedError`` an engine wrapped in its own error (Ray and Daft keep it as a
+    cause, Spark only as text), without the engine's traceback; None for other errors."""
+    seen: BaseException | None = error
+    while seen is not None:
+        found = _FAILURE.search(str(seen))
+        if found:
+            return ModelFailedError(found.group(0))
+        if isinstance(seen, ModelFailedError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+_FAILURE = re.compile(
+    r"Model '.*?' \(version .*?\) failed on the row with key .*?where=\.\.\.", re.S
+)

@@ -1,0 +1,63 @@
+"""Model inference on Daft: a class UDF whose instances each load the model once, fed batches of
+the work table; media URIs are downloaded by Daft before the UDF."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.inference.plan import HASH_COLUMN, input_column, result_schema
+from workbench.core.inference.worker import predict_table
+from workbench.engines.daft.write import io_config
+
+if TYPE_CHECKING:
+    import daft
+    import pyarrow as pa
+
+    from workbench.core.inference.model import Model
+    from workbench.core.inference.plan import PredictPlan
+
+OUTPUT = "__wb_predicted"
+
+
+def predict_frame(frame: daft.DataFrame, model: Model, plan: PredictPlan) -> Iterator[pa.Table]:
+    """The model's predictions over a lazy work frame, streamed as Arrow tables."""
+    import daft
+    import pyarrow as pa
+    from daft import col
+
+    for name in plan.fetch:
+        uris = col(input_column(name))
+        config = io_config(plan.storage) if plan.storage is not None else None
+        frame = frame.with_column(input_column(name), uris.url.download(io_config=config))
+    schema = result_schema(model, plan)
+    struct = daft.DataType.from_arrow_type(pa.struct(list(schema)))
+    predictor = _predictor(struct, plan.batch_size, plan.concurrency)(model, plan.without_fetch())
+    names = [*plan.keys, *[input_column(i) for i in plan.inputs], HASH_COLUMN]
+    predicted = frame.select(predictor(*[col(n) for n in names]))
+    for part in predicted.to_arrow_iter():
+        yield pa.Table.from_batches([part]).select(schema.names)
+
+
+def _predictor(struct: daft.DataType, batch_size: int, concurrency: int | None) -> Any:
+    """A Daft class whose instances (one per worker, at most ``concurrency``) hold a loaded
+    model and turn batches of work columns into a struct of the result's columns."""
+    import daft
+
+    @daft.cls(max_concurrency=concurrency, use_process=False, name_override="workbench_infer")
+    class Predictor:
+        def __init__(self, model: Model, plan: PredictPlan):
+            model.load()
+            self.model, self.plan = model, plan
+            self.names = [*plan.keys, *[input_column(i) for i in plan.inputs], HASH_COLUMN]
+
+        @daft.method.batch(return_dtype=struct, unnest=True, batch_size=batch_size)
+        def __call__(self, *columns: daft.Series) -> pa.StructArray:
+            import pyarrow as pa
+
+            work = pa.table([c.to_arrow() for c in columns], names=self.names)
+            done = predict_table(self.model, work, self.plan)
+            columns = [c.combine_chunks() for c in done.columns]
+            return pa.StructArray.from_arrays(columns, fields=list(done.schema))
+
+    return Predictor

@@ -1,0 +1,44 @@
+"""Model inference on Ray: ``map_batches`` over an actor pool whose actors each load the model
+once; the driver streams the predicted batches back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from workbench.core.inference.worker import predict_table
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import ray.data
+
+    from workbench.core.inference.model import Model
+    from workbench.core.inference.plan import PredictPlan
+
+
+class Predictor:
+    """A Ray actor's model, loaded when the actor starts."""
+
+    def __init__(self, model: Model, plan: PredictPlan):
+        model.load()
+        self.model, self.plan = model, plan
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        return predict_table(self.model, batch, self.plan)
+
+
+def predict_dataset(
+    dataset: ray.data.Dataset, model: Model, plan: PredictPlan
+) -> Iterator[pa.Table]:
+    """The model's predictions over a work dataset, ``plan.concurrency`` actors (1 unless set)."""
+    import pyarrow as pa
+
+    predicted = dataset.map_batches(
+        Predictor,
+        fn_constructor_kwargs={"model": model, "plan": plan},
+        batch_format="pyarrow",
+        batch_size=plan.batch_size,
+        concurrency=plan.concurrency or 1,
+    )
+    for batch in predicted.iter_batches(batch_format="pyarrow", batch_size=None):
+        yield batch if isinstance(batch, pa.Table) else pa.table(batch)
