@@ -61,17 +61,25 @@ def predict_table(model: Model, work: pa.Table, plan: PredictPlan) -> pa.Table:
 
 def _inputs(work: pa.Table, plan: PredictPlan) -> dict[str, list[Any]]:
     """The model's batch: each input's values, fetched and decoded as its kind asks."""
-    from workbench.core.inference.fetch import read_uris
-
     batch = {}
     for name, kind in plan.inputs.items():
         values = work.column(input_column(name)).to_pylist()
         if name in plan.fetch:
-            values = read_uris(values, plan.storage)
+            values = _fetched(values, plan.storage)
         if kind == "text":
             values = [v.decode("utf-8") if isinstance(v, bytes) else v for v in values]
         batch[name] = values
     return batch
+
+
+def _fetched(uris: list[str | None], storage: Any) -> list[bytes | None]:
+    """The bytes behind each URI (None for a null URI), with the catalog's credentials."""
+    from workbench.core.media.fetch import options_for, read_many
+
+    present = [u for u in uris if u is not None]
+    options = options_for(present[0], storage) if present else {}
+    found = iter(read_many(present, options or None))
+    return [next(found) if u is not None else None for u in uris]
 
 
 def _output_columns(model: Model, outputs: Mapping[str, Any], rows: int) -> list[pa.Array]:
