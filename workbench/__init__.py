@@ -76,6 +76,8 @@ from workbench.core.writer import write
 from workbench.core.writer import write as write_to_table  # DeltaCAT's long name
 from workbench.exceptions import *  # noqa: F403
 from workbench.exceptions import __all__ as _errors
+from workbench.models.registry import models
+from workbench.models.search import search
 
 __version__ = "0.1.0"
 
@@ -156,11 +158,13 @@ __all__ = [
     "list_catalogs",
     "list_namespaces",
     "list_tables",
+    "models",
     "namespace_exists",
     "optimize",
     "read",
     "read_transaction",
     "run_transaction",
+    "search",
     "sql",
     "table_exists",
     "tag",
