@@ -4,8 +4,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 comma := ,
-EXTRAS ?= dev,ray,jupyter,spark
+EXTRAS ?= dev,ray,jupyter,spark,inference
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
+# The voice-activity model's ONNX file comes in silero-vad's wheel, which requires torch; the ONNX
+# file needs only onnxruntime, so with the inference extra it is installed without dependencies.
+SILERO_VAD := silero-vad==6.2.3
 
 .PHONY: venv install java-check browser-deps test test-unit test-integration test-notebooks lint format benchmark demo media lab build clean clean-venv clean-build
 
@@ -19,6 +22,7 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install -e ".[$(EXTRAS)]"
+	$(if $(findstring inference,$(EXTRAS)),$(PIP) install --no-deps "$(SILERO_VAD)")
 	touch $@
 
 # Spark 4 needs Java 17 or 21 (conda users get it from environment.yml).

@@ -4,6 +4,8 @@
 manage. Heavy libraries (pyarrow, deltalake, pandas, daft, ...) load only when first needed.
 """
 
+from workbench.builtin_models.registry import models
+from workbench.builtin_models.search import search
 from workbench.core.alter import alter_table
 from workbench.core.catalog import (
     Catalog,
@@ -168,12 +170,14 @@ __all__ = [
     "list_namespaces",
     "list_tables",
     "model",
+    "models",
     "namespace_exists",
     "optimize",
     "show",
     "read",
     "read_transaction",
     "run_transaction",
+    "search",
     "sql",
     "table_exists",
     "tag",

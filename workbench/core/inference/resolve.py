@@ -3,20 +3,18 @@ to fix them."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from workbench.core.errors import InputColumnError, InvalidArgumentError, UnknownModelError
+from workbench.core.errors import InputColumnError, InvalidArgumentError
 from workbench.core.inference.model import Model
+from workbench.core.media.columns import URI_PROPERTY
 
 if TYPE_CHECKING:
     from workbench.core.tables import OpenTable
 
-MEDIA_URI_PROPERTY = "workbench.media.uriColumn"  # marks a media table: its uri column's name
 CONTENT_HASH_COLUMN = "sha256"  # a media table's hash of each file's bytes
 FETCHED_KINDS = ("bytes", "text")
-REGISTRY = "workbench.models.registry"
 
 
 def resolve_model(model: Model | str) -> Model:
@@ -28,34 +26,14 @@ def resolve_model(model: Model | str) -> Model:
             f"model={model!r} must be a model (dc.model(fn, outputs=...)) or a built-in "
             "model's name."
         )
-    try:
-        registry: Any = importlib.import_module(REGISTRY)
-    except ImportError:
-        registry = None
-    known: list[str] = []
-    if registry is not None:
-        try:
-            return registry.builtin(model)
-        except (KeyError, LookupError):
-            known = sorted(_names(registry.models()))
-    raise UnknownModelError(
-        f"Unknown model {model!r}; built-in models are {known or 'not installed'} (see "
-        "dc.models()), or pass your own: dc.model(fn, inputs=[...], outputs={...})."
-    )
+    from workbench.builtin_models.registry import builtin
 
-
-def _names(listing: Any) -> list[str]:
-    """Model names from ``dc.models()``, whatever form it lists them in."""
-    if hasattr(listing, "column_names") and "name" in listing.column_names:
-        return listing.column("name").to_pylist()
-    if isinstance(listing, Mapping):
-        return list(listing)
-    return [getattr(m, "name", m) for m in listing]
+    return builtin(model)
 
 
 def media_uri_column(table: OpenTable) -> str | None:
     """The uri column of a media table (None for other tables)."""
-    return table.properties.get(MEDIA_URI_PROPERTY)
+    return table.properties.get(URI_PROPERTY)
 
 
 def bind_inputs(
