@@ -185,4 +185,4 @@ def test_infer_with_a_model_variable(shell):
     again, _ = run(shell, "infer shop.orders --model sizes --engine local --into sizes --force")
     assert again.rows_predicted == 2
     missing, shown = run(shell, "infer shop.orders --model nope")
-    assert "Unknown model 'nope'" in " ".join(shown) + str(missing)
+    assert "No built-in model is named 'nope'" in " ".join(shown) + str(missing)
