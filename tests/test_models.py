@@ -291,13 +291,13 @@ def reviews(catalog: dc.Catalog, loaded: dict[str, Any]) -> str:
 
 def test_search_finds_rows_by_meaning(reviews: str) -> None:
     found = dc.search(reviews, "my parcel was delivered late", k=2)
-    assert list(found.columns) == ["id", "text", "embedding", "score"]
+    assert list(found.columns) == ["id", "text", "embedding", "similarity"]
     assert sorted(found["id"]) == [1, 5]
-    assert found["score"].is_monotonic_decreasing and found["score"].iloc[0] > 0.5
+    assert found["similarity"].is_monotonic_decreasing and found["similarity"].iloc[0] > 0.5
     everything = dc.search(reviews, "the battery", k=50, read_as="pyarrow")
     assert isinstance(everything, pa.Table) and everything.num_rows == 5  # the null row is left out
     assert everything.column("id")[0].as_py() == 2
-    assert everything.schema.field("score").type == pa.float32()
+    assert everything.schema.field("similarity").type == pa.float32()
 
 
 def test_search_errors_are_typed(reviews: str) -> None:

@@ -28,7 +28,7 @@ def search(
     catalog: str | None = None,
     read_as: DatasetType | str = DatasetType.PANDAS,
     *,
-    score_column: str = "score",
+    score_column: str = "similarity",
 ) -> Any:
     """The ``k`` rows of ``table`` whose ``column`` vectors are most similar (cosine) to
     ``query`` embedded by ``model``, best first, with their similarity in ``score_column``.

@@ -28,8 +28,10 @@ def prediction_columns(schema: pa.Schema) -> list[str]:
     ]
 
 
-def _first_of(schema: pa.Schema, columns: list[str], test: Any) -> str | None:
-    return next((c for c in columns if test(schema.field(c).type)), None)
+def _pick(schema: pa.Schema, columns: list[str], preferred: str, test: Any) -> str | None:
+    """``preferred`` if it is a prediction of the right type, else the first that is."""
+    fitting = [c for c in columns if test(schema.field(c).type)]
+    return preferred if preferred in fitting else next(iter(fitting), None)
 
 
 class Gallery(widgets.VBox):
@@ -59,8 +61,8 @@ class Gallery(widgets.VBox):
         self.data: pa.Table = dc.read(table, namespace, catalog=catalog, read_as="pyarrow")
         self.predictions = prediction_columns(self.data.schema)
         schema = self.data.schema
-        self.label_column = label or _first_of(schema, self.predictions, pa.types.is_string)
-        self.score_column = score or _first_of(schema, self.predictions, pa.types.is_floating)
+        self.label_column = label or _pick(schema, self.predictions, "label", pa.types.is_string)
+        self.score_column = score or _pick(schema, self.predictions, "score", pa.types.is_floating)
         self.kind_picker = widgets.Dropdown(
             options=[("any kind", ANY), *((k, k) for k in self._distinct("kind"))],
             description="kind",

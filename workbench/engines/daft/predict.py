@@ -25,11 +25,12 @@ def predict_frame(frame: daft.DataFrame, model: Model, plan: PredictPlan) -> Ite
     import daft
     import pyarrow as pa
     from daft import col
+    from daft.functions import download
 
     for name in plan.fetch:
         uris = col(input_column(name))
         config = io_config(plan.storage) if plan.storage is not None else None
-        frame = frame.with_column(input_column(name), uris.url.download(io_config=config))
+        frame = frame.with_column(input_column(name), download(uris, io_config=config))
     schema = result_schema(model, plan)
     struct = daft.DataType.from_arrow_type(pa.struct(list(schema)))
     predictor = _predictor(struct, plan.batch_size, plan.concurrency)(model, plan.without_fetch())
