@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,3 +85,21 @@ def s3_catalog(s3):
     catalog = dc.Catalog(dc.CatalogProperties(f"s3://{s3.new_bucket()}/catalog", s3.options))
     dc.init({"default": catalog})
     yield catalog
+
+
+MEDIA = Path(__file__).resolve().parent.parent / "media"
+
+
+@pytest.fixture
+def media_folder(tmp_path: Path) -> Path:
+    """A private copy of a few sample files of each kind, to change freely."""
+    copy = tmp_path / "files"
+    for sub, names in {
+        "images": ["scene_00.jpg", "scene_02.png", "shapes_07.png", "scene_20.png"],
+        "audio": ["speech_00.wav", "silence.wav"],
+        "texts": ["review_00_positive.txt", "ticket_03.txt"],
+    }.items():
+        (copy / sub).mkdir(parents=True)
+        for name in names:
+            shutil.copy2(MEDIA / sub / name, copy / sub / name)
+    return copy

@@ -21,18 +21,8 @@ MEDIA = Path(__file__).resolve().parent.parent / "media"
 
 
 @pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    """A private copy of a few sample files of each kind, to change freely."""
-    copy = tmp_path / "files"
-    for sub, names in {
-        "images": ["scene_00.jpg", "scene_02.png", "shapes_07.png", "scene_20.png"],
-        "audio": ["speech_00.wav", "silence.wav"],
-        "texts": ["review_00_positive.txt", "ticket_03.txt"],
-    }.items():
-        (copy / sub).mkdir(parents=True)
-        for name in names:
-            shutil.copy2(MEDIA / sub / name, copy / sub / name)
-    return copy
+def folder(media_folder: Path) -> Path:
+    return media_folder
 
 
 def rows(table: str = "files", namespace: str = "media") -> dict[str, dict]:

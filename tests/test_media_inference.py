@@ -1,0 +1,110 @@
+"""Built-in models over a real media table: bytes fetched by URI, outputs merged by key,
+reruns skipping unchanged files, search by meaning, and the gallery over the predictions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pytest
+from PIL import Image
+
+import workbench as dc
+from tests.test_magics import run
+from workbench.widgets import Gallery
+
+
+def by_key() -> dict[str, dict]:
+    return {r["key"]: r for r in dc.read("files", "media", read_as="pyarrow").to_pylist()}
+
+
+def infer(model: str, kind: str, engine: str = "local") -> dc.InferResult:
+    return dc.infer(
+        "files",
+        model,
+        namespace="media",
+        where=pc.field("kind") == kind,
+        engine=engine,
+        progress=False,
+    )
+
+
+@pytest.mark.parametrize("engine", ["local", "daft"])
+def test_image_and_audio_models_read_the_files_behind_the_uris(catalog, media_folder, engine):
+    dc.import_media(media_folder, "files", namespace="media")
+    assert infer("image-facts", "image", engine).rows_predicted == 4
+    assert infer("voice-activity", "audio", engine).rows_predicted == 2
+    rows = by_key()
+    images = [r for r in rows.values() if r["kind"] == "image"]
+    assert all(len(r["phash"]) == 16 and 0 <= r["brightness"] <= 1 for r in images)
+    assert all(r["phash"] is None for r in rows.values() if r["kind"] != "image")
+    speech, silence = rows["audio/speech_00.wav"], rows["audio/silence.wav"]
+    assert speech["speech_ratio"] > 0.3 > 0.1 > silence["speech_ratio"]
+
+
+def test_a_changed_file_is_the_only_row_recomputed(catalog, media_folder):
+    dc.import_media(media_folder, "files", namespace="media")
+    infer("image-facts", "image")
+    before = by_key()["images/scene_02.png"]["brightness"]
+    path = media_folder / "images" / "scene_02.png"
+    with Image.open(path) as image:
+        image.convert("RGB").point(lambda v: v // 4).save(path)  # much darker
+    assert dc.import_media(media_folder, "files", namespace="media").updated == 1
+    again = infer("image-facts", "image")
+    assert (again.rows_predicted, again.rows_skipped) == (1, 3)
+    assert by_key()["images/scene_02.png"]["brightness"] < before
+
+
+def test_texts_are_searchable_by_meaning_after_embedding(catalog, media_folder):
+    dc.import_media(media_folder, "files", namespace="media")
+    assert infer("text-embedding", "text").rows_predicted == 2
+    found = dc.search("files", "I want help with my order", namespace="media", k=1)
+    assert list(found["key"]) == ["texts/ticket_03.txt"]
+
+
+@pytest.fixture
+def predicted(catalog, media_folder: Path) -> None:
+    dc.import_media(media_folder, "files", namespace="media")
+    infer("image-safety", "image")
+    infer("image-facts", "image")
+
+
+def test_gallery_captions_and_filters_by_kind_label_and_score(predicted):
+    gallery = Gallery("files", "media", page_size=3)
+    assert (gallery.label_column, gallery.score_column) == ("label", "score")
+    assert gallery.page_label.value == "8 of 8 files · page 1/3"
+    assert "<audio" in gallery.grid.value and "no file matches" not in gallery.grid.value
+    gallery.kind_picker.value = "image"
+    assert gallery.page_label.value == "4 of 8 files · page 1/2"
+    assert gallery.grid.value.count("<img") == 3 and "label: safe" in gallery.grid.value
+    assert "phash: " in gallery.grid.value and "_model_" not in gallery.grid.value
+    gallery.next_button.click()
+    assert gallery.grid.value.count("<img") == 1
+    assert [v for _, v in gallery.label_picker.options] == ["", "safe"]  # the labels found
+    gallery.label_picker.value = "safe"
+    gallery.score_slider.value = 1.0  # no generated image is that sure to be unsafe
+    assert "no file matches" in gallery.grid.value
+    top = max(r["score"] for r in by_key().values() if r["score"] is not None)
+    gallery.score_slider.value = min(round(top, 2), 1.0)
+    assert gallery.chosen().num_rows == sum(
+        1 for r in by_key().values() if r["score"] is not None and r["score"] >= round(top, 2)
+    )
+
+
+def test_gallery_refuses_a_table_without_media(catalog):
+    import pandas as pd
+
+    dc.write(pd.DataFrame({"id": [1]}), "plain", "media", auto_create_namespace=True)
+    with pytest.raises(dc.NotAMediaTableError, match=r"dc\.import_media"):
+        Gallery("plain", "media")
+
+
+def test_gallery_magic(tmp_path, media_folder):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "workbench")
+    shell.run_line_magic("dc", f"init {tmp_path / 'catalog'}")
+    run(shell, f"import {media_folder} media.files")
+    gallery, _ = run(shell, "gallery media.files --label kind")
+    assert isinstance(gallery, Gallery) and gallery.label_column == "kind"
