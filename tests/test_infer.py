@@ -197,8 +197,10 @@ class CountingModel:
         return {"n": [len(t) for t in batch["text"]]}
 
 
-def test_the_model_loads_once_per_worker(table, tmp_path, engine):
-    loads = tmp_path / "loads.txt"
+def infer_counting(table: str, folder: Path, engine: str) -> tuple[dc.InferResult, int]:
+    """Infer a model that notes each load in a file, in eight batches of five on one worker;
+    the result and the number of loads."""
+    loads = folder / "loads.txt"
     counting = dc.model(
         CountingModel,
         inputs=["text"],
@@ -210,8 +212,12 @@ def test_the_model_loads_once_per_worker(table, tmp_path, engine):
         table, counting, namespace="lab", engine=engine, batch_size=5, concurrency=1,
         progress=False,
     )  # fmt: skip
-    assert result.rows_predicted == 40  # eight batches
-    assert loads.read_text().count("load") == 1
+    return result, loads.read_text().count("load")
+
+
+def test_the_model_loads_once_per_worker(table, tmp_path, engine):
+    result, loads = infer_counting(table, tmp_path, engine)
+    assert (result.rows_predicted, loads) == (40, 1)
 
 
 def test_killed_during_predict_commits_nothing(catalog, table, tmp_path):
@@ -242,20 +248,8 @@ def test_run_transaction_retries_an_infer(table):
 
 @pytest.mark.integration
 def test_infer_on_ray(ray_cluster, table, tmp_path):
-    loads = tmp_path / "loads.txt"
-    counting = dc.model(
-        CountingModel,
-        inputs=["text"],
-        outputs={"n": pa.int64()},
-        name="counting",
-        parameters={"path": str(loads)},
-    )
-    result = dc.infer(
-        table, counting, namespace="lab", engine="ray", batch_size=5, concurrency=1,
-        progress=False,
-    )  # fmt: skip
-    assert (result.rows_predicted, result.engine) == (40, "ray")
-    assert loads.read_text().count("load") == 1
+    result, loads = infer_counting(table, tmp_path, "ray")
+    assert (result.rows_predicted, result.engine, loads) == (40, "ray", 1)
     rows = dc.read(table, "lab", read_as="pyarrow").to_pylist()
     assert all(r["n"] == len(r["text"]) for r in rows)
 
