@@ -9,6 +9,7 @@ import shutil
 import wave
 from pathlib import Path
 
+import pyarrow.compute as pc
 import pytest
 from PIL import Image
 
@@ -251,6 +252,11 @@ def test_import_get_and_show_on_s3(s3_catalog, folder):
     assert dc.import_media(source, "files", namespace="media").version is None
     html = dc.show("files", "media")._repr_html_()
     assert html.count("<img") == 4 and html.count("<audio") == 2
+    images = pc.field("kind") == "image"  # models read the files from S3: Daft and threads
+    assert dc.infer("files", "image-facts", namespace="media", where=images).rows_predicted == 4
+    audio = pc.field("kind") == "audio"
+    voice = dc.infer("files", "voice-activity", namespace="media", where=audio, engine="local")
+    assert voice.rows_predicted == 2 and rows()["images/shapes_07.png"]["phash"] is not None
     with pytest.raises(dc.NotAFolderError):
         dc.import_media(f"{source}/images/shapes_07.png", "files", namespace="media")
     with pytest.raises(dc.MediaNotFoundError):
