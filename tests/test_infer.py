@@ -158,6 +158,27 @@ def test_time_travel_and_diff_between_model_versions(table):
     assert set(values["_model_length"].to_pylist()) == {"v1"}
 
 
+def _progress_setting(batch):
+    return {"setting": [os.environ.get("DAFT_PROGRESS_BAR", "unset")] * len(batch["text"])}
+
+
+def test_daft_draws_no_bar_of_its_own_during_infer(table, monkeypatch):
+    """dc.infer draws its own bar (or none with progress=False); Daft's is off while it runs,
+    back afterwards, and a value the user chose is kept."""
+    monkeypatch.delenv("DAFT_PROGRESS_BAR", raising=False)
+    probe = dc.model(
+        _progress_setting, inputs=["text"], outputs={"setting": pa.string()}, name="probe"
+    )
+    dc.infer(table, probe, namespace="lab", engine="daft", progress=False)
+    settings = dc.read(table, "lab", read_as="pyarrow").column("setting").to_pylist()
+    assert set(settings) == {"0"}
+    assert "DAFT_PROGRESS_BAR" not in os.environ
+    monkeypatch.setenv("DAFT_PROGRESS_BAR", "1")
+    dc.infer(table, probe, namespace="lab", engine="daft", force=True, progress=False)
+    assert set(dc.read(table, "lab", read_as="pyarrow").column("setting").to_pylist()) == {"1"}
+    assert os.environ["DAFT_PROGRESS_BAR"] == "1"
+
+
 def test_unknown_model_missing_column_no_keys_and_output_type(catalog, table):
     with pytest.raises(dc.UnknownModelError, match=r"dc\.model"):
         dc.infer(table, "no-such-model", namespace="lab")

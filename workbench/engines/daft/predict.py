@@ -3,7 +3,9 @@ the work table; media URIs are downloaded by Daft before the UDF."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.inference.plan import HASH_COLUMN, input_column, result_schema
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
     from workbench.core.inference.plan import PredictPlan
 
 OUTPUT = "__wb_predicted"
+PROGRESS_VARIABLE = "DAFT_PROGRESS_BAR"  # read by Daft's native executor when a query runs
 
 
 def predict_frame(frame: daft.DataFrame, model: Model, plan: PredictPlan) -> Iterator[pa.Table]:
@@ -36,8 +39,24 @@ def predict_frame(frame: daft.DataFrame, model: Model, plan: PredictPlan) -> Ite
     predictor = _predictor(struct, plan.batch_size, plan.concurrency)(model, plan.without_fetch())
     names = [*plan.keys, *[input_column(i) for i in plan.inputs], HASH_COLUMN]
     predicted = frame.select(predictor(*[col(n) for n in names]))
-    for part in predicted.to_arrow_iter():
-        yield pa.Table.from_batches([part]).select(schema.names)
+    with _without_daft_bar():
+        for part in predicted.to_arrow_iter():
+            yield pa.Table.from_batches([part]).select(schema.names)
+
+
+@contextmanager
+def _without_daft_bar() -> Iterator[None]:
+    """Turn Daft's own progress bar off while it predicts: dc.infer draws one bar with rows done,
+    total and rate (or none with ``progress=False``), and Daft's adds an elapsed-time bar to
+    every call. A value the user set for the variable is left alone."""
+    if PROGRESS_VARIABLE in os.environ:
+        yield
+        return
+    os.environ[PROGRESS_VARIABLE] = "0"
+    try:
+        yield
+    finally:
+        os.environ.pop(PROGRESS_VARIABLE, None)
 
 
 def _predictor(struct: daft.DataType, batch_size: int, concurrency: int | None) -> Any:
