@@ -154,6 +154,10 @@ def test_time_travel_and_diff_between_model_versions(table):
     assert second.rows_predicted == 40  # a new version recomputes every row
     change = dc.diff(table, "lab", first.transaction_id, second.transaction_id)
     assert (change.added, change.removed, change.changed) == (0, 0, 40)  # _model_ changes
+    outputs = dc.diff(table, "lab", first.transaction_id, second.transaction_id, columns=["n"])
+    assert outputs.changed == 10  # every fourth row's length doubled
+    with pytest.raises(dc.InvalidArgumentError, match="nope"):
+        dc.diff(table, "lab", first.transaction_id, columns=["nope"])
     values = dc.read(table, "lab", read_as="pyarrow", as_of=first.transaction_id)
     assert set(values["_model_length"].to_pylist()) == {"v1"}
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
 from workbench.core.commit import quote_identifier
 from workbench.core.engine import DEFAULT_ENGINE, get_engine
+from workbench.core.errors import InvalidArgumentError
 from workbench.core.tables import OpenTable, locate, open_table
 
 
@@ -70,15 +72,30 @@ def _describe_point(opened: OpenTable, spec: Any) -> str:
     return f"version {opened.version}" + ("" if shown else f" ({spec})")
 
 
+def _compared(columns: Sequence[str], common: list[str], keys: list[str]) -> list[str]:
+    """The asked-for columns to compare, checked to exist at both points."""
+    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+        raise InvalidArgumentError(f"columns={columns!r} must be a list of column names")
+    missing = [c for c in columns if c not in common]
+    if missing or not columns:
+        raise InvalidArgumentError(
+            f"columns={list(columns)!r}: {missing or 'none given'} not in the table at both "
+            f"points; compare some of {common}"
+        )
+    return [c for c in columns if c not in keys]
+
+
 def diff(
     table: str,
     namespace: str | None = None,
     before: Any = None,
     after: Any = None,
     catalog: str | None = None,
+    columns: Sequence[str] | None = None,
 ) -> TableDiff:
     """Compare a table at ``before`` with ``after`` (default: now). A point is a Delta version
-    (an int below 10**12) or an ``as_of`` value (ns, datetime, transaction id or tag)."""
+    (an int below 10**12) or an ``as_of`` value (ns, datetime, transaction id or tag).
+    ``columns`` limits the comparison to those columns (e.g. one model's outputs)."""
     loc = locate(table, namespace, catalog)
     old, new = _open_at(loc, before), _open_at(loc, after)
     old_types = {f.name: f.type for f in old.schema}
@@ -92,6 +109,8 @@ def diff(
     ]
     keys = new.schema.merge_keys
     common = [c for c in new_types if c in old_types]
+    if columns is not None:
+        common = [c for c in common if c in keys] + _compared(columns, common, keys)
     quoted = {c: quote_identifier(c, '"') for c in common}
     cols = ", ".join(quoted.values())
     if keys:
