@@ -286,3 +286,28 @@ def test_infer_on_ray(ray_cluster, table, tmp_path):
     broken = dc.model(fragile, inputs=["text"], outputs={"n": pa.int64()}, name="fragile")
     with pytest.raises(dc.ModelFailedError, match=r"\{\"id\": 17\}"):
         dc.infer(table, broken, namespace="lab", engine="ray", progress=False)
+
+
+@pytest.mark.integration
+def test_daft_stays_in_process_after_ray_started(catalog, table):
+    """Daft's first query picks its Ray runner when Ray is up; engine="daft" keeps it native."""
+    script = textwrap.dedent(
+        f"""
+        import pyarrow as pa, workbench as dc
+        from workbench.core.engine import get_engine
+        dc.init_local({str(Path(catalog.root))!r})
+        dc.init(engines={{"ray": {{"num_cpus": 1, "object_store_memory": 100 * 2**20}}}})
+        get_engine("ray")  # Ray is up
+        m = dc.model(lambda b: {{"n": [len(t) for t in b["text"]]}}, inputs=["text"],
+                     outputs={{"n": pa.int64()}}, name="n")
+        dc.infer("docs", m, namespace="lab", engine="daft", progress=False)
+        import daft
+        print(daft.get_or_infer_runner_type())
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, timeout=300, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "native"

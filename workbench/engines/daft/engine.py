@@ -8,6 +8,7 @@ MERGE and DELETE rewrite only the files that hold matching keys.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -89,6 +90,10 @@ class DaftEngine(Engine):
     data_modules: ClassVar[tuple[str, ...]] = ("daft",)
     dataset_types: ClassVar[tuple[DatasetType, ...]] = (DatasetType.DAFT,)
     sql_result_type = DatasetType.DAFT
+
+    def __init__(self, settings: Mapping[str, Any] | None = None):
+        super().__init__(settings)
+        _pin_native_runner()
 
     def read(
         self,
@@ -202,6 +207,17 @@ class DaftEngine(Engine):
         import daft
 
         return daft.from_arrow(table)
+
+
+def _pin_native_runner() -> None:
+    """Run Daft in this process. Left to itself, Daft's first query picks its Ray runner when
+    Ray is up (say after an ``engine="ray"`` call), moving Daft work onto the small local Ray;
+    a runner the user chose before (``daft.set_runner_ray(...)``) is kept."""
+    import daft
+    from daft.exceptions import DaftCoreException
+
+    with contextlib.suppress(DaftCoreException):  # a runner is set already: keep it
+        daft.set_runner_native()
 
 
 def _reject_null_keys(source: daft.DataFrame, keys: list[str], table: str) -> None:
