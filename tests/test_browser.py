@@ -148,6 +148,49 @@ RunsBrowser()
 """
 
 
+GALLERY_CELL = """\
+import shutil, tempfile
+import pyarrow.compute as pc
+import workbench as dc
+from workbench.widgets import Gallery
+
+root = tempfile.mkdtemp()
+dc.init_local(root + "/catalog")
+shutil.copytree({media!r}, root + "/images")
+dc.import_media(root + "/images", "files", namespace="media")
+dc.infer("files", "image-facts", namespace="media", progress=False)
+Gallery("files", "media", page_size=4)
+"""
+
+
+def test_gallery_shows_thumbnails_with_captions(lab, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    base, token = lab
+    cell = GALLERY_CELL.format(media=str(ROOT / "media" / "images"))
+    _upload_notebook(base, token, "gallery.ipynb", cell)
+    _start_kernel(base, token, "gallery.ipynb")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        try:
+            page.goto(f"{base}/lab/tree/gallery.ipynb?token={token}")
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+            expect(page.get_by_text("| Idle").first).to_be_visible(timeout=90_000)
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+            page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
+            thumbnails = page.locator(".wb-gallery-grid img")
+            expect(thumbnails).to_have_count(4, timeout=120_000)
+            expect(page.locator(".wb-gallery-grid")).to_contain_text("phash:")
+            drawn = thumbnails.first.evaluate("img => img.complete && img.naturalWidth")
+            assert drawn > 0, "the thumbnail did not decode in the browser"
+            page.locator(".wb-gallery button", has_text="▶").click()
+            expect(page.locator(".wb-gallery")).to_contain_text("page 2/13")
+        finally:
+            page.screenshot(path=str(tmp_path / "jupyterlab-gallery.png"), full_page=True)
+            browser.close()
+
+
 def _api(base: str, token: str, method: str, path: str, body: dict) -> None:
     """Call the Jupyter server's REST API with the test token."""
     request = urllib.request.Request(

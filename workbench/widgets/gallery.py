@@ -74,11 +74,12 @@ class Gallery(widgets.VBox):
             disabled=not labels,
         )
         self.label_picker.add_class("wb-gallery-label")
+        low, high = self._range(self.score_column)
         self.score_slider = widgets.FloatSlider(
-            value=0.0,
-            min=0.0,
-            max=1.0,
-            step=0.05,
+            value=low,
+            min=low,
+            max=high,
+            step=(high - low) / 100,
             description=f"{self.score_column or 'score'} ≥",
             disabled=self.score_column is None,
             continuous_update=False,
@@ -112,6 +113,18 @@ class Gallery(widgets.VBox):
         values = self.data.column(column).unique().drop_null().to_pylist()
         return sorted(values, key=str)
 
+    def _range(self, column: str | None) -> tuple[float, float]:
+        """The slider's bounds: the column's smallest and largest values (0..1 if none)."""
+        import pyarrow.compute as pc
+
+        if column is None:
+            return 0.0, 1.0
+        bounds = pc.min_max(self.data.column(column))
+        low, high = bounds["min"].as_py(), bounds["max"].as_py()
+        if low is None or high is None or low == high:
+            return (low or 0.0), (low or 0.0) + 1.0
+        return float(low), float(high)
+
     def chosen(self) -> pa.Table:
         """The rows the filters let through, in table order."""
         import pyarrow.compute as pc
@@ -121,7 +134,7 @@ class Gallery(widgets.VBox):
             rows = rows.filter(pc.field("kind") == self.kind_picker.value)
         if self.label_column and self.label_picker.value != ANY:
             rows = rows.filter(pc.field(self.label_column) == self.label_picker.value)
-        if self.score_column and self.score_slider.value > 0:
+        if self.score_column and self.score_slider.value > self.score_slider.min:
             rows = rows.filter(pc.field(self.score_column) >= self.score_slider.value)
         return rows
 
