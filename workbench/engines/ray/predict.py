@@ -32,13 +32,14 @@ def predict_dataset(
 ) -> Iterator[pa.Table]:
     """The model's predictions over a work dataset, ``plan.concurrency`` actors (1 unless set)."""
     import pyarrow as pa
+    from ray.data import ActorPoolStrategy
 
     predicted = dataset.map_batches(
         Predictor,
         fn_constructor_kwargs={"model": model, "plan": plan},
         batch_format="pyarrow",
         batch_size=plan.batch_size,
-        concurrency=plan.concurrency or 1,
+        compute=ActorPoolStrategy(size=plan.concurrency or 1),  # Ray 2.51+: not concurrency=
     )
     for batch in predicted.iter_batches(batch_format="pyarrow", batch_size=None):
         yield batch if isinstance(batch, pa.Table) else pa.table(batch)
