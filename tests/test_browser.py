@@ -93,22 +93,31 @@ def test_tutorial_widgets_respond_to_clicks(lab, tmp_path):
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
         shot = tmp_path / "jupyterlab-widgets.png"
         try:
-            _drive(page, f"{base}/lab/tree/{NOTEBOOK}?token={token}")
+            _drive(page, base, token)
         finally:
             page.screenshot(path=str(shot), full_page=True)  # kept for failures too
             browser.close()
     assert shot.stat().st_size > 10_000
 
 
-def _drive(page, url: str) -> None:
-    """Run the notebook, select a table, click the slider, and check what changes."""
+def _open_and_run_all(page, base: str, token: str, notebook: str) -> None:
+    """Open ``notebook`` alone in a fresh workspace (the lab is shared by the tests, and a
+    restored workspace would bring back the other tests' tabs) and run all its cells."""
     from playwright.sync_api import expect
 
-    page.goto(url)
+    workspace = notebook.removesuffix(".ipynb").replace("_", "-")
+    page.goto(f"{base}/lab/workspaces/{workspace}/tree/{notebook}?reset&token={token}")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
     expect(page.get_by_text("| Idle").first).to_be_visible(timeout=90_000)  # kernel ready
     page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
     page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
+
+
+def _drive(page, base: str, token: str) -> None:
+    """Run the notebook, select a table, click the slider, and check what changes."""
+    from playwright.sync_api import expect
+
+    _open_and_run_all(page, base, token, NOTEBOOK)
 
     # Catalog browser: selecting a table fills the details pane.
     table_list = page.locator(".wb-table-list select")
@@ -174,11 +183,7 @@ def test_gallery_shows_thumbnails_with_captions(lab, tmp_path):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
         try:
-            page.goto(f"{base}/lab/tree/gallery.ipynb?token={token}")
-            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-            expect(page.get_by_text("| Idle").first).to_be_visible(timeout=90_000)
-            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
+            _open_and_run_all(page, base, token, "gallery.ipynb")
             thumbnails = page.locator(".wb-gallery-grid img")
             expect(thumbnails).to_have_count(4, timeout=120_000)
             expect(page.locator(".wb-gallery-grid")).to_contain_text("phash:")
@@ -240,11 +245,7 @@ def test_runs_browser_shows_statuses_in_colour(lab, tmp_path):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
         try:
-            page.goto(f"{base}/lab/tree/runs.ipynb?token={token}")
-            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-            expect(page.get_by_text("| Idle").first).to_be_visible(timeout=90_000)
-            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
+            _open_and_run_all(page, base, token, "runs.ipynb")
             failed = page.locator(".wb-runs-list .wb-status-failed")
             expect(failed).to_have_css("background-color", "rgb(198, 40, 40)", timeout=120_000)
             succeeded = page.locator(".wb-runs-list .wb-status-succeeded")
