@@ -5,12 +5,12 @@ from __future__ import annotations
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from html import escape
 from typing import Any
 
 from workbench.core.commit import quote_identifier
 from workbench.core.engine import DEFAULT_ENGINE, get_engine
 from workbench.core.errors import InvalidArgumentError
+from workbench.core.models import html_table
 from workbench.core.tables import OpenTable, locate, open_table
 
 
@@ -42,11 +42,7 @@ class TableDiff:
         return "\n".join(f"{k}: {v}" for k, v in self._summary().items())
 
     def _repr_html_(self) -> str:
-        rows = "".join(
-            f"<tr><th style='text-align:left'>{escape(k)}</th><td>{escape(str(v))}</td></tr>"
-            for k, v in self._summary().items()
-        )
-        return f"<table class='wb-diff'>{rows}</table>"
+        return html_table(self._summary(), "wb-diff")
 
 
 VERSION_LIMIT = 10**12  # ints below are Delta versions, above are ns timestamps

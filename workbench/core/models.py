@@ -11,12 +11,14 @@ from workbench.core.schema import Schema
 from workbench.core.types import ContentType, LifecycleState, TableProperty
 
 
-def _html_table(rows: dict[str, Any]) -> str:
+def html_table(rows: dict[str, Any], css_class: str | None = None) -> str:
+    """A result's facts as a two-column HTML table (name, value), for ``_repr_html_``."""
     body = "".join(
         f"<tr><th style='text-align:left'>{escape(k)}</th><td>{escape(str(v))}</td></tr>"
         for k, v in rows.items()
     )
-    return f"<table>{body}</table>"
+    classes = f" class='{css_class}'" if css_class else ""
+    return f"<table{classes}>{body}</table>"
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,7 @@ class TableInfo:
         return "\n".join(lines) + "\n" + repr(self.schema)
 
     def _repr_html_(self) -> str:
-        return _html_table(self._summary()) + self.schema._repr_html_()
+        return html_table(self._summary()) + self.schema._repr_html_()
 
 
 @dataclass(frozen=True)
@@ -204,4 +206,4 @@ class WriteResult:
         return ", ".join(f"{k}={v}" for k, v in self._summary().items())
 
     def _repr_html_(self) -> str:
-        return _html_table(self._summary())
+        return html_table(self._summary())

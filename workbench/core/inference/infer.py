@@ -25,17 +25,18 @@ from workbench.core.inference.plan import (
     hash_column,
     input_column,
     model_column,
+    provenance_fields,
     result_schema,
 )
 from workbench.core.inference.provenance import input_hashes, stale
 from workbench.core.inference.resolve import (
-    CONTENT_HASH_COLUMN,
     bind_inputs,
     fetched_inputs,
     resolve_model,
 )
 from workbench.core.inference.result import InferResult
 from workbench.core.inference.worker import model_failure
+from workbench.core.media.columns import SHA256_COLUMN
 from workbench.core.progress import progress as progress_bar
 from workbench.core.tables import Location, OpenTable, locate, open_table
 from workbench.core.versions import for_read
@@ -138,7 +139,6 @@ def infer(
             step.rows_in = outputs.num_rows
             written = _merge(txn, outputs, target_loc, keys, exists=target is not None)
             step.rows_out = written
-        change = txn.touch_table(target_loc.namespace, target_loc.name)
         txn.record(change, INFER_OPERATION, engine=runner.name)
         txn.describe(
             change,
@@ -212,11 +212,7 @@ def _check_target(model: Model, keys: list[str], target: OpenTable) -> None:
             f"Table {target.loc.qualified!r} lacks the merge key columns {missing} of the input "
             "table; write the predictions into a table keyed the same (into=...)."
         )
-    provenance = [
-        pa.field(model_column(model), pa.string()),
-        pa.field(hash_column(model), pa.string()),
-    ]
-    wanted = storage_schema(pa.schema([*model.output_schema(), *provenance]))
+    wanted = storage_schema(pa.schema([*model.output_schema(), *provenance_fields(model)]))
     existing = {f.name: f.type for f in target.schema}
     for f in wanted:
         if f.name in keys:
@@ -248,7 +244,7 @@ def _select(
     from workbench.core.snapshot import ordered_dataset
     from workbench.core.type_notes import with_written_types
 
-    content = CONTENT_HASH_COLUMN if CONTENT_HASH_COLUMN in source.schema.names else None
+    content = SHA256_COLUMN if SHA256_COLUMN in source.schema.names else None
     sources = {i: (content if i in fetch and content else c) for i, c in bindings.items()}
     same = target is not None and target.loc.qualified == source.loc.qualified
     provenance = [model_column(model), hash_column(model)]

@@ -62,8 +62,11 @@ def result_schema(model: Model, plan: PredictPlan) -> pa.Schema:
     import pyarrow as pa
 
     keys = [pa.field(k, plan.key_types[k]) for k in plan.keys]
-    provenance = [
-        pa.field(model_column(model), pa.string()),
-        pa.field(hash_column(model), pa.string()),
-    ]
-    return pa.schema([*keys, *model.output_schema(), *provenance])
+    return pa.schema([*keys, *model.output_schema(), *provenance_fields(model)])
+
+
+def provenance_fields(model: Model) -> list[pa.Field]:
+    """The columns written beside a model's outputs: its version and the input hash."""
+    import pyarrow as pa
+
+    return [pa.field(model_column(model), pa.string()), pa.field(hash_column(model), pa.string())]

@@ -13,7 +13,6 @@ from workbench.core.media.columns import URI_PROPERTY
 if TYPE_CHECKING:
     from workbench.core.tables import OpenTable
 
-CONTENT_HASH_COLUMN = "sha256"  # a media table's hash of each file's bytes
 FETCHED_KINDS = ("bytes", "text")
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from html import escape
 from typing import Any
+
+from workbench.core.models import html_table
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,4 @@ class InferResult:
         )
 
     def _repr_html_(self) -> str:
-        rows = "".join(
-            f"<tr><th style='text-align:left'>{escape(k)}</th><td>{escape(str(v))}</td></tr>"
-            for k, v in self._summary().items()
-        )
-        return f"<table class='wb-infer'>{rows}</table>"
+        return html_table(self._summary(), "wb-infer")

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
 URI_PROPERTY = "workbench.media.uriColumn"  # names the column holding each row's file URI
 URI_COLUMN = "uri"
+SHA256_COLUMN = "sha256"  # the hash of each file's bytes (dc.infer's input hash for the file)
 KEY_COLUMN = "key"  # the file's path relative to the imported folder, '/'-separated
 IMAGE, AUDIO, TEXT, OTHER = "image", "audio", "text", "other"
 KINDS = (IMAGE, AUDIO, TEXT, OTHER)
@@ -27,7 +28,7 @@ def arrow_schema() -> pa.Schema:
             pa.field("kind", pa.string()),
             pa.field("content_type", pa.string()),
             pa.field("size", pa.int64()),
-            pa.field("sha256", pa.string()),
+            pa.field(SHA256_COLUMN, pa.string()),
             pa.field("modified", pa.timestamp("us", tz="UTC")),
             pa.field("width", pa.int32()),
             pa.field("height", pa.int32()),
