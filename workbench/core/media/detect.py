@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from workbench.core.dependencies import require
 from workbench.core.media.columns import AUDIO, IMAGE, OTHER, TEXT
-from workbench.core.media.deps import require
 
 
 @cache

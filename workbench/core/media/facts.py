@@ -6,8 +6,8 @@ import io
 import wave
 from typing import Any
 
+from workbench.core.dependencies import require
 from workbench.core.media.columns import AUDIO, IMAGE, TEXT
-from workbench.core.media.deps import require
 
 FACT_COLUMNS = (
     "width",

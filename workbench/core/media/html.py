@@ -11,8 +11,8 @@ from html import escape
 from typing import Any
 
 from workbench.core.arguments import text, whole_number
+from workbench.core.dependencies import require
 from workbench.core.media.columns import AUDIO, IMAGE, TEXT, URI_PROPERTY
-from workbench.core.media.deps import require
 from workbench.core.media.fetch import options_for, read_many
 
 THUMBNAIL_PX = 96
