@@ -130,10 +130,20 @@ def _failure(
     )
 
 
+class BatchPredictor:
+    """A model loaded once, when this is made on its worker (a Daft UDF instance, a Ray actor,
+    this process), then called on batches of the work table."""
+
+    def __init__(self, model: Model, plan: PredictPlan):
+        model.load()
+        self.model, self.plan = model, plan
+
+    def __call__(self, work: pa.Table) -> pa.Table:
+        return predict_table(self.model, work, self.plan)
+
+
 def in_batches(model: Model, work: pa.Table, plan: PredictPlan) -> Iterator[pa.Table]:
-    """Predictions for a work table in this process: the model loaded once, then called on
-    slices of ``plan.batch_size`` rows."""
-    model.load()
+    """Predictions of a loaded model for a work table, on slices of ``plan.batch_size`` rows."""
     for start in range(0, work.num_rows, plan.batch_size):
         yield predict_table(model, work.slice(start, plan.batch_size), plan)
 

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.inference.plan import HASH_COLUMN, input_column, result_schema
-from workbench.core.inference.worker import predict_table
+from workbench.core.inference.worker import BatchPredictor
 from workbench.engines.daft.write import io_config
 
 if TYPE_CHECKING:
@@ -67,8 +67,7 @@ def _predictor(struct: daft.DataType, batch_size: int, concurrency: int | None) 
     @daft.cls(max_concurrency=concurrency, use_process=False, name_override="workbench_infer")
     class Predictor:
         def __init__(self, model: Model, plan: PredictPlan):
-            model.load()
-            self.model, self.plan = model, plan
+            self.predict = BatchPredictor(model, plan)
             self.names = [*plan.keys, *[input_column(i) for i in plan.inputs], HASH_COLUMN]
 
         @daft.method.batch(return_dtype=struct, unnest=True, batch_size=batch_size)
@@ -76,7 +75,7 @@ def _predictor(struct: daft.DataType, batch_size: int, concurrency: int | None) 
             import pyarrow as pa
 
             work = pa.table([c.to_arrow() for c in columns], names=self.names)
-            done = predict_table(self.model, work, self.plan)
+            done = self.predict(work)
             columns = [c.combine_chunks() for c in done.columns]
             return pa.StructArray.from_arrays(columns, fields=list(done.schema))
 

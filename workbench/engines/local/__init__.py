@@ -85,6 +85,7 @@ class LocalEngine(Engine):
         return rewrite.delete(table, unique_keys(source, keys, name, dedupe="first"), keys)
 
     def predict(self, source: pa.Table, model: Model, plan: PredictPlan) -> Iterator[pa.Table]:
+        model.load()  # once, in this process
         return in_batches(model, source, plan)
 
     def sql(self, query: str, tables: Mapping[str, OpenTable]) -> pa.Table:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from workbench.core.inference.worker import predict_table
+from workbench.core.inference.worker import BatchPredictor
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -14,17 +14,6 @@ if TYPE_CHECKING:
 
     from workbench.core.inference.model import Model
     from workbench.core.inference.plan import PredictPlan
-
-
-class Predictor:
-    """A Ray actor's model, loaded when the actor starts."""
-
-    def __init__(self, model: Model, plan: PredictPlan):
-        model.load()
-        self.model, self.plan = model, plan
-
-    def __call__(self, batch: pa.Table) -> pa.Table:
-        return predict_table(self.model, batch, self.plan)
 
 
 def predict_dataset(
@@ -35,7 +24,7 @@ def predict_dataset(
     from ray.data import ActorPoolStrategy
 
     predicted = dataset.map_batches(
-        Predictor,
+        BatchPredictor,  # an actor: the model loads once per actor
         fn_constructor_kwargs={"model": model, "plan": plan},
         batch_format="pyarrow",
         batch_size=plan.batch_size,

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from workbench.core.inference.plan import result_schema
-from workbench.core.inference.worker import loaded, predict_table
+from workbench.core.inference.worker import in_batches, loaded
 from workbench.engines.spark.files import spark_schema
 
 if TYPE_CHECKING:
@@ -27,9 +27,7 @@ def predict_frame(frame: DataFrame, model: Model, plan: PredictPlan) -> Iterator
 
         ready = loaded(model)
         for batch in batches:
-            work = pa.Table.from_batches([batch])
-            for start in range(0, work.num_rows, plan.batch_size):
-                done = predict_table(ready, work.slice(start, plan.batch_size), plan)
+            for done in in_batches(ready, pa.Table.from_batches([batch]), plan):
                 yield from done.to_batches()
 
     if plan.concurrency:
