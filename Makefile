@@ -74,8 +74,14 @@ media: $(PY)
 	$(PIP) install -e ".[inference]"
 	$(PY) media/generate.py
 
+# Local only (127.0.0.1) with a token; root users (common in containers) need --allow-root.
+LAB_PORT ?= 8888
 lab: install
-	$(VENV)/bin/jupyter lab tutorials
+	@TOKEN=$$($(PY) -c "import secrets; print(secrets.token_hex(16))"); \
+	if [ "$$(id -u)" = 0 ]; then ROOT_FLAG=--allow-root; else ROOT_FLAG=; fi; \
+	echo "JupyterLab: http://127.0.0.1:$(LAB_PORT)/lab?token=$$TOKEN"; \
+	exec $(VENV)/bin/jupyter lab tutorials $$ROOT_FLAG --no-browser --ip=127.0.0.1 \
+		--port=$(LAB_PORT) --IdentityProvider.token=$$TOKEN
 
 build: install
 	$(PY) -m pip wheel --no-deps -w dist .
