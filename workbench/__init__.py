@@ -83,6 +83,7 @@ from workbench.core.writer import write
 from workbench.core.writer import write as write_to_table  # DeltaCAT's long name
 from workbench.exceptions import *  # noqa: F403
 from workbench.exceptions import __all__ as _errors
+from workbench.reports import ReportResult, report
 
 __version__ = "0.1.0"
 
@@ -123,6 +124,7 @@ __all__ = [
     "SortOrder",
     "Table",
     "Run",
+    "ReportResult",
     "TableDefinition",
     "InferResult",
     "Model",
@@ -147,6 +149,7 @@ __all__ = [
     "current_transaction",
     "lineage",
     "run",
+    "report",
     "run_events",
     "runs",
     "create_table",

@@ -177,3 +177,13 @@ class OutputColumnTypeError(SchemaValidationError):
 
 class ModelFailedError(WorkbenchError):
     """A model raised on a row during ``dc.infer``; nothing of the run was committed."""
+
+
+class ReportFailedError(WorkbenchError):
+    """A report's notebook raised: the HTML (failing cell and error at the top) and the executed
+    notebook are still written, at ``html`` and ``notebook``; the catalog is unchanged."""
+
+    def __init__(self, message: str, html: object = None, notebook: object = None):
+        super().__init__(message)
+        self.html = html
+        self.notebook = notebook
