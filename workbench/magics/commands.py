@@ -19,6 +19,7 @@ import workbench as dc
 from workbench.core.errors import InvalidArgumentError, InvalidUrlError
 from workbench.core.urls import parse_url
 from workbench.magics.parser import MagicUsageError, help_text
+from workbench.reports import parse_parameters
 
 
 @dataclass
@@ -222,6 +223,15 @@ class Commands:
             status=args.status,
             limit=args.limit,
             read_as=dc.DatasetType.PANDAS,
+            catalog=self.session.catalog,
+        )
+
+    def do_report(self, args: Args, cell: str | None) -> dc.ReportResult:
+        return dc.report(
+            args.template,
+            output=args.html,
+            parameters=parse_parameters(args.parameter),
+            as_of=parse_point(args.as_of),
             catalog=self.session.catalog,
         )
 

@@ -216,6 +216,27 @@ def _commands() -> dict[str, tuple[str, list[tuple[tuple[str, ...], dict]]]]:
                 ),
             ],
         ),
+        "report": (
+            "run a notebook with papermill and render it to HTML, pinned to one catalog state",
+            [
+                (("template",), {"help": "a notebook path or a bundled template's name"}),
+                (
+                    ("-p", "--parameter"),
+                    {
+                        "nargs": 2,
+                        "action": "append",
+                        "default": [],
+                        "metavar": ("KEY", "VALUE"),
+                        "help": "a parameter of the notebook; repeat for several",
+                    },
+                ),
+                (
+                    ("-o", "--output"),
+                    {"dest": "html", "help": "the HTML file (default reports/<template>.html)"},
+                ),
+                as_of,
+            ],
+        ),
         "runsview": (
             "open the runs browser: runs, their timeline, steps and transactions",
             [
@@ -236,6 +257,10 @@ def _parser() -> _Parser:
         command = sub.add_parser(name, help=summary, description=summary, prog=f"%dc {name}")
         for flags, options in arguments:
             command.add_argument(*flags, **options)
+        if any("-o" in flags for flags, _ in arguments):  # the command's own -o (report)
+            command.set_defaults(output=None)
+            command.add_argument("--debug", action="store_true", help="show full tracebacks")
+            continue
         command.add_argument(
             "-o",
             "--output",
