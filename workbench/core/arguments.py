@@ -1,4 +1,5 @@
-"""Checks of the public API's numeric arguments, so a wrong type or sign fails clearly, up front."""
+"""Checks of the public API's arguments (numbers, flags, text, row filters), so a wrong type or
+sign fails clearly, up front."""
 
 from __future__ import annotations
 
@@ -65,5 +66,19 @@ def text(name: str, value: Any, optional: bool = True) -> str | None:
     if not isinstance(value, str):
         raise InvalidArgumentError(
             f"{name}={value!r} must be a string, not {type(value).__name__}."
+        )
+    return value
+
+
+def row_filter(name: str, value: Any) -> Any:
+    """A row filter: None or a pyarrow expression (e.g. ``pc.field("kind") == "image"``)."""
+    if value is None:
+        return None
+    import pyarrow.dataset as pads
+
+    if not isinstance(value, pads.Expression):
+        raise InvalidArgumentError(
+            f"{name}={value!r} must be a pyarrow expression, e.g. "
+            f"{name}=pyarrow.compute.field('lang') == 'en'."
         )
     return value

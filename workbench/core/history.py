@@ -100,9 +100,11 @@ def transactions(
     table: str | None = None,
     since: Any = None,
     limit: int | None = None,
+    as_of: Any = None,
 ) -> Any:
     """Committed transactions, newest first; filter by ``table`` ("ns.table"), ``since`` a
-    time/transaction/tag, and keep the first ``limit``."""
+    time/transaction/tag, ``as_of`` one (the history as it was then), and keep the first
+    ``limit``."""
     from workbench.core.timetravel import resolve_sequence
 
     limit = optional_whole_number("limit", limit)
@@ -113,6 +115,9 @@ def transactions(
     if since is not None:
         first = resolve_sequence(cat, since, "since") if log.rows else 0
         rows = [r for r in rows if r["sequence"] >= first]
+    if as_of is not None:
+        last = resolve_sequence(cat, as_of, "as_of") if log.rows else 0
+        rows = [r for r in rows if r["sequence"] <= last]
     if table is not None:
         if not isinstance(table, str) or not table.strip("."):
             raise InvalidArgumentError(

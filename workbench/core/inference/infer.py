@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from workbench.core.arguments import optional_whole_number
+from workbench.core.arguments import optional_whole_number, row_filter
 from workbench.core.context import operation
 from workbench.core.engine import get_engine
 from workbench.core.errors import (
@@ -85,7 +85,7 @@ def infer(
     chosen = resolve_model(model)
     batch_size = optional_whole_number("batch_size", batch_size) or DEFAULT_BATCH_SIZE
     concurrency = optional_whole_number("concurrency", concurrency)
-    _check_where(where)
+    row_filter("where", where)
     runner = get_engine(engine)
     loc = locate(table, namespace, catalog)
     target_loc = _into(into, loc, catalog)
@@ -95,6 +95,7 @@ def infer(
         "model": chosen.name,
         "model_version": chosen.version,
         "model_parameters": dict(chosen.parameters),
+        "outputs": chosen.output_schema().names,
         "engine": runner.name,
         "force": bool(force),
         "where": None if where is None else str(where),
@@ -156,18 +157,6 @@ def infer(
         )
         version = change.version
     return _result(loc, chosen, runner, predicted, skipped, started, txn.id, version)
-
-
-def _check_where(where: Any) -> None:
-    if where is None:
-        return
-    import pyarrow.dataset as pads
-
-    if not isinstance(where, pads.Expression):
-        raise InvalidArgumentError(
-            f"where={where!r} must be a pyarrow expression, e.g. "
-            "where=pyarrow.compute.field('lang') == 'en'."
-        )
 
 
 def _into(into: str | None, loc: Location, catalog: str | None) -> Location:

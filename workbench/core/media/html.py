@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from workbench.core.arguments import text, whole_number
+from workbench.core.arguments import row_filter, text, whole_number
 from workbench.core.dependencies import require
 from workbench.core.media.columns import AUDIO, IMAGE, TEXT, URI_PROPERTY
 from workbench.core.media.fetch import options_for, read_many
@@ -71,17 +71,28 @@ def _cut(value: Any) -> str:
 
 
 def show(
-    table: str, namespace: str | None = None, limit: int = 20, catalog: str | None = None
+    table: str,
+    namespace: str | None = None,
+    limit: int = 20,
+    catalog: str | None = None,
+    as_of: Any = None,
+    where: Any = None,
 ) -> Preview:
-    """A preview of a table's first ``limit`` rows: in a notebook an HTML table, with a
-    thumbnail, audio player or text snippet per row when it is a media table."""
+    """A preview of a table's first ``limit`` rows (``where`` a pyarrow expression keeping some,
+    ``as_of`` a past catalog state): in a notebook an HTML table, with a thumbnail, audio
+    player or text snippet per row when it is a media table."""
     from workbench.core.reader import read
     from workbench.core.tables import get_table, locate
 
     limit = whole_number("limit", limit, minimum=1)
     text("table", table, optional=False)
-    info = get_table(table, namespace, catalog)
-    rows = read(table, namespace, catalog, read_as="pyarrow", limit=limit).to_pylist()
+    row_filter("where", where)
+    info = get_table(table, namespace, catalog, as_of=as_of)
+    if where is None:
+        data = read(table, namespace, catalog, read_as="pyarrow", as_of=as_of, limit=limit)
+    else:
+        data = read(table, namespace, catalog, read_as="pyarrow", as_of=as_of).filter(where)
+    rows = data.slice(0, limit).to_pylist()
     columns = [f.name for f in info.schema.arrow] if info.schema is not None else []
     uri_column = info.properties.get(URI_PROPERTY)
     media = None
@@ -89,7 +100,8 @@ def show(
         storage = locate(table, namespace, catalog).catalog.storage
         media = media_cells(rows, uri_column, storage)
     title = f"{info.namespace}.{info.name}"
-    return Preview(title, info.row_count, columns or (list(rows[0]) if rows else []), rows, media)
+    shown = data.num_rows if where is not None else info.row_count
+    return Preview(title, shown, columns or (list(rows[0]) if rows else []), rows, media)
 
 
 def _kind(row: Mapping[str, Any]) -> str | None:

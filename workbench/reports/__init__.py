@@ -1,0 +1,6 @@
+"""Reports: notebooks run by papermill on this environment's kernel, rendered to HTML (outside
+``workbench.core``, since running kernels is not a catalog concern)."""
+
+from workbench.reports.report import ReportResult, parse_parameters, report, resolve_template
+
+__all__ = ["ReportResult", "parse_parameters", "report", "resolve_template"]

@@ -1,0 +1,255 @@
+"""``dc.report``: run a notebook with papermill on a kernel of this environment, pinned to one
+catalog state, and render it to a self-contained HTML page with a header saying what it read."""
+
+from __future__ import annotations
+
+import ast
+import html
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from workbench.core.errors import (
+    InvalidArgumentError,
+    MissingDependencyError,
+    ReportFailedError,
+)
+
+TEMPLATES = Path(__file__).resolve().parent.parent.parent / "notebooks"  # bundled templates
+REPORTS = Path("reports")  # where reports go unless ``output`` says otherwise
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# plotly's notebook renderer puts a MathJax CDN script before every figure: offline it can
+# only fail, so reports leave it out (plotly.js itself is inline)
+_MATHJAX_CDN = re.compile(r'<script src="https://[^"]*/mathjax/[^"]*"></script>')
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """A rendered report: its HTML, the executed notebook beside it, and what it read."""
+
+    html: Path
+    notebook: Path
+    template: Path
+    catalog: str
+    as_of: str | None  # the catalog transaction the report read (None: an empty catalog)
+    parameters: dict[str, Any] = field(default_factory=dict)
+    run_id: str | None = None
+    seconds: float = 0.0
+
+    def __str__(self) -> str:
+        return f"report {self.html} (notebook {self.notebook}, as of {self.as_of})"
+
+    def _repr_html_(self) -> str:
+        return (
+            f"<p>Report <a href='{html.escape(str(self.html))}' target='_blank'>"
+            f"{html.escape(str(self.html))}</a> as of <code>{html.escape(str(self.as_of))}</code>"
+            f" in {self.seconds:.1f} s</p>"
+        )
+
+
+def parse_parameters(pairs: Iterable[Sequence[str]]) -> dict[str, Any]:
+    """``-p key value`` pairs as a dict; a value that reads as a Python literal (1, 2.5, True,
+    None, [1, 2]) is that value, anything else is the text."""
+    values: dict[str, Any] = {}
+    for key, text in pairs:
+        try:
+            values[key] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            values[key] = text
+    return values
+
+
+def resolve_template(template: str | os.PathLike[str]) -> Path:
+    """A notebook path as given, or the bundled template of that name in ``notebooks/``."""
+    path = Path(template)
+    if path.is_file():
+        return path.resolve()
+    bundled = TEMPLATES / (path.name if path.suffix == ".ipynb" else f"{path.name}.ipynb")
+    if path.parent == Path(".") and bundled.is_file():
+        return bundled
+    names = sorted(p.stem for p in TEMPLATES.glob("*.ipynb")) if TEMPLATES.is_dir() else []
+    raise InvalidArgumentError(
+        f"No notebook {str(template)!r}: give a path to a notebook with a 'parameters' cell or "
+        f"a bundled template ({', '.join(names) or 'none found'})."
+    )
+
+
+def report(
+    template: str | os.PathLike[str],
+    output: str | os.PathLike[str] | None = None,
+    parameters: Mapping[str, Any] | None = None,
+    as_of: Any = None,
+    catalog: str | None = None,
+) -> ReportResult:
+    """Run ``template`` (a notebook path or a bundled template's name) with ``parameters`` as
+    of one catalog state (the newest transaction unless ``as_of``), write HTML to ``output``
+    (default ``reports/<name>.html``) with the executed notebook beside it; raise
+    ``ReportFailedError`` if a cell raises (the HTML still shows the error first)."""
+    import workbench as dc
+    from workbench.core.catalog import catalog_name, get_catalog
+
+    if parameters is not None and not isinstance(parameters, Mapping):
+        raise InvalidArgumentError(
+            f"parameters={parameters!r} must be a dict of name -> value (or None)."
+        )
+    path = resolve_template(template)
+    html_path = Path(output) if output is not None else REPORTS / f"{path.stem}.html"
+    if html_path.suffix != ".html":
+        raise InvalidArgumentError(f"output={str(output)!r} must end in .html.")
+    html_path = html_path.resolve()
+    notebook_path = html_path.with_suffix(".ipynb")
+    cat = get_catalog(catalog)
+    pinned = _pin(as_of, catalog)
+    values = {**(parameters or {}), "catalog": cat.root, "as_of": pinned}
+    recorded = {**(parameters or {}), "as_of": pinned}
+    with dc.run(f"report {path.stem}", recorded, kind="report", catalog=catalog) as run:
+        started = time.perf_counter()
+        header = {
+            "catalog": f"{catalog_name(cat)} ({cat.root})",
+            "as of transaction": pinned or "(empty catalog)",
+            "parameters": json.dumps(parameters or {}, default=str, sort_keys=True),
+            "template": str(path),
+            "workbench": dc.__version__,
+            "run at (UTC)": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
+            "run id": run.run_id,
+        }
+        error = _execute(path, notebook_path, values)
+        _render(notebook_path, html_path, header, error)
+        if error is not None:
+            raise ReportFailedError(
+                f"Report {path.stem!r} failed: {error}. The HTML ({html_path}) shows the failing "
+                f"cell first; the executed notebook is {notebook_path}.",
+                html=html_path,
+                notebook=notebook_path,
+            )
+        return ReportResult(
+            html_path,
+            notebook_path,
+            path,
+            catalog_name(cat),
+            pinned,
+            dict(parameters or {}),
+            run.run_id,
+            time.perf_counter() - started,
+        )
+
+
+def _pin(as_of: Any, catalog: str | None) -> str | None:
+    """The id of the transaction to read: the newest one at or before ``as_of`` (now if None),
+    so a rerun shows the same numbers after later commits."""
+    from workbench.core.catalog import get_catalog
+    from workbench.core.history import transactions
+    from workbench.core.timetravel import resolve_sequence
+
+    history = transactions(catalog=catalog).select(["transaction_id", "sequence"]).to_pylist()
+    if not history:
+        return None
+    if as_of is None:
+        return history[0]["transaction_id"]  # newest first
+    last = resolve_sequence(get_catalog(catalog), as_of, "as_of")
+    return next(r["transaction_id"] for r in history if r["sequence"] <= last)
+
+
+@contextmanager
+def _this_kernel() -> Iterator[str]:
+    """A kernel spec for this Python (never a system one), in a temporary folder on
+    JUPYTER_PATH; its kernel imports the same workbench as this process."""
+    from ipykernel.kernelspec import install
+
+    package_root = str(Path(__file__).resolve().parent.parent.parent)
+    paths = [package_root, *(os.path.abspath(p) for p in sys.path if p)]
+    name = "workbench-report"
+    saved = os.environ.get("JUPYTER_PATH")
+    with tempfile.TemporaryDirectory(prefix="workbench-kernel-") as prefix:
+        spec_dir = Path(install(kernel_name=name, prefix=prefix))
+        spec = json.loads((spec_dir / "kernel.json").read_text())
+        spec["argv"][0] = sys.executable
+        spec["env"] = {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
+        (spec_dir / "kernel.json").write_text(json.dumps(spec))
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(
+            p for p in (str(Path(prefix) / "share" / "jupyter"), saved) if p
+        )
+        try:
+            yield name
+        finally:
+            if saved is None:
+                os.environ.pop("JUPYTER_PATH", None)
+            else:
+                os.environ["JUPYTER_PATH"] = saved
+
+
+def _execute(template: Path, notebook: Path, values: Mapping[str, Any]) -> str | None:
+    """Run the template into ``notebook``; the failing cell's error as text, or None."""
+    try:
+        import papermill as pm
+    except ImportError as e:
+        raise MissingDependencyError(
+            "dc.report needs papermill: pip install 'workbench[reports]'."
+        ) from e
+    notebook.parent.mkdir(parents=True, exist_ok=True)
+    with _this_kernel() as kernel:
+        try:
+            pm.execute_notebook(
+                str(template),
+                str(notebook),
+                parameters=dict(values),
+                kernel_name=kernel,
+                language="python",  # a user notebook may not say; the kernel is Python
+                cwd=str(template.parent),
+                progress_bar=False,
+                log_output=False,
+            )
+        except pm.PapermillExecutionError as e:
+            return f"{e.ename}: {e.evalue}"
+    return None
+
+
+def _render(notebook: Path, html_path: Path, header: Mapping[str, str], error: str | None) -> None:
+    """Write the executed notebook as HTML, inputs hidden, with the header (and on failure the
+    failing cell and its error) first."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(str(notebook), as_version=4)
+    nb.cells = [c for c in nb.cells if "papermill-error-cell-tag" not in c.metadata.get("tags", [])]
+    rows = "".join(
+        f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+        f"<td><code>{html.escape(v)}</code></td></tr>"
+        for k, v in header.items()
+    )
+    top = [nbformat.v4.new_markdown_cell(f"<table class='workbench-report-header'>{rows}</table>")]
+    if error is not None:
+        top.append(nbformat.v4.new_markdown_cell(_failure(nb)))
+    nb.cells = top + nb.cells
+    nbformat.write(nb, str(notebook))
+    exporter = HTMLExporter(
+        template_name="workbench_report",
+        extra_template_basedirs=[str(Path(__file__).resolve().parent / "templates")],
+        exclude_input=True,
+        exclude_input_prompt=True,
+    )
+    body, _ = exporter.from_notebook_node(nb)
+    html_path.write_text(_MATHJAX_CDN.sub("", body), encoding="utf-8")
+
+
+def _failure(nb: Any) -> str:
+    """Markdown showing the cell that raised, its source and its traceback."""
+    for index, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if out.get("output_type") == "error":
+                trace = _ANSI.sub("", "\n".join(out.get("traceback", [])))
+                return (
+                    f"<div class='workbench-report-error' style='border-left:4px solid #b00020;"
+                    f"padding:4px 12px'>\n\n**The report failed** in cell {index + 1}:\n\n"
+                    f"```python\n{cell.source}\n```\n\n```\n{trace}\n```\n\n</div>"
+                )
+    return "**The report failed**; no cell recorded the error."
