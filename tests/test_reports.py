@@ -108,6 +108,145 @@ def test_cli_exit_codes(catalog: Path, tmp_path: Path):
     assert _cli("report", "catalog_overview", "-p", "only-a-key", cwd=tmp_path) == 2
 
 
+MEDIA = ROOT / "media"
+# template -> its parameters on the sample catalog, and the fewest charts it must draw there
+TEMPLATES = {
+    "catalog_overview": ({}, 3),
+    "table_profile": ({"namespace": "shop", "table": "raw"}, 6),
+    "pipeline_run": ({"name": "refresh"}, 4),
+    "inference_run": ({"namespace": "media", "table": "samples"}, 4),
+}
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory) -> dict[str, dc.ReportResult]:
+    """Every bundled template rendered once on a catalog with a keyed table changed twice, a
+    recorded pipeline run and two models run over a few media files (one run twice)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    folder = tmp_path_factory.mktemp("reports")
+    dc.init_local(folder / "catalog")
+    keyed = dc.Schema.of([dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True)])
+    raw = pd.DataFrame({"id": range(50), "x": [i / 2 for i in range(50)], "s": ["a", "b"] * 25})
+    dc.write(raw, "raw", "shop", schema=keyed, auto_create_namespace=True)
+    with (
+        dc.run("refresh", {"label": "r1"}) as run,
+        dc.transaction(commit_message="refresh"),
+        run.step("clean") as step,
+    ):
+        clean = dc.read("raw", "shop", read_as="pandas").query("x > 5")
+        dc.write(clean, "clean", "shop", mode="create")
+        step.rows_in, step.rows_out = len(raw), len(clean)
+    dc.write(pd.DataFrame({"id": [5, 99], "x": [1.5, 2.5], "s": ["c", None]}), "raw", "shop")
+    files = folder / "files"
+    for name in ("images/scene_00.jpg", "images/scene_02.png", "texts/" + _first_text()):
+        (files / name).parent.mkdir(parents=True, exist_ok=True)
+        (files / name).write_bytes((MEDIA / name).read_bytes())
+    dc.import_media(files, "samples", "media")
+    images = pc.field("kind") == "image"
+    dc.infer("samples", "image-facts", namespace="media", where=images, progress=False)
+    dc.infer(
+        "samples",
+        "text-embedding",
+        namespace="media",
+        progress=False,
+        where=pc.field("kind") == "text",
+    )
+    dc.infer("samples", "image-facts", namespace="media", where=images, progress=False)
+    return {
+        name: dc.report(name, output=folder / "html" / f"{name}.html", parameters=parameters)
+        for name, (parameters, _) in TEMPLATES.items()
+    }
+
+
+def _table_rows(html: str, column: str) -> list[dict[str, str]]:
+    """The rows of the first HTML table with a ``column`` header, as header -> cell text (the
+    index column left out)."""
+    table = next(t for t in re.findall(r"<table.*?</table>", html, re.S) if f">{column}<" in t)
+    cells = [
+        [
+            re.sub(r"\.0$", "", c.strip())
+            for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)
+        ]
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)
+    ]
+    header, *body = cells
+    return [dict(zip(header[1:], row[1:], strict=True)) for row in body]
+
+
+def _first_text() -> str:
+    return sorted(p.name for p in (MEDIA / "texts").iterdir())[0]
+
+
+@SLOW
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_every_template_renders_its_charts_with_their_data(reports, template: str):
+    result = reports[template]
+    html = result.html.read_text()
+    assert result.as_of in html and "Plotly.newPlot" in html
+    assert not re.search(r"<script[^>]+src=\"https?://", html)  # nothing to fetch
+    figures = re.findall(r"Plotly\.newPlot\(\s*\"[^\"]+\",\s*(\[.*?\])\s*,\s*\{", html, re.S)
+    assert len(figures) >= TEMPLATES[template][1]
+    assert all('"x":' in f or '"y":' in f for f in figures)  # each figure carries its data
+
+
+@SLOW
+def test_reports_show_what_the_catalog_holds(reports):
+    profile = reports["table_profile"].html.read_text()
+    assert "shop.raw" in profile and "merge key" in profile
+    run = reports["pipeline_run"].html.read_text()
+    assert "shop.clean" in run and "new table" in run  # the before/after of the run's table
+    inference = reports["inference_run"].html.read_text()
+    assert "image-facts" in inference and "text-embedding" in inference
+    assert "dominant_colour" in inference and "data:image/" in inference  # charts, thumbnails
+    runs = _table_rows(inference, "skipped as unchanged")
+    facts = [r for r in runs if r["model"] == "image-facts"]  # newest first
+    assert [(r["predicted"], r["skipped as unchanged"]) for r in facts] == [("0", "2"), ("2", "0")]
+
+
+# charts that plotly.js drew: a plot element holding at least one rendered trace
+DRAWN = (
+    "[...document.querySelectorAll('.js-plotly-plot')]"
+    ".filter(plot => plot.querySelector('g.trace')).length"
+)
+
+
+@SLOW
+def test_report_charts_draw_offline_in_chromium(reports, tmp_path: Path):
+    from playwright.sync_api import sync_playwright
+
+    from tests.chromium import CHROMIUM, CHROMIUM_ARGS, require_chromium
+
+    require_chromium()
+    requested: list[str] = []
+
+    def offline(route):
+        url = route.request.url
+        if url.startswith(("file:", "data:", "blob:")):
+            return route.continue_()
+        requested.append(url)
+        return route.abort()
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.route("**/*", offline)
+            for template, (_, fewest) in TEMPLATES.items():
+                page.goto(reports[template].html.as_uri())
+                page.wait_for_function(f"({DRAWN}) >= {fewest}")
+                drawn, plots = page.evaluate(DRAWN), page.locator(".js-plotly-plot").count()
+                page.screenshot(path=str(tmp_path / f"{template}.png"), full_page=True)
+                assert drawn == plots >= fewest, template  # every chart drew its traces
+        finally:
+            browser.close()
+    assert not errors, errors
+    assert not requested, requested  # the pages asked the network for nothing
+
+
 def test_magic_report_parses_parameters_and_output():
     args = parse("report catalog_overview -p title 'A b' -p limit 3 -o out.html")
     assert (args.template, args.html, args.output) == ("catalog_overview", "out.html", None)
