@@ -3,19 +3,17 @@
 Raw events (generated on Spark) -> cleaned events -> daily aggregates. Late-arriving events are
 merged by key and bring a new column; each refresh of the derived tables is one catalog
 transaction; time travel compares the two runs. Then the sample files in ``media/`` become a
-media table, built-in models run over it on Daft, and a search finds texts by meaning.
+media table, built-in models run over it on Daft, and a search finds texts by meaning. Last,
+papermill renders the report templates in ``notebooks/`` to HTML in ``reports/``.
 """
 
 from __future__ import annotations
 
-import html
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import pyarrow as pa
 
 import workbench as dc
@@ -26,7 +24,13 @@ MEDIA = Path(__file__).resolve().parent.parent / "media"  # the repository's sam
 # (model, kind of file it runs on): the built-in models the demo runs over the media table
 MODELS = (("image-facts", "image"), ("text-embedding", "text"), ("voice-activity", "audio"))
 QUERY = "my order has not arrived"
-REPORT = Path("reports") / "demo.html"
+REPORT_FOLDER = Path("reports")
+# the reports the demo renders (bundled templates in notebooks/) and their parameters
+REPORTS = (
+    ("pipeline_run", {"name": "refresh", "title": "Demo pipeline: the latest refresh"}),
+    ("catalog_overview", {"title": "Demo catalog"}),
+    ("inference_run", {"namespace": MEDIA_NAMESPACE, "table": "samples"}),
+)
 EVENTS = 30_000
 
 
@@ -72,11 +76,13 @@ def refresh(spark: Any, label: str) -> None:
         dc.run("refresh", {"label": label}) as run,
         dc.transaction(commit_message=f"refresh {label}"),
     ):
-        with run.step("clean_events"):
+        with run.step("clean_events") as step:
             raw = dc.read("raw_events", NAMESPACE, read_as=dc.DatasetType.SPARK)
             clean = raw.filter("amount >= 0 AND kind IS NOT NULL")
-            dc.write(clean, "clean_events", NAMESPACE, mode=rebuild_mode("clean_events"))
-        with run.step("daily"):
+            written = dc.write(clean, "clean_events", NAMESPACE, mode=rebuild_mode("clean_events"))
+            step.rows_in, step.rows_out = raw.count(), written.rows_added
+        with run.step("daily") as step:
+            step.rows_in = written.rows_added
             daily = clean.groupBy(F.to_date("ts").alias("day"), "kind").agg(
                 F.count("*").alias("events"), F.round(F.sum("amount"), 2).alias("revenue")
             )
@@ -86,20 +92,11 @@ def refresh(spark: Any, label: str) -> None:
                     dc.Field.of(pa.field("kind", pa.string()), is_merge_key=True),
                 ]
             )
-            dc.write(daily, "daily", NAMESPACE, mode=rebuild_mode("daily"), schema=keys)
+            written = dc.write(daily, "daily", NAMESPACE, mode=rebuild_mode("daily"), schema=keys)
+            step.rows_out = written.rows_added
 
 
-@dataclass
-class MediaSummary:
-    """What the inference step did, for the report."""
-
-    kinds: Any  # files per kind
-    results: list[dc.InferResult]
-    images: Any  # a few images with their facts
-    hits: Any  # the search's best matches
-
-
-def infer_media(step: Any) -> MediaSummary:
+def infer_media(step: Any) -> None:
     """Import the sample media, run the built-in models on Daft and search the texts."""
     import pyarrow.compute as pc
 
@@ -107,7 +104,6 @@ def infer_media(step: Any) -> MediaSummary:
         dc.drop_namespace(MEDIA_NAMESPACE, purge=True)
     imported = dc.import_media(MEDIA, "samples", MEDIA_NAMESPACE)
     step(f"media: {imported.added} files of {MEDIA} referenced in {MEDIA_NAMESPACE}.samples")
-    results = []
     for model, kind in MODELS:
         result = dc.infer(
             "samples",
@@ -116,29 +112,22 @@ def infer_media(step: Any) -> MediaSummary:
             where=pc.field("kind") == kind,
             progress=False,  # the step line below says what it did
         )
-        results.append(result)
         step(
             f"{model} on Daft: {result.rows_predicted} {kind} files in {result.seconds:.1f} s, "
             f"merged into version {result.table_version}"
         )
-    table = dc.read("samples", MEDIA_NAMESPACE, read_as=dc.DatasetType.PANDAS)
-    kinds = table.groupby("kind").size().rename("files").reset_index()
-    images = table[table["kind"] == "image"].sort_values("key").head(5)
-    images = images[["key", "width", "height", "dominant_colour", "brightness", "sharpness"]]
-    hits = dc.search("samples", QUERY, k=3, namespace=MEDIA_NAMESPACE)[["key", "similarity"]]
+    hits = dc.search("samples", QUERY, k=3, namespace=MEDIA_NAMESPACE)
     step(f"search {QUERY!r}: best match {hits['key'].iloc[0]}")
-    return MediaSummary(kinds, results, images.astype({"sharpness": float}).round(3), hits.round(3))
 
 
-def run() -> Path:
-    """Run the pipeline twice (before and after late data) and write the report."""
+def run() -> list[Path]:
+    """Run the pipeline twice (before and after late data), infer over the sample media, then
+    render the reports with papermill; returns their paths."""
     from workbench.engines.spark.session import spark_session
 
-    catalog = dc.init_local()
-    steps: list[str] = []
+    dc.init_local()
 
     def step(text: str) -> None:
-        steps.append(text)
         print(f"[demo] {text}", flush=True)
 
     started = time.perf_counter()
@@ -169,75 +158,22 @@ def run() -> Path:
     step("run 2: derived tables rebuilt in one transaction")
     change = dc.diff("daily", NAMESPACE, before=first_run)
     step(f"daily, run 1 -> run 2: {change.changed} rows changed, {change.added} added")
-    compare = dc.sql(
-        "SELECT kind, sum(events) AS events, round(sum(revenue), 2) AS revenue "
-        f"FROM {NAMESPACE}.daily GROUP BY kind ORDER BY kind"
-    )
-    before = dc.sql(
-        f"SELECT kind, sum(events) AS events_run_1 FROM {NAMESPACE}.daily GROUP BY kind "
-        "ORDER BY kind",
-        as_of=first_run,
-    )
-    summary = compare.merge(before, on="kind")
     step(f"pipeline finished in {time.perf_counter() - started:.1f} s")
     inferring = time.perf_counter()
-    media = infer_media(step)
+    infer_media(step)
     step(f"inference finished in {time.perf_counter() - inferring:.1f} s")
+    reports = []
+    for template, parameters in REPORTS:
+        rendered = dc.report(
+            template, output=REPORT_FOLDER / f"{template}.html", parameters=parameters
+        )
+        step(f"{template} report rendered by papermill in {rendered.seconds:.1f} s")
+        reports.append(rendered.html)
     step(f"demo finished in {time.perf_counter() - started:.1f} s")
-    history = dc.transactions(read_as=dc.DatasetType.PANDAS).head(8)
-    runs = dc.runs(name="refresh", limit=2, read_as=dc.DatasetType.PANDAS)
-    inference_runs = dc.runs(kind="inference", limit=len(MODELS), read_as=dc.DatasetType.PANDAS)
-    info = dc.get_table("raw_events", NAMESPACE)
-    return _report(catalog.root, steps, info, summary, change, history, runs, media, inference_runs)
-
-
-def _report(
-    root: str,
-    steps: list[str],
-    info: dc.TableInfo,
-    summary: Any,
-    change: dc.TableDiff,
-    history: Any,
-    runs: Any,
-    media: MediaSummary,
-    inference_runs: Any,
-) -> Path:
-    items = "".join(f"<li>{html.escape(s)}</li>" for s in steps)
-    recent = history[["commit_message", "engine", "tables", "operations", "rows_added"]]
-    recorded = runs[["name", "parameters", "status", "duration_ns", "transactions"]]
-    predictions = pd.DataFrame(
-        {
-            "model": [r.model for r in media.results],
-            "model version": [r.model_version for r in media.results],
-            "engine": [r.engine for r in media.results],
-            "rows predicted": [r.rows_predicted for r in media.results],
-            "rows skipped": [r.rows_skipped for r in media.results],
-            "seconds": [round(r.seconds, 2) for r in media.results],
-            "table version": [r.table_version for r in media.results],
-        }
-    )
-    inferences = inference_runs[["name", "status", "duration_ns", "parameters", "transactions"]]
-    REPORT.parent.mkdir(parents=True, exist_ok=True)
-    REPORT.write_text(
-        "<!doctype html><html><head><meta charset='utf-8'><title>workbench demo</title></head>"
-        "<body><h1>workbench demo: a Spark pipeline, then inference on media</h1>"
-        f"<p>Catalog: <code>{html.escape(root)}</code></p><h2>Steps</h2><ol>{items}</ol>"
-        f"<h2>Events per kind, run 2 beside run 1 (time travel)</h2>{summary.to_html(index=False)}"
-        f"<h2>daily: run 1 -> run 2</h2>{change._repr_html_()}"
-        f"<h2>Table raw_events</h2>{info._repr_html_()}"
-        f"<h2>Recent catalog transactions</h2>{recent.to_html(index=False)}"
-        f"<h2>Recorded runs</h2>{recorded.to_html(index=False)}"
-        f"<h2>Media table {MEDIA_NAMESPACE}.samples</h2>{media.kinds.to_html(index=False)}"
-        f"<h2>Inference on Daft</h2>{predictions.to_html(index=False)}"
-        f"<h3>Image facts (first five images)</h3>{media.images.to_html(index=False)}"
-        f"<h3>Search: {html.escape(QUERY)}</h3>{media.hits.to_html(index=False)}"
-        f"<h2>Inference runs</h2>{inferences.to_html(index=False)}</body></html>",
-        encoding="utf-8",
-    )
-    return REPORT.resolve()
+    return reports
 
 
 if __name__ == "__main__":
-    path = run()
-    print(f"[demo] report written to {path}")
+    for path in run():
+        print(f"[demo] report written to {path}")
     sys.exit(0)
