@@ -251,3 +251,17 @@ def test_magic_report_parses_parameters_and_output():
     args = parse("report catalog_overview -p title 'A b' -p limit 3 -o out.html")
     assert (args.template, args.html, args.output) == ("catalog_overview", "out.html", None)
     assert parse_parameters(args.parameter) == {"title": "A b", "limit": 3}
+
+
+def test_bad_arguments_fail_before_any_kernel_starts(catalog: Path, tmp_path: Path):
+    with pytest.raises(dc.InvalidArgumentError, match="as_of="):
+        dc.report("catalog_overview", parameters={"as_of": "yesterday"})
+    with pytest.raises(dc.InvalidArgumentError, match="dict"):
+        dc.report("catalog_overview", parameters=[("title", "x")])
+    with pytest.raises(dc.InvalidArgumentError, match=r"\.html"):
+        dc.report("catalog_overview", output=tmp_path / "out.pdf")
+    with pytest.raises(dc.InvalidArgumentError, match="True or False"):
+        dc.report("catalog_overview", progress="no")
+    with pytest.raises(dc.InvalidArgumentError, match="table_profile"):
+        dc.report("no_such_template")  # the message lists the bundled templates
+    assert not (tmp_path / "out.pdf").exists()

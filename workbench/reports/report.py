@@ -18,13 +18,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from workbench.core.errors import (
-    InvalidArgumentError,
-    MissingDependencyError,
-    ReportFailedError,
-)
+from workbench.core.arguments import flag
+from workbench.core.dependencies import require
+from workbench.core.errors import InvalidArgumentError, ReportFailedError
 
 TEMPLATES = Path(__file__).resolve().parent.parent.parent / "notebooks"  # bundled templates
+REPORTS_INSTALL = "pip install 'workbench[reports]'"
 REPORTS = Path("reports")  # where reports go unless ``output`` says otherwise
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # plotly's notebook renderer puts a MathJax CDN script before every figure: offline it can
@@ -89,11 +88,13 @@ def report(
     parameters: Mapping[str, Any] | None = None,
     as_of: Any = None,
     catalog: str | None = None,
+    progress: bool = True,
 ) -> ReportResult:
     """Run ``template`` (a notebook path or a bundled template's name) with ``parameters`` as
     of one catalog state (the newest transaction unless ``as_of``), write HTML to ``output``
     (default ``reports/<name>.html``) with the executed notebook beside it; raise
-    ``ReportFailedError`` if a cell raises (the HTML still shows the error first)."""
+    ``ReportFailedError`` if a cell raises (the HTML still shows the error first). ``progress``
+    shows a bar over the notebook's cells."""
     import workbench as dc
     from workbench.core.catalog import catalog_name, get_catalog
 
@@ -101,6 +102,14 @@ def report(
         raise InvalidArgumentError(
             f"parameters={parameters!r} must be a dict of name -> value (or None)."
         )
+    pinned_by_us = sorted(set(parameters or {}) & {"catalog", "as_of"})
+    if pinned_by_us:
+        raise InvalidArgumentError(
+            f"parameters may not set {', '.join(pinned_by_us)}: dc.report sets them to the "
+            "catalog it reads and the transaction it pins; pass catalog= (a registered "
+            "catalog's name) or as_of= to dc.report instead."
+        )
+    flag("progress", progress)
     path = resolve_template(template)
     html_path = Path(output) if output is not None else REPORTS / f"{path.stem}.html"
     if html_path.suffix != ".html":
@@ -122,7 +131,7 @@ def report(
             "run at (UTC)": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
             "run id": run.run_id,
         }
-        error = _execute(path, notebook_path, values)
+        error = _execute(path, notebook_path, values, progress)
         _render(notebook_path, html_path, header, error)
         if error is not None:
             raise ReportFailedError(
@@ -187,14 +196,11 @@ def _this_kernel() -> Iterator[str]:
                 os.environ["JUPYTER_PATH"] = saved
 
 
-def _execute(template: Path, notebook: Path, values: Mapping[str, Any]) -> str | None:
+def _execute(
+    template: Path, notebook: Path, values: Mapping[str, Any], progress: bool
+) -> str | None:
     """Run the template into ``notebook``; the failing cell's error as text, or None."""
-    try:
-        import papermill as pm
-    except ImportError as e:
-        raise MissingDependencyError(
-            "dc.report needs papermill: pip install 'workbench[reports]'."
-        ) from e
+    pm = require("papermill", "dc.report", REPORTS_INSTALL)
     notebook.parent.mkdir(parents=True, exist_ok=True)
     with _this_kernel() as kernel:
         try:
@@ -205,7 +211,7 @@ def _execute(template: Path, notebook: Path, values: Mapping[str, Any]) -> str |
                 kernel_name=kernel,
                 language="python",  # a user notebook may not say; the kernel is Python
                 cwd=str(template.parent),
-                progress_bar=False,
+                progress_bar=progress,
                 log_output=False,
             )
         except pm.PapermillExecutionError as e:
