@@ -12,3 +12,10 @@ def seconds(fn: Callable[[], Any]) -> float:
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
+
+
+def median_seconds(fn: Callable[[], Any], repeats: int) -> float:
+    """The median of ``repeats`` timed calls of ``fn``, in seconds."""
+    import statistics
+
+    return statistics.median(seconds(fn) for _ in range(repeats))

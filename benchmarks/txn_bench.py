@@ -112,8 +112,9 @@ def bench_two_table_commits(rounds: int, s3: LocalS3 | None = None) -> dict[str,
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def build_history(root: Path, total: int) -> None:
-    """A catalog whose log holds ``total`` transactions (see the module docstring)."""
+def build_history(root: Path, total: int, tables: int = TABLES) -> None:
+    """A catalog whose log holds ``total`` transactions over ``tables`` tables (see the module
+    docstring)."""
     import workbench as dc
     from workbench.core.catalog import get_catalog
     from workbench.core.transaction import new_transaction_id
@@ -121,8 +122,8 @@ def build_history(root: Path, total: int) -> None:
 
     dc.init_local(str(root))
     for i in range(REAL_TRANSACTIONS):
-        name = f"t{i % TABLES}"
-        dc.write(_batch(100, i), name, mode="append" if i >= TABLES else "create")
+        name = f"t{i % tables}"
+        dc.write(_batch(100, i), name, mode="append" if i >= tables else "create")
     log = log_of(get_catalog())
     state = log.refresh()
     real = [(key, entry) for key, entry in state.tables.items()]
@@ -157,7 +158,7 @@ def build_history(root: Path, total: int) -> None:
         log.commit(rows)
         pending -= len(rows)
     # leave the latest state pointing at each table's newest version again
-    for i in range(TABLES):
+    for i in range(tables):
         dc.write(_batch(100, i), f"t{i}", mode="append")
 
 
