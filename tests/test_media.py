@@ -161,7 +161,14 @@ def test_show_media_and_plain_tables(catalog, folder):
     assert "first 3 of 9 rows" in dc.show("files", "media", limit=3)._repr_html_()
     text = repr(dc.show("files", "media", limit=3))
     assert text.startswith("media.files: first 3 of 9 rows") and "audio/silence.wav" in text
+    images = dc.show("files", "media", where=pc.field("kind") == "image")._repr_html_()
+    assert images.count("<img") == 4 and "all 4 rows" in images and "<audio" not in images
+    with pytest.raises(dc.InvalidArgumentError, match="pyarrow expression"):
+        dc.show("files", "media", where="kind == 'image'")
     dc.write({"id": [1, 2], "name": ["<x>", "y"]}, "plain")
+    first = dc.transactions(limit=1).column("transaction_id")[0].as_py()
+    dc.write({"id": [3], "name": ["z"]}, "plain", mode="add")
+    assert "all 2 rows" in repr(dc.show("plain", as_of=first))
     plain = dc.show("plain")._repr_html_()
     assert "<img" not in plain and "&lt;x&gt;" in plain and "preview" not in plain
 

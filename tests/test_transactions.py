@@ -162,6 +162,12 @@ def test_history_filters_and_single_transaction(catalog):
     assert len(dc.transactions(limit=1)) == 1
     since = dc.transactions(since=history["transaction_id"].iloc[1], read_as="pandas")
     assert len(since) == 2
+    middle = history["transaction_id"].iloc[1]
+    then = dc.transactions(as_of=middle, read_as="pandas")  # the history as it was then
+    assert list(then["transaction_id"]) == list(history["transaction_id"].iloc[1:])
+    dc.tag("then", middle)
+    assert len(dc.transactions(as_of="then", table="default.a")) == 1
+    assert len(dc.transactions(as_of=middle, since=middle)) == 1
     record = dc.read_transaction(history["transaction_id"].iloc[0])
     assert record.changes[0]["operation"] == "WRITE_APPEND"
     assert "default.a" in str(record) and "<table>" in record._repr_html_()
