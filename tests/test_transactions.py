@@ -151,6 +151,13 @@ def test_changed_read_set_conflicts_at_commit_and_retry_succeeds(catalog):
     assert dc.read("target", read_as=dc.DatasetType.PANDAS)["v"].tolist() == [12]
 
 
+def test_a_new_catalog_has_an_empty_history(catalog):
+    assert dc.transactions().num_rows == 0  # no log table yet: nothing to read, no error
+    assert len(dc.transactions(read_as="pandas", since="2026-01-01", as_of="2026-01-01")) == 0
+    dc.write(pd.DataFrame({"id": [1]}), "a")
+    assert dc.transactions().num_rows == 1
+
+
 def test_history_filters_and_single_transaction(catalog):
     dc.write(pd.DataFrame({"id": [1]}), "a")
     dc.write(pd.DataFrame({"id": [1]}), "b")

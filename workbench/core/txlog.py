@@ -247,6 +247,8 @@ class TransactionLog:
         return self._full_history()
 
     def _full_history(self) -> list[dict[str, Any]]:
+        if self._history is None and self.version < 0:
+            self._history = []  # nothing committed yet: no log table to read
         if self._history is None:
             version = self.version
             self._load_history()
