@@ -135,8 +135,8 @@ def report(
         _render(notebook_path, html_path, header, error)
         if error is not None:
             raise ReportFailedError(
-                f"Report {path.stem!r} failed: {error}. The HTML ({html_path}) shows the failing "
-                f"cell first; the executed notebook is {notebook_path}.",
+                f"Report {path.stem!r} failed: {error.rstrip('.')}. The HTML ({html_path}) shows "
+                f"the failing cell first; the executed notebook is {notebook_path}.",
                 html=html_path,
                 notebook=notebook_path,
             )
