@@ -118,7 +118,7 @@ def test_magics_and_widgets_on_s3(s3_catalog):
     browser = CatalogBrowser()
     browser.select("shop.orders")
     assert "orders" in browser.details.value
-    assert HistoryBrowser().table.value
+    assert HistoryBrowser().table.frame["tables"].tolist() == ["shop, shop.orders"]
 
 
 def test_daft_reads_and_writes_on_s3(s3_catalog):

@@ -12,7 +12,8 @@ import pytest
 
 import workbench as dc
 from workbench.widgets import CatalogBrowser, HistoryBrowser, RunsBrowser, TimeTravel
-from workbench.widgets.render import STATUS_COLOURS
+from workbench.widgets.grid import Grid
+from workbench.widgets.render import STATUS_COLOURS, when
 
 
 def seed() -> None:
@@ -48,19 +49,55 @@ def test_catalog_browser_lists_filters_and_previews(catalog):
     assert len(browser.table_list.options) == 2
 
 
-def test_history_browser_pages_filters_and_details(catalog):
+def test_history_browser_pages_filters_and_shows_a_selected_rows_detail(catalog):
     for i in range(25):
         dc.write(pd.DataFrame({"id": [i]}), "log", mode="append" if i else "create")
     seed()
+    log = dc.transactions(read_as=dc.DatasetType.PANDAS)
     history = HistoryBrowser(page_size=10)
     assert history.pages == 3 and "page 1 of 3" in history.page_label.value
+    grid = history.table.frame
+    assert list(grid.columns) == [
+        "time",
+        "commit_message",
+        "tables",
+        "operations",
+        "rows_added",
+        "rows_removed",
+    ]
+    assert grid["time"].tolist() == [when(t) for t in log["end_time"][:10]], "newest first"
+    assert grid["tables"].iloc[0] == "ops, ops.notes" and grid["rows_added"].iloc[0] == 1
+
+    history.table.itable.selected_rows = [1]  # as a click on the page's second row does
+    assert log["transaction_id"].iloc[1] in history.detail.value
+    assert "shop.items" in history.detail.value and "WRITE_MERGE" in history.detail.value
+
     history.next_button.click()
-    assert history.page == 1
+    assert history.page == 1 and history.table.itable.selected_rows == []
+    assert history.table.frame["time"].tolist() == [when(t) for t in log["end_time"][10:20]]
+    history.table.itable.selected_rows = [0]
+    assert log["transaction_id"].iloc[10] in history.detail.value
+
     history.set_filter("shop.items")
     assert len(history.shown) == 2 and history.pages == 1
-    history.select(history.picker.options[0][1])
-    assert "shop.items" in history.detail.value
+    assert history.table.frame["tables"].tolist() == ["shop.items", "shop, shop.items"]
     assert len(history.timeline.data[0].x) == 28
+
+
+def test_grid_sorts_a_text_column_by_a_hidden_one():
+    grid = Grid("wb-test")
+    assert grid.layout.display == "none", "hidden until it has rows"
+    grid.show(
+        pd.DataFrame({"step": ["a", "b"], "duration": ["2 s", "10 ms"], "ns": [2e9, 1e7]}),
+        "steps",
+        order_by={"duration": "ns"},
+    )
+    assert grid.layout.display is None and grid.title.value == "<b>steps</b>"
+    definitions = grid.itable._dt_args["columnDefs"]
+    assert {"targets": 1, "orderData": 2} in definitions
+    assert {"targets": [2], "visible": False} in definitions
+    grid.show(pd.DataFrame({"x": [1]}))
+    assert grid.itable._dt_args["columnDefs"] == [], "a new frame drops the old sort columns"
 
 
 def test_time_travel_slider_moves_preview_and_diff(catalog):
