@@ -246,12 +246,13 @@ def test_runs_browser_shows_statuses_in_colour(lab, tmp_path):
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
         try:
             _open_and_run_all(page, base, token, "runs.ipynb")
-            failed = page.locator(".wb-runs-list .wb-status-failed")
+            failed = page.locator(".wb-runs-table .wb-status-failed")
             expect(failed).to_have_css("background-color", "rgb(198, 40, 40)", timeout=120_000)
-            succeeded = page.locator(".wb-runs-list .wb-status-succeeded")
+            succeeded = page.locator(".wb-runs-table .wb-status-succeeded")
             expect(succeeded).to_have_css("background-color", "rgb(46, 125, 50)")
-            expect(page.locator(".wb-runs-list tbody tr")).to_have_count(2)
-            page.locator(".wb-run-picker select").select_option(index=1)  # nightly
+            rows = page.locator(".wb-runs-table tbody tr")
+            expect(rows).to_have_count(2)
+            rows.filter(has_text="nightly").click()  # selecting a run shows its detail
             expect(page.locator(".wb-run-steps")).to_contain_text("load", timeout=30_000)
             expect(page.locator(".wb-runs .js-plotly-plot")).to_be_visible(timeout=30_000)
         finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -122,7 +123,7 @@ def _lost_run(root: Path) -> None:
     subprocess.run([sys.executable, "-c", code, str(root)], check=True, timeout=120)
 
 
-def test_runs_browser_colours_pages_filters_and_details(catalog, tmp_path):
+def test_runs_browser_colours_pages_filters_and_shows_a_selected_runs_detail(catalog, tmp_path):
     for i in range(12):
         with dc.run(f"tick-{i}", kind="job"):
             pass
@@ -138,26 +139,43 @@ def test_runs_browser_colours_pages_filters_and_details(catalog, tmp_path):
     with dc.run("live"):
         runs = RunsBrowser(page_size=5)
     assert runs.pages == 4 and "page 1 of 4 (16 shown)" in runs.page_label.value
+    grid = runs.table.frame
+    assert list(grid.columns) == [
+        "name",
+        "kind",
+        "status",
+        "start",
+        "duration",
+        "transactions",
+        "elapsed_ns",
+    ]
+    assert grid["name"].tolist() == ["live", "lost", "broken", "daily", "tick-11"]
+    cells = json.loads(runs.table.itable._dt_args["data_json"])
     for status, colour in STATUS_COLOURS.items():
-        assert f"wb-status-{status}' style='color:#fff;background:{colour}" in runs.table.value
+        label = f"wb-status-{status}' style='color:#fff;background:{colour}"
+        assert any(label in row[2] for row in cells), "status labels reach the grid as HTML"
     assert [len(bar.y) for bar in runs.timeline.data] == [1, 13, 1, 1]  # running .. abandoned
     assert all(width > 0 for bar in runs.timeline.data for width in bar.x)
     runs.next_button.click()
-    assert runs.page == 1 and "tick-10" in runs.table.value
+    assert runs.page == 1 and runs.table.frame["name"].iloc[0] == "tick-10"
 
     runs.set_status("failed")
     assert runs.shown["name"].tolist() == ["broken"] and runs.pages == 1
-    runs.select(runs.picker.options[0][1])
-    assert "ZeroDivisionError: division by zero" in runs.detail.value
-    assert "divide" in runs.detail.value and "wb-status-failed" in runs.detail.value
+    runs.table.itable.selected_rows = [0]  # as a click on the row does
+    assert "ZeroDivisionError: division by zero" in runs.detail.header.value
+    steps = runs.detail.steps.frame
+    assert steps["name"].tolist() == ["divide"] and "wb-status-failed" in steps["status"].iloc[0]
 
     runs.set_status("")
     runs.filter_box.value = "DAILY"
     assert runs.shown["name"].tolist() == ["daily"]
     assert [len(bar.y) for bar in runs.timeline.data] == [0, 1, 0, 0]
-    runs.picker.value = run.run_id  # as picking it in the dropdown does
+    assert runs.table.frame["transactions"].tolist() == [1]
+    runs.table.itable.selected_rows = [0]
+    assert run.run_id in runs.detail.header.value
+    steps = runs.detail.steps.frame
+    assert steps[["name", "rows in", "rows out"]].values.tolist() == [["load", 3, 3]]
+    assert runs.detail.metrics.frame.values.tolist() == [["loss", 0.25]]
     (txn,) = dc.runs(name="daily", read_as="pandas").iloc[0]["transactions"]
-    detail = runs.detail.value
-    assert "load" in detail and "<td>3</td>" in detail and "loss" in detail and "0.25" in detail
-    assert txn in detail and "default.raw" in detail
-    assert "<td>1</td>" in runs.table.value, "one transaction"
+    commits = runs.detail.transactions.frame
+    assert commits[["transaction_id", "tables"]].values.tolist() == [[txn, "default.raw"]]
