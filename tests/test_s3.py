@@ -117,7 +117,8 @@ def test_magics_and_widgets_on_s3(s3_catalog):
     assert shell.run_line_magic("dc", "describe shop.orders").row_count == 2
     browser = CatalogBrowser()
     browser.select("shop.orders")
-    assert "orders" in browser.details.value
+    assert "orders" in browser.summary.value
+    assert browser.preview.frame["id"].tolist() == [1, 2]
     assert HistoryBrowser().table.frame["tables"].tolist() == ["shop, shop.orders"]
 
 

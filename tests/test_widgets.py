@@ -40,12 +40,17 @@ def test_catalog_browser_lists_filters_and_previews(catalog):
     seed()
     browser = CatalogBrowser()
     assert list(browser.table_list.options) == ["ops.notes", "shop.items"]
+    assert browser.preview.layout.display == "none", "no grid before a table is selected"
     browser.set_filter("shop")
     assert list(browser.table_list.options) == ["shop.items"]
     browser.select("shop.items")
-    html = browser.details_html
-    assert "shop.items" in html and "first 3 of 3 rows" in html and "key" in html
-    assert "WRITE_MERGE" in html, "recent history of the table"
+    assert "shop.items" in browser.summary.value and "key" in browser.summary.value
+    assert browser.preview.layout.display is None
+    assert "first 3 of 3 rows" in browser.preview.title.value
+    assert browser.preview.frame.to_dict("list") == {"id": [1, 2, 3], "v": ["a", "B", "c"]}
+    recent = browser.recent.frame
+    assert recent["operations"].tolist() == ["WRITE_MERGE", "CREATE_NAMESPACE, CREATE_TABLE"]
+    assert recent["rows_added"].tolist() == [1, 2], "recent history of the table, newest first"
     browser.filter_box.value = ""
     assert len(browser.table_list.options) == 2
 
@@ -104,10 +109,12 @@ def test_grid_sorts_a_text_column_by_a_hidden_one():
 def test_time_travel_slider_moves_preview_and_diff(catalog):
     seed()
     travel = TimeTravel("items", "shop")
-    assert travel.slider.max == 1 and "as of point 2 of 2" in travel.then.value
+    assert travel.slider.max == 1 and "as of point 2 of 2" in travel.then.title.value
+    assert travel.then.frame["v"].tolist() == ["a", "B", "c"]
     assert travel.diff.added == 0
     travel.slider.value = 0
-    assert "as of point 1 of 2" in travel.then.value
+    assert "as of point 1 of 2" in travel.then.title.value
+    assert travel.then.frame["v"].tolist() == ["a", "b"]
     assert (travel.diff.added, travel.diff.changed) == (1, 1)
     assert list(travel.chart.data[0].y) == [2, 3]
 
