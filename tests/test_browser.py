@@ -1,5 +1,6 @@
 """A real JupyterLab in headless Chromium: run tutorial 04, click the widgets, see them change;
-render the runs browser over real runs and see their statuses in colour."""
+see the history grid's headers line up with its columns and sort it, offline; render the runs
+browser over real runs and see their statuses in colour."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -235,6 +237,22 @@ def _upload_notebook(base: str, token: str, name: str, source: str) -> None:
     )
 
 
+def _offline(page) -> list[str]:
+    """Abort every request that leaves 127.0.0.1, so the grid must work with no CDN; returns
+    the URLs aborted."""
+    aborted: list[str] = []
+
+    def only_local(route) -> None:
+        if urlsplit(route.request.url).hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            aborted.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_local)
+    return aborted
+
+
 def test_runs_browser_shows_statuses_in_colour(lab, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
@@ -244,16 +262,78 @@ def test_runs_browser_shows_statuses_in_colour(lab, tmp_path):
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        aborted = _offline(page)
         try:
             _open_and_run_all(page, base, token, "runs.ipynb")
-            failed = page.locator(".wb-runs-list .wb-status-failed")
+            failed = page.locator(".wb-runs-table .wb-status-failed")
             expect(failed).to_have_css("background-color", "rgb(198, 40, 40)", timeout=120_000)
-            succeeded = page.locator(".wb-runs-list .wb-status-succeeded")
+            succeeded = page.locator(".wb-runs-table .wb-status-succeeded")
             expect(succeeded).to_have_css("background-color", "rgb(46, 125, 50)")
-            expect(page.locator(".wb-runs-list tbody tr")).to_have_count(2)
-            page.locator(".wb-run-picker select").select_option(index=1)  # nightly
+            rows = page.locator(".wb-runs-table tbody tr")
+            expect(rows).to_have_count(2)
+            rows.filter(has_text="nightly").click()  # selecting a run shows its detail
             expect(page.locator(".wb-run-steps")).to_contain_text("load", timeout=30_000)
             expect(page.locator(".wb-runs .js-plotly-plot")).to_be_visible(timeout=30_000)
         finally:
             page.screenshot(path=str(tmp_path / "jupyterlab-runs.png"), full_page=True)
             browser.close()
+    assert aborted == [], "the page tried to load from outside 127.0.0.1"
+
+
+HISTORY_CELL = """\
+import tempfile
+import pandas as pd
+import workbench as dc
+from workbench.widgets import HistoryBrowser
+
+dc.init_local(tempfile.mkdtemp())
+dc.write(pd.DataFrame({"id": range(5)}), "orders", "shop", auto_create_namespace=True)
+with dc.transaction(commit_message="restock the shelves, and note why in a longer message"):
+    dc.write(pd.DataFrame({"id": range(40)}), "orders", "shop")
+    dc.write(pd.DataFrame({"note": ["restocked"]}), "notes", "shop")
+dc.write(pd.DataFrame({"id": range(12)}), "orders", "shop")
+HistoryBrowser()
+"""
+
+
+def test_history_grid_lines_up_sorts_and_selects_offline(lab, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    base, token = lab
+    _upload_notebook(base, token, "history.ipynb", HISTORY_CELL)
+    _start_kernel(base, token, "history.ipynb")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        aborted = _offline(page)
+        try:
+            _open_and_run_all(page, base, token, "history.ipynb")
+            grid = page.locator(".wb-history-table")
+            rows = grid.locator("tbody tr")
+            expect(rows).to_have_count(3, timeout=120_000)
+            headers = grid.locator("thead th")
+            names = headers.all_inner_texts()
+            assert [name.strip() for name in names][:2] == ["time", "commit_message"]
+            cells = rows.first.locator("td")
+            assert cells.count() == len(names) == 6
+            for i, name in enumerate(names):
+                header, cell = headers.nth(i).bounding_box(), cells.nth(i).bounding_box()
+                assert header is not None and cell is not None
+                assert abs(header["x"] - cell["x"]) <= 2, f"{name}: header x {header} vs {cell}"
+                assert abs(header["width"] - cell["width"]) <= 2, f"{name}: width"
+
+            added = grid.locator("tbody td:nth-child(5)")
+            assert added.all_inner_texts() == ["12", "41", "5"], "newest first"
+            headers.filter(has_text="rows_added").click()
+            expect(added).to_have_text(["5", "12", "41"])
+            headers.filter(has_text="rows_added").click()
+            expect(added).to_have_text(["41", "12", "5"])
+
+            rows.filter(has_text="restock the shelves").click()
+            detail = page.locator(".wb-history-detail")
+            expect(detail).to_contain_text("shop.notes", timeout=30_000)
+        finally:
+            page.screenshot(path=str(tmp_path / "jupyterlab-history.png"), full_page=True)
+            browser.close()
+    assert (tmp_path / "jupyterlab-history.png").stat().st_size > 10_000
+    assert aborted == [], "the page tried to load from outside 127.0.0.1"

@@ -117,8 +117,9 @@ def test_magics_and_widgets_on_s3(s3_catalog):
     assert shell.run_line_magic("dc", "describe shop.orders").row_count == 2
     browser = CatalogBrowser()
     browser.select("shop.orders")
-    assert "orders" in browser.details.value
-    assert HistoryBrowser().table.value
+    assert "orders" in browser.summary.value
+    assert browser.preview.frame["id"].tolist() == [1, 2]
+    assert HistoryBrowser().table.frame["tables"].tolist() == ["shop, shop.orders"]
 
 
 def test_daft_reads_and_writes_on_s3(s3_catalog):

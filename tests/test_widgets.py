@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,8 @@ import pytest
 
 import workbench as dc
 from workbench.widgets import CatalogBrowser, HistoryBrowser, RunsBrowser, TimeTravel
-from workbench.widgets.render import STATUS_COLOURS
+from workbench.widgets.grid import Grid
+from workbench.widgets.render import STATUS_COLOURS, when
 
 
 def seed() -> None:
@@ -38,38 +40,81 @@ def test_catalog_browser_lists_filters_and_previews(catalog):
     seed()
     browser = CatalogBrowser()
     assert list(browser.table_list.options) == ["ops.notes", "shop.items"]
+    assert browser.preview.layout.display == "none", "no grid before a table is selected"
     browser.set_filter("shop")
     assert list(browser.table_list.options) == ["shop.items"]
     browser.select("shop.items")
-    html = browser.details_html
-    assert "shop.items" in html and "first 3 of 3 rows" in html and "key" in html
-    assert "WRITE_MERGE" in html, "recent history of the table"
+    assert "shop.items" in browser.summary.value and "key" in browser.summary.value
+    assert browser.preview.layout.display is None
+    assert "first 3 of 3 rows" in browser.preview.title.value
+    assert browser.preview.frame.to_dict("list") == {"id": [1, 2, 3], "v": ["a", "B", "c"]}
+    recent = browser.recent.frame
+    assert recent["operations"].tolist() == ["WRITE_MERGE", "CREATE_NAMESPACE, CREATE_TABLE"]
+    assert recent["rows_added"].tolist() == [1, 2], "recent history of the table, newest first"
     browser.filter_box.value = ""
     assert len(browser.table_list.options) == 2
 
 
-def test_history_browser_pages_filters_and_details(catalog):
+def test_history_browser_pages_filters_and_shows_a_selected_rows_detail(catalog):
     for i in range(25):
         dc.write(pd.DataFrame({"id": [i]}), "log", mode="append" if i else "create")
     seed()
+    log = dc.transactions(read_as=dc.DatasetType.PANDAS)
     history = HistoryBrowser(page_size=10)
     assert history.pages == 3 and "page 1 of 3" in history.page_label.value
+    grid = history.table.frame
+    assert list(grid.columns) == [
+        "time",
+        "commit_message",
+        "tables",
+        "operations",
+        "rows_added",
+        "rows_removed",
+    ]
+    assert grid["time"].tolist() == [when(t) for t in log["end_time"][:10]], "newest first"
+    assert grid["tables"].iloc[0] == "ops, ops.notes" and grid["rows_added"].iloc[0] == 1
+
+    history.table.itable.selected_rows = [1]  # as a click on the page's second row does
+    assert log["transaction_id"].iloc[1] in history.detail.value
+    assert "shop.items" in history.detail.value and "WRITE_MERGE" in history.detail.value
+
     history.next_button.click()
-    assert history.page == 1
+    assert history.page == 1 and history.table.itable.selected_rows == []
+    assert history.table.frame["time"].tolist() == [when(t) for t in log["end_time"][10:20]]
+    history.table.itable.selected_rows = [0]
+    assert log["transaction_id"].iloc[10] in history.detail.value
+
     history.set_filter("shop.items")
     assert len(history.shown) == 2 and history.pages == 1
-    history.select(history.picker.options[0][1])
-    assert "shop.items" in history.detail.value
+    assert history.table.frame["tables"].tolist() == ["shop.items", "shop, shop.items"]
     assert len(history.timeline.data[0].x) == 28
+
+
+def test_grid_sorts_a_text_column_by_a_hidden_one():
+    grid = Grid("wb-test")
+    assert grid.layout.display == "none", "hidden until it has rows"
+    grid.show(
+        pd.DataFrame({"step": ["a", "b"], "duration": ["2 s", "10 ms"], "ns": [2e9, 1e7]}),
+        "steps",
+        order_by={"duration": "ns"},
+    )
+    assert grid.layout.display is None and grid.title.value == "<b>steps</b>"
+    definitions = grid.itable._dt_args["columnDefs"]
+    assert {"targets": 1, "orderData": 2} in definitions
+    assert {"targets": [2], "visible": False} in definitions
+    grid.show(pd.DataFrame({"x": [1]}))
+    assert grid.itable._dt_args["columnDefs"] == [], "a new frame drops the old sort columns"
 
 
 def test_time_travel_slider_moves_preview_and_diff(catalog):
     seed()
     travel = TimeTravel("items", "shop")
-    assert travel.slider.max == 1 and "as of point 2 of 2" in travel.then.value
+    assert travel.slider.max == 1 and "as of point 2 of 2" in travel.then.title.value
+    assert travel.then.frame["v"].tolist() == ["a", "B", "c"]
     assert travel.diff.added == 0
     travel.slider.value = 0
-    assert "as of point 1 of 2" in travel.then.value
+    assert "as of point 1 of 2" in travel.then.title.value
+    assert travel.then.frame["v"].tolist() == ["a", "b"]
     assert (travel.diff.added, travel.diff.changed) == (1, 1)
     assert list(travel.chart.data[0].y) == [2, 3]
 
@@ -85,7 +130,7 @@ def _lost_run(root: Path) -> None:
     subprocess.run([sys.executable, "-c", code, str(root)], check=True, timeout=120)
 
 
-def test_runs_browser_colours_pages_filters_and_details(catalog, tmp_path):
+def test_runs_browser_colours_pages_filters_and_shows_a_selected_runs_detail(catalog, tmp_path):
     for i in range(12):
         with dc.run(f"tick-{i}", kind="job"):
             pass
@@ -101,26 +146,43 @@ def test_runs_browser_colours_pages_filters_and_details(catalog, tmp_path):
     with dc.run("live"):
         runs = RunsBrowser(page_size=5)
     assert runs.pages == 4 and "page 1 of 4 (16 shown)" in runs.page_label.value
+    grid = runs.table.frame
+    assert list(grid.columns) == [
+        "name",
+        "kind",
+        "status",
+        "start",
+        "duration",
+        "transactions",
+        "elapsed_ns",
+    ]
+    assert grid["name"].tolist() == ["live", "lost", "broken", "daily", "tick-11"]
+    cells = json.loads(runs.table.itable._dt_args["data_json"])
     for status, colour in STATUS_COLOURS.items():
-        assert f"wb-status-{status}' style='color:#fff;background:{colour}" in runs.table.value
+        label = f"wb-status-{status}' style='color:#fff;background:{colour}"
+        assert any(label in row[2] for row in cells), "status labels reach the grid as HTML"
     assert [len(bar.y) for bar in runs.timeline.data] == [1, 13, 1, 1]  # running .. abandoned
     assert all(width > 0 for bar in runs.timeline.data for width in bar.x)
     runs.next_button.click()
-    assert runs.page == 1 and "tick-10" in runs.table.value
+    assert runs.page == 1 and runs.table.frame["name"].iloc[0] == "tick-10"
 
     runs.set_status("failed")
     assert runs.shown["name"].tolist() == ["broken"] and runs.pages == 1
-    runs.select(runs.picker.options[0][1])
-    assert "ZeroDivisionError: division by zero" in runs.detail.value
-    assert "divide" in runs.detail.value and "wb-status-failed" in runs.detail.value
+    runs.table.itable.selected_rows = [0]  # as a click on the row does
+    assert "ZeroDivisionError: division by zero" in runs.detail.header.value
+    steps = runs.detail.steps.frame
+    assert steps["name"].tolist() == ["divide"] and "wb-status-failed" in steps["status"].iloc[0]
 
     runs.set_status("")
     runs.filter_box.value = "DAILY"
     assert runs.shown["name"].tolist() == ["daily"]
     assert [len(bar.y) for bar in runs.timeline.data] == [0, 1, 0, 0]
-    runs.picker.value = run.run_id  # as picking it in the dropdown does
+    assert runs.table.frame["transactions"].tolist() == [1]
+    runs.table.itable.selected_rows = [0]
+    assert run.run_id in runs.detail.header.value
+    steps = runs.detail.steps.frame
+    assert steps[["name", "rows in", "rows out"]].values.tolist() == [["load", 3, 3]]
+    assert runs.detail.metrics.frame.values.tolist() == [["loss", 0.25]]
     (txn,) = dc.runs(name="daily", read_as="pandas").iloc[0]["transactions"]
-    detail = runs.detail.value
-    assert "load" in detail and "<td>3</td>" in detail and "loss" in detail and "0.25" in detail
-    assert txn in detail and "default.raw" in detail
-    assert "<td>1</td>" in runs.table.value, "one transaction"
+    commits = runs.detail.transactions.frame
+    assert commits[["transaction_id", "tables"]].values.tolist() == [[txn, "default.raw"]]

@@ -10,7 +10,9 @@ import ipywidgets as widgets
 import workbench as dc
 from workbench.core.catalog import catalog_name
 from workbench.core.errors import WorkbenchError
-from workbench.widgets.render import error_html, preview_html
+from workbench.widgets.grid import Grid
+from workbench.widgets.history import readable
+from workbench.widgets.render import error_html
 
 
 class CatalogBrowser(widgets.HBox):
@@ -25,13 +27,18 @@ class CatalogBrowser(widgets.HBox):
         self.filter_box = widgets.Text(placeholder="filter tables", description="filter")
         self.table_list = widgets.Select(options=[], rows=18, layout={"width": "300px"})
         self.table_list.add_class("wb-table-list")
-        self.details = widgets.HTML("<i>select a table</i>")
+        self.summary = widgets.HTML("<i>select a table</i>")
+        self.preview = Grid("wb-preview")
+        self.recent = Grid("wb-recent")
+        self.details = widgets.VBox([self.summary, self.preview, self.recent])
         self.details.add_class("wb-details")
         self._all: list[str] = []
         self.catalog_picker.observe(lambda _: self.reload(), names="value")
         self.filter_box.observe(lambda change: self.set_filter(change["new"]), names="value")
         self.table_list.observe(lambda change: self._show(change["new"]), names="value")
-        left = widgets.VBox([self.catalog_picker, self.filter_box, self.table_list])
+        left = widgets.VBox(
+            [self.catalog_picker, self.filter_box, self.table_list], layout={"flex": "0 0 auto"}
+        )
         super().__init__([left, self.details])
         self.add_class("wb-catalog-browser")
         self.reload()
@@ -78,20 +85,15 @@ class CatalogBrowser(widgets.HBox):
                 read_as=dc.DatasetType.PANDAS, catalog=self.catalog, table=qualified, limit=5
             )
         except WorkbenchError as error:
-            self.details.value = error_html(error)
+            self.summary.value = error_html(error)
+            self.preview.hide()
+            self.recent.hide()
             return
-        recent = history[["commit_message", "operations", "rows_added", "rows_removed"]]
-        self.details.value = (
-            f"<h4 style='margin:4px 0'>{escape(qualified)}</h4>"
-            + info._repr_html_()
-            + preview_html(rows, f"first {len(rows)} of {info.row_count} rows")
-            + preview_html(recent, "recent transactions", "wb-recent")
+        self.summary.value = (
+            f"<h4 style='margin:4px 0'>{escape(qualified)}</h4>" + info._repr_html_()
         )
-
-    @property
-    def details_html(self) -> str:
-        """The HTML of the details pane (for tests and screenshots)."""
-        return self.details.value
+        self.preview.show(rows, f"first {len(rows)} of {info.row_count} rows")
+        self.recent.show(readable(history), "recent transactions")
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(f"CatalogBrowser({self.catalog!r}, {len(self._all)} tables)")

@@ -1,4 +1,4 @@
-"""Transaction history: a paged, filterable table, a commit timeline and a transaction's detail."""
+"""Transaction history: a paged, filterable grid, a commit timeline and a transaction's detail."""
 
 from __future__ import annotations
 
@@ -8,13 +8,12 @@ import ipywidgets as widgets
 import pandas as pd
 
 import workbench as dc
-from workbench.widgets.render import preview_html, text, when
-
-COLUMNS = ["time", "commit_message", "tables", "operations", "rows_added", "rows_removed"]
+from workbench.widgets.grid import Grid
+from workbench.widgets.render import text, when
 
 
 class HistoryBrowser(widgets.VBox):
-    """Browse a catalog's committed transactions, newest first."""
+    """Browse a catalog's committed transactions, newest first; select one to see its detail."""
 
     def __init__(self, catalog: str | None = None, page_size: int = 20):
         self.catalog = catalog
@@ -26,18 +25,18 @@ class HistoryBrowser(widgets.VBox):
         self.previous_button = widgets.Button(description="◀ newer", layout={"width": "90px"})
         self.next_button = widgets.Button(description="older ▶", layout={"width": "90px"})
         self.page_label = widgets.Label()
-        self.table = widgets.HTML()
-        self.picker = widgets.Dropdown(description="detail", layout={"width": "600px"})
+        self.table = Grid("wb-history-table", selectable=True)
         self.detail = widgets.HTML()
+        self.detail.add_class("wb-history-detail")
         self.timeline = self._timeline_widget()
         self.filter_box.observe(lambda change: self.set_filter(change["new"]), names="value")
         self.previous_button.on_click(lambda _: self.show_page(self.page - 1))
         self.next_button.on_click(lambda _: self.show_page(self.page + 1))
-        self.picker.observe(lambda change: self.select(change["new"]), names="value")
+        self.table.on_pick(lambda i: self.select(self.rows["transaction_id"].iloc[i]))
         controls = widgets.HBox(
             [self.filter_box, self.previous_button, self.next_button, self.page_label]
         )
-        super().__init__([controls, self.table, self.picker, self.detail, self.timeline])
+        super().__init__([controls, self.table, self.detail, self.timeline])
         self.add_class("wb-history")
         self.reload()
 
@@ -59,7 +58,6 @@ class HistoryBrowser(widgets.VBox):
     def reload(self) -> None:
         """Re-read the history (after new commits)."""
         history = dc.transactions(read_as=dc.DatasetType.PANDAS, catalog=self.catalog)
-        history.insert(0, "time", [when(t) for t in history["end_time"]])
         self.history = history
         scatter = self.timeline.data[0]
         with self.timeline.batch_update():
@@ -95,15 +93,24 @@ class HistoryBrowser(widgets.VBox):
     def show_page(self, page: int) -> None:
         """Show page ``page`` (0 = newest)."""
         self.page = min(max(page, 0), self.pages - 1)
-        rows = self.shown.iloc[self.page * self.page_size : (self.page + 1) * self.page_size]
+        self.rows = self.shown.iloc[self.page * self.page_size : (self.page + 1) * self.page_size]
         self.page_label.value = f"page {self.page + 1} of {self.pages} ({len(self.shown)} shown)"
-        self.table.value = preview_html(rows[COLUMNS], "transactions", "wb-history-table")
-        self.picker.options = [
-            (f"{row.time}  {text(row.commit_message)}  {', '.join(row.tables)}", row.transaction_id)
-            for row in rows.itertuples()
-        ]
+        self.table.show(readable(self.rows))
 
-    def select(self, transaction_id: str | None) -> None:
+    def select(self, transaction_id: str) -> None:
         """Show one transaction's per-table detail."""
-        if transaction_id:
-            self.detail.value = dc.read_transaction(transaction_id, self.catalog)._repr_html_()
+        self.detail.value = dc.read_transaction(transaction_id, self.catalog)._repr_html_()
+
+
+def readable(history: pd.DataFrame) -> pd.DataFrame:
+    """Rows of ``dc.transactions`` as the grids show them: local times, lists as text."""
+    return pd.DataFrame(
+        {
+            "time": history["end_time"].map(when),
+            "commit_message": history["commit_message"].map(text),
+            "tables": history["tables"].map(", ".join),
+            "operations": history["operations"].map(", ".join),
+            "rows_added": history["rows_added"],
+            "rows_removed": history["rows_removed"],
+        }
+    )

@@ -1,4 +1,4 @@
-"""Small HTML pieces the widgets share: a preview table, a title, an error line, a status."""
+"""Small pieces the widgets share: an error line, a status label, times and durations as text."""
 
 from __future__ import annotations
 
@@ -12,18 +12,6 @@ STATUS_COLOURS = {
     "failed": "#c62828",
     "abandoned": "#757575",
 }
-
-
-def preview_html(
-    frame: Any, title: str, css_class: str = "wb-preview", escape_cells: bool = True
-) -> str:
-    """A DataFrame as a compact scrollable HTML table under a title (cells may hold HTML that
-    the caller escaped, such as status labels, when ``escape_cells`` is False)."""
-    table = frame.to_html(index=False, border=0, max_cols=30, na_rep="∅", escape=escape_cells)
-    return (
-        f"<div class='{css_class}'><b>{escape(title)}</b>"
-        f"<div style='max-height:340px;overflow:auto'>{table}</div></div>"
-    )
 
 
 def error_html(error: Exception) -> str:

@@ -1,4 +1,4 @@
-"""Runs: a paged, filterable table of a catalog's runs, a Gantt timeline and a run's detail."""
+"""Runs: a paged, filterable grid of a catalog's runs, a Gantt timeline and a run's detail."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ import pandas as pd
 
 import workbench as dc
 from workbench.core.events.queries import STATUSES
-from workbench.widgets.render import STATUS_COLOURS, duration, preview_html, status_html, when
-from workbench.widgets.run_detail import run_detail_html
+from workbench.widgets.grid import Grid
+from workbench.widgets.render import STATUS_COLOURS, duration, status_html, when
+from workbench.widgets.run_detail import RunDetail
 
 
 class RunsBrowser(widgets.VBox):
-    """Browse a catalog's runs, newest first: how each ended, when, and what it did."""
+    """Browse a catalog's runs, newest first: how each ended, when, and (select one) what it did."""
 
     def __init__(self, catalog: str | None = None, page_size: int = 20, chart_runs: int = 200):
         self.catalog = catalog
@@ -32,18 +33,14 @@ class RunsBrowser(widgets.VBox):
         self.previous_button = widgets.Button(description="◀ newer", layout={"width": "90px"})
         self.next_button = widgets.Button(description="older ▶", layout={"width": "90px"})
         self.page_label = widgets.Label()
-        self.table = widgets.HTML()
-        self.table.add_class("wb-runs-table")
-        self.picker = widgets.Dropdown(description="run", layout={"width": "600px"})
-        self.picker.add_class("wb-run-picker")
-        self.detail = widgets.HTML()
-        self.detail.add_class("wb-run-detail")
+        self.table = Grid("wb-runs-table", html=True, selectable=True)
+        self.detail = RunDetail()
         self.timeline = self._timeline_widget()
         self.filter_box.observe(lambda change: self.set_filter(change["new"]), names="value")
         self.status_picker.observe(lambda change: self.set_status(change["new"]), names="value")
         self.previous_button.on_click(lambda _: self.show_page(self.page - 1))
         self.next_button.on_click(lambda _: self.show_page(self.page + 1))
-        self.picker.observe(lambda change: self.select(change["new"]), names="value")
+        self.table.on_pick(lambda i: self.select(self.rows["run_id"].iloc[i]))
         controls = widgets.HBox(
             [
                 self.filter_box,
@@ -53,7 +50,7 @@ class RunsBrowser(widgets.VBox):
                 self.page_label,
             ]
         )
-        super().__init__([controls, self.table, self.picker, self.detail, self.timeline])
+        super().__init__([controls, self.table, self.detail, self.timeline])
         self.add_class("wb-runs")
         self.reload()
 
@@ -116,29 +113,25 @@ class RunsBrowser(widgets.VBox):
     def show_page(self, page: int) -> None:
         """Show page ``page`` (0 = newest)."""
         self.page = min(max(page, 0), self.pages - 1)
-        rows = self.shown.iloc[self.page * self.page_size : (self.page + 1) * self.page_size]
+        self.rows = self.shown.iloc[self.page * self.page_size : (self.page + 1) * self.page_size]
         self.page_label.value = f"page {self.page + 1} of {self.pages} ({len(self.shown)} shown)"
-        table = pd.DataFrame(
+        frame = pd.DataFrame(
             {
-                "name": rows["name"].map(escape),
-                "kind": rows["kind"].map(escape),
-                "status": rows["status"].map(status_html),
-                "start": rows["started"].map(when),
-                "duration": rows["elapsed"].map(duration),
-                "transactions": rows["transactions"].map(len),
+                "name": self.rows["name"].map(escape),
+                "kind": self.rows["kind"].map(escape),
+                "status": self.rows["status"].map(status_html),
+                "start": self.rows["started"].map(when),
+                "duration": self.rows["elapsed"].map(duration),
+                "transactions": self.rows["transactions"].map(len),
+                "elapsed_ns": self.rows["elapsed"],
             }
         )
-        self.table.value = preview_html(table, "runs", "wb-runs-list", escape_cells=False)
-        self.picker.options = [
-            (f"{when(run.started)}  {run.name}  {run.status}", run.run_id)
-            for run in rows.itertuples()
-        ]
+        self.table.show(frame, order_by={"duration": "elapsed_ns"})
 
-    def select(self, run_id: str | None) -> None:
+    def select(self, run_id: str) -> None:
         """Show one run's steps, metrics and transactions."""
-        if run_id:
-            run = next(self.runs[self.runs["run_id"] == run_id].itertuples())
-            self.detail.value = run_detail_html(run, self.catalog)
+        run = next(self.runs[self.runs["run_id"] == run_id].itertuples())
+        self.detail.show(run, self.catalog)
 
     def _draw_timeline(self) -> None:
         """One bar per shown run from start to end (now while running); bars are at least

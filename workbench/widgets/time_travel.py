@@ -8,7 +8,8 @@ import ipywidgets as widgets
 
 import workbench as dc
 from workbench.core.errors import WorkbenchError
-from workbench.widgets.render import error_html, preview_html, text, when
+from workbench.widgets.grid import Grid
+from workbench.widgets.render import error_html, text, when
 
 
 class TimeTravel(widgets.VBox):
@@ -40,8 +41,7 @@ class TimeTravel(widgets.VBox):
         )
         self.slider.add_class("wb-time-slider")
         self.label = widgets.HTML()
-        self.then = widgets.HTML()
-        self.then.add_class("wb-then")
+        self.then = Grid("wb-then")
         self.changes = widgets.HTML()
         self.changes.add_class("wb-diff-now")
         self.progress = widgets.IntProgress(min=0, max=1, description="loading")
@@ -98,9 +98,9 @@ class TimeTravel(widgets.VBox):
             )
             difference = dc.diff(self.table, self.namespace, before=txn, catalog=self.catalog)
         except WorkbenchError as error:
-            self.then.value = error_html(error)
-            self.changes.value = ""
+            self.then.hide()
+            self.changes.value = error_html(error)
             return
-        self.then.value = preview_html(rows, f"as of point {index + 1} of {len(self.points)}")
+        self.then.show(rows, f"as of point {index + 1} of {len(self.points)}")
         self.changes.value = "<b>then → now</b>" + difference._repr_html_()
         self.diff = difference
