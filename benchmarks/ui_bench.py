@@ -11,7 +11,6 @@ import json
 import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from benchmarks.timing import median_seconds
 from benchmarks.txn_bench import build_history
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "ui.json"
@@ -31,12 +31,7 @@ TARGETS_MS = {
 
 
 def _ms(fn: Callable[[], Any], repeats: int) -> float:
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1e3
+    return median_seconds(fn, repeats) * 1e3
 
 
 def magic_overhead(root: str, repeats: int) -> float:

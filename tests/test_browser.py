@@ -19,19 +19,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.chromium import chromium_page, offline, require_chromium
+
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
 NOTEBOOK = "04_notebook_workbench.ipynb"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def _free_port() -> int:
@@ -43,11 +35,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory) -> Iterator[tuple[str, str]]:
     """JupyterLab serving a copy of the tutorial; yields (base URL, token)."""
-    if not os.path.exists(CHROMIUM):
-        message = f"{CHROMIUM} is missing; `make test` installs it (apt-get install chromium)"
-        if os.environ.get("WORKBENCH_REQUIRE_BROWSER"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require_chromium()
     folder = tmp_path_factory.mktemp("lab")
     shutil.copy(ROOT / "tutorials" / NOTEBOOK, folder / NOTEBOOK)
     port, token = _free_port(), secrets.token_hex(16)
@@ -87,18 +75,10 @@ def lab(tmp_path_factory) -> Iterator[tuple[str, str]]:
 
 
 def test_tutorial_widgets_respond_to_clicks(lab, tmp_path):
-    from playwright.sync_api import sync_playwright
-
     base, token = lab
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1500, "height": 1100})
-        shot = tmp_path / "jupyterlab-widgets.png"
-        try:
-            _drive(page, base, token)
-        finally:
-            page.screenshot(path=str(shot), full_page=True)  # kept for failures too
-            browser.close()
+    shot = tmp_path / "jupyterlab-widgets.png"
+    with chromium_page(shot) as page:
+        _drive(page, base, token)
     assert shot.stat().st_size > 10_000
 
 
@@ -175,27 +155,21 @@ Gallery("files", "media", page_size=4)
 
 
 def test_gallery_shows_thumbnails_with_captions(lab, tmp_path):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     base, token = lab
     cell = GALLERY_CELL.format(media=str(ROOT / "media" / "images"))
     _upload_notebook(base, token, "gallery.ipynb", cell)
     _start_kernel(base, token, "gallery.ipynb")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1500, "height": 1100})
-        try:
-            _open_and_run_all(page, base, token, "gallery.ipynb")
-            thumbnails = page.locator(".wb-gallery-grid img")
-            expect(thumbnails).to_have_count(4, timeout=120_000)
-            expect(page.locator(".wb-gallery-grid")).to_contain_text("phash:")
-            drawn = thumbnails.first.evaluate("img => img.complete && img.naturalWidth")
-            assert drawn > 0, "the thumbnail did not decode in the browser"
-            page.locator(".wb-gallery button", has_text="▶").click()
-            expect(page.locator(".wb-gallery")).to_contain_text("page 2/13")
-        finally:
-            page.screenshot(path=str(tmp_path / "jupyterlab-gallery.png"), full_page=True)
-            browser.close()
+    with chromium_page(tmp_path / "jupyterlab-gallery.png") as page:
+        _open_and_run_all(page, base, token, "gallery.ipynb")
+        thumbnails = page.locator(".wb-gallery-grid img")
+        expect(thumbnails).to_have_count(4, timeout=120_000)
+        expect(page.locator(".wb-gallery-grid")).to_contain_text("phash:")
+        drawn = thumbnails.first.evaluate("img => img.complete && img.naturalWidth")
+        assert drawn > 0, "the thumbnail did not decode in the browser"
+        page.locator(".wb-gallery button", has_text="▶").click()
+        expect(page.locator(".wb-gallery")).to_contain_text("page 2/13")
 
 
 def _api(base: str, token: str, method: str, path: str, body: dict) -> None:
@@ -237,46 +211,29 @@ def _upload_notebook(base: str, token: str, name: str, source: str) -> None:
     )
 
 
-def _offline(page) -> list[str]:
-    """Abort every request that leaves 127.0.0.1, so the grid must work with no CDN; returns
-    the URLs aborted."""
-    aborted: list[str] = []
-
-    def only_local(route) -> None:
-        if urlsplit(route.request.url).hostname == "127.0.0.1":
-            route.continue_()
-        else:
-            aborted.append(route.request.url)
-            route.abort()
-
-    page.route("**/*", only_local)
-    return aborted
+def on_this_machine(url: str) -> bool:
+    """Requests to JupyterLab on 127.0.0.1 only: the widgets must work with no CDN."""
+    return urlsplit(url).hostname == "127.0.0.1"
 
 
 def test_runs_browser_shows_statuses_in_colour(lab, tmp_path):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     base, token = lab
     _upload_notebook(base, token, "runs.ipynb", RUNS_CELL)
     _start_kernel(base, token, "runs.ipynb")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1500, "height": 1100})
-        aborted = _offline(page)
-        try:
-            _open_and_run_all(page, base, token, "runs.ipynb")
-            failed = page.locator(".wb-runs-table .wb-status-failed")
-            expect(failed).to_have_css("background-color", "rgb(198, 40, 40)", timeout=120_000)
-            succeeded = page.locator(".wb-runs-table .wb-status-succeeded")
-            expect(succeeded).to_have_css("background-color", "rgb(46, 125, 50)")
-            rows = page.locator(".wb-runs-table tbody tr")
-            expect(rows).to_have_count(2)
-            rows.filter(has_text="nightly").click()  # selecting a run shows its detail
-            expect(page.locator(".wb-run-steps")).to_contain_text("load", timeout=30_000)
-            expect(page.locator(".wb-runs .js-plotly-plot")).to_be_visible(timeout=30_000)
-        finally:
-            page.screenshot(path=str(tmp_path / "jupyterlab-runs.png"), full_page=True)
-            browser.close()
+    with chromium_page(tmp_path / "jupyterlab-runs.png") as page:
+        aborted = offline(page, on_this_machine)
+        _open_and_run_all(page, base, token, "runs.ipynb")
+        failed = page.locator(".wb-runs-table .wb-status-failed")
+        expect(failed).to_have_css("background-color", "rgb(198, 40, 40)", timeout=120_000)
+        succeeded = page.locator(".wb-runs-table .wb-status-succeeded")
+        expect(succeeded).to_have_css("background-color", "rgb(46, 125, 50)")
+        rows = page.locator(".wb-runs-table tbody tr")
+        expect(rows).to_have_count(2)
+        rows.filter(has_text="nightly").click()  # selecting a run shows its detail
+        expect(page.locator(".wb-run-steps")).to_contain_text("load", timeout=30_000)
+        expect(page.locator(".wb-runs .js-plotly-plot")).to_be_visible(timeout=30_000)
     assert aborted == [], "the page tried to load from outside 127.0.0.1"
 
 
@@ -297,43 +254,37 @@ HistoryBrowser()
 
 
 def test_history_grid_lines_up_sorts_and_selects_offline(lab, tmp_path):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     base, token = lab
     _upload_notebook(base, token, "history.ipynb", HISTORY_CELL)
     _start_kernel(base, token, "history.ipynb")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1500, "height": 1100})
-        aborted = _offline(page)
-        try:
-            _open_and_run_all(page, base, token, "history.ipynb")
-            grid = page.locator(".wb-history-table")
-            rows = grid.locator("tbody tr")
-            expect(rows).to_have_count(3, timeout=120_000)
-            headers = grid.locator("thead th")
-            names = headers.all_inner_texts()
-            assert [name.strip() for name in names][:2] == ["time", "commit_message"]
-            cells = rows.first.locator("td")
-            assert cells.count() == len(names) == 6
-            for i, name in enumerate(names):
-                header, cell = headers.nth(i).bounding_box(), cells.nth(i).bounding_box()
-                assert header is not None and cell is not None
-                assert abs(header["x"] - cell["x"]) <= 2, f"{name}: header x {header} vs {cell}"
-                assert abs(header["width"] - cell["width"]) <= 2, f"{name}: width"
+    with chromium_page(tmp_path / "jupyterlab-history.png") as page:
+        aborted = offline(page, on_this_machine)
+        _open_and_run_all(page, base, token, "history.ipynb")
+        grid = page.locator(".wb-history-table")
+        rows = grid.locator("tbody tr")
+        expect(rows).to_have_count(3, timeout=120_000)
+        headers = grid.locator("thead th")
+        names = headers.all_inner_texts()
+        assert [name.strip() for name in names][:2] == ["time", "commit_message"]
+        cells = rows.first.locator("td")
+        assert cells.count() == len(names) == 6
+        for i, name in enumerate(names):
+            header, cell = headers.nth(i).bounding_box(), cells.nth(i).bounding_box()
+            assert header is not None and cell is not None
+            assert abs(header["x"] - cell["x"]) <= 2, f"{name}: header x {header} vs {cell}"
+            assert abs(header["width"] - cell["width"]) <= 2, f"{name}: width"
 
-            added = grid.locator("tbody td:nth-child(5)")
-            assert added.all_inner_texts() == ["12", "41", "5"], "newest first"
-            headers.filter(has_text="rows_added").click()
-            expect(added).to_have_text(["5", "12", "41"])
-            headers.filter(has_text="rows_added").click()
-            expect(added).to_have_text(["41", "12", "5"])
+        added = grid.locator("tbody td:nth-child(5)")
+        assert added.all_inner_texts() == ["12", "41", "5"], "newest first"
+        headers.filter(has_text="rows_added").click()
+        expect(added).to_have_text(["5", "12", "41"])
+        headers.filter(has_text="rows_added").click()
+        expect(added).to_have_text(["41", "12", "5"])
 
-            rows.filter(has_text="restock the shelves").click()
-            detail = page.locator(".wb-history-detail")
-            expect(detail).to_contain_text("shop.notes", timeout=30_000)
-        finally:
-            page.screenshot(path=str(tmp_path / "jupyterlab-history.png"), full_page=True)
-            browser.close()
+        rows.filter(has_text="restock the shelves").click()
+        detail = page.locator(".wb-history-detail")
+        expect(detail).to_contain_text("shop.notes", timeout=30_000)
     assert (tmp_path / "jupyterlab-history.png").stat().st_size > 10_000
     assert aborted == [], "the page tried to load from outside 127.0.0.1"

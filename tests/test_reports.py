@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import workbench as dc
+from tests.chromium import chromium_page, offline
 from workbench.magics.parser import parse
 from workbench.reports import parse_parameters
 
@@ -214,37 +215,17 @@ DRAWN = (
 
 @SLOW
 def test_report_charts_draw_offline_in_chromium(reports, tmp_path: Path):
-    from playwright.sync_api import sync_playwright
-
-    from tests.chromium import CHROMIUM, CHROMIUM_ARGS, require_chromium
-
-    require_chromium()
-    requested: list[str] = []
-
-    def offline(route):
-        url = route.request.url
-        if url.startswith(("file:", "data:", "blob:")):
-            return route.continue_()
-        requested.append(url)
-        return route.abort()
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
+    for template, (_, fewest) in TEMPLATES.items():
+        with chromium_page(tmp_path / f"{template}.png", width=1280, height=900) as page:
             errors: list[str] = []
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.route("**/*", offline)
-            for template, (_, fewest) in TEMPLATES.items():
-                page.goto(reports[template].html.as_uri())
-                page.wait_for_function(f"({DRAWN}) >= {fewest}")
-                drawn, plots = page.evaluate(DRAWN), page.locator(".js-plotly-plot").count()
-                page.screenshot(path=str(tmp_path / f"{template}.png"), full_page=True)
-                assert drawn == plots >= fewest, template  # every chart drew its traces
-        finally:
-            browser.close()
-    assert not errors, errors
-    assert not requested, requested  # the pages asked the network for nothing
+            page.on("pageerror", lambda error, errors=errors: errors.append(str(error)))
+            aborted = offline(page, lambda url: url.startswith(("file:", "data:", "blob:")))
+            page.goto(reports[template].html.as_uri())
+            page.wait_for_function(f"({DRAWN}) >= {fewest}")
+            drawn, plots = page.evaluate(DRAWN), page.locator(".js-plotly-plot").count()
+        assert drawn == plots >= fewest, template  # every chart drew its traces
+        assert not errors, errors
+        assert not aborted, aborted  # the page asked the network for nothing
 
 
 def test_magic_report_parses_parameters_and_output():
