@@ -158,6 +158,24 @@ def test_a_new_catalog_has_an_empty_history(catalog):
     assert dc.transactions().num_rows == 1
 
 
+def test_history_follows_commits_made_after_it_was_read(catalog):
+    import subprocess
+    import sys
+
+    dc.write(pd.DataFrame({"id": [1]}), "a")
+    assert dc.transactions().num_rows == 1  # read (and kept) once
+    dc.write(pd.DataFrame({"id": [2]}), "b")
+    script = (
+        f"import workbench as dc; dc.init_local({str(catalog.root)!r}); "
+        "dc.write({'id': [3]}, 'a', mode='append')"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)  # another process commits
+    history = dc.transactions(read_as="pandas")
+    assert list(history["sequence"]) == sorted(history["sequence"], reverse=True)
+    assert [t[0] for t in history["tables"]] == ["default.a", "default.b", "default.a"]
+    assert len(dc.transactions(table="a")) == 2 and len(dc.transactions(table="b")) == 1
+
+
 def test_history_filters_and_single_transaction(catalog):
     dc.write(pd.DataFrame({"id": [1]}), "a")
     dc.write(pd.DataFrame({"id": [1]}), "b")

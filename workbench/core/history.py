@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from workbench.core.arguments import optional_whole_number
 from workbench.core.catalog import DEFAULT_NAMESPACE, get_catalog
@@ -19,6 +20,8 @@ from workbench.core.versions import label, split_key
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from workbench.core.txlog import TransactionLog
+
 
 def engines_of(engines: list[str | None]) -> str:
     """The engines that made a transaction's changes, as one label (e.g. 'local+spark')."""
@@ -26,15 +29,11 @@ def engines_of(engines: list[str | None]) -> str:
     return "+".join(sorted(names)) or DEFAULT_ENGINE
 
 
-def _history_table(rows: list[dict[str, Any]]) -> pa.Table:
-    """Fold log rows (one per table touched) into one row per transaction, newest first."""
+def _schema() -> pa.Schema:
+    """The history's columns, one row per transaction."""
     import pyarrow as pa
 
-    grouped: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        grouped.setdefault(row["transaction_id"], []).append(row)
-    folded = sorted(map(_fold, grouped.values()), key=lambda e: e["sequence"], reverse=True)
-    schema = pa.schema(
+    return pa.schema(
         [
             ("transaction_id", pa.string()),
             ("sequence", pa.int64()),
@@ -55,7 +54,39 @@ def _history_table(rows: list[dict[str, Any]]) -> pa.Table:
             ("details", pa.string()),  # JSON: target -> details of its change, if any
         ]
     )
-    return pa.Table.from_pylist(folded, schema=schema)
+
+
+@dataclass
+class _Folded:
+    """A log's rows folded into one entry per transaction, kept between calls and extended as
+    the log grows, so the history of a long log is not rebuilt on every call."""
+
+    rows: list[dict[str, Any]]  # the log's row list it was folded from
+    count: int = 0  # rows folded so far
+    entries: list[dict[str, Any]] = field(default_factory=list)  # oldest first
+    table: pa.Table | None = None  # the entries newest first, built when first asked
+
+
+_folded: WeakKeyDictionary[TransactionLog, _Folded] = WeakKeyDictionary()
+
+
+def _history_table(log: TransactionLog) -> pa.Table:
+    """Every committed transaction of ``log``, one row each, newest first."""
+    import pyarrow as pa
+
+    rows = log.rows
+    folded = _folded.get(log)
+    if folded is None or folded.rows is not rows or folded.count > len(rows):
+        folded = _folded[log] = _Folded(rows)
+    if folded.count < len(rows):
+        grouped: dict[str, list[dict[str, Any]]] = {}
+        for row in rows[folded.count :]:  # a transaction's rows arrive together, in order
+            grouped.setdefault(row["transaction_id"], []).append(row)
+        folded.entries.extend(sorted(map(_fold, grouped.values()), key=lambda e: e["sequence"]))
+        folded.count, folded.table = len(rows), None
+    if folded.table is None:
+        folded.table = pa.Table.from_pylist(folded.entries[::-1], schema=_schema())
+    return folded.table
 
 
 def _target(row: dict[str, Any]) -> str:
@@ -105,19 +136,22 @@ def transactions(
     """Committed transactions, newest first; filter by ``table`` ("ns.table"), ``since`` a
     time/transaction/tag, ``as_of`` one (the history as it was then), and keep the first
     ``limit``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     from workbench.core.timetravel import resolve_sequence
 
     limit = optional_whole_number("limit", limit)
     cat = get_catalog(catalog)
     log = log_of(cat)
     log.refresh()
-    rows = log.rows
-    if since is not None:
-        first = resolve_sequence(cat, since, "since") if log.rows else 0
-        rows = [r for r in rows if r["sequence"] >= first]
-    if as_of is not None:
-        last = resolve_sequence(cat, as_of, "as_of") if log.rows else 0
-        rows = [r for r in rows if r["sequence"] <= last]
+    history = _history_table(log)
+    sequence = history.column("sequence")
+    if since is not None and history.num_rows:
+        history = history.filter(pc.greater_equal(sequence, resolve_sequence(cat, since, "since")))
+    if as_of is not None and history.num_rows:
+        last = resolve_sequence(cat, as_of, "as_of")
+        history = history.filter(pc.less_equal(history.column("sequence"), last))
     if table is not None:
         if not isinstance(table, str) or not table.strip("."):
             raise InvalidArgumentError(
@@ -127,13 +161,13 @@ def transactions(
         namespace, _, name = table.rpartition(".")
         wanted = {
             t["transaction_id"]
-            for t in rows
+            for t in log.rows
             if t["table_name"] is not None
             and split_key(t["table_name"])[0] == name
             and t["namespace"] == (namespace or DEFAULT_NAMESPACE)
         }
-        rows = [r for r in rows if r["transaction_id"] in wanted]
-    history = _history_table(rows)
+        ids = pa.array(sorted(wanted), pa.string())
+        history = history.filter(pc.is_in(history.column("transaction_id"), value_set=ids))
     if limit is not None:
         history = history.slice(0, limit)
     return from_pyarrow(history, parse_dataset_type(read_as))

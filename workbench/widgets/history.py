@@ -61,9 +61,10 @@ class HistoryBrowser(widgets.VBox):
         self.history = history
         scatter = self.timeline.data[0]
         with self.timeline.batch_update():
-            scatter.x = pd.to_datetime(history["end_time"], unit="ns", utc=True).tolist()
-            scatter.y = history["rows_added"].tolist()
-            scatter.text = history["commit_message"].fillna("").tolist()
+            # arrays, not lists: plotly checks a list item by item (10k commits: ~100 ms)
+            scatter.x = history["end_time"].to_numpy().astype("datetime64[ns]")
+            scatter.y = history["rows_added"].to_numpy()
+            scatter.text = history["commit_message"].fillna("").to_numpy()
         self.set_filter(self.filter_box.value)
 
     def set_filter(self, text: str) -> None:
