@@ -79,7 +79,9 @@ def main() -> int:
             "transactions": transactions,
             "build_seconds": round(built, 1),
             "dc_report_seconds": median_seconds(
-                lambda: dc.report("catalog_overview", output=folder / "report.html"),
+                lambda: dc.report(
+                    "catalog_overview", output=folder / "report.html", progress=False
+                ),
                 args.repeats,
             ),
             "papermill_by_hand_seconds": median_seconds(
