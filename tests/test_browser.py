@@ -14,7 +14,9 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -157,12 +159,8 @@ Gallery("files", "media", page_size=4)
 def test_gallery_shows_thumbnails_with_captions(lab, tmp_path):
     from playwright.sync_api import expect
 
-    base, token = lab
     cell = GALLERY_CELL.format(media=str(ROOT / "media" / "images"))
-    _upload_notebook(base, token, "gallery.ipynb", cell)
-    _start_kernel(base, token, "gallery.ipynb")
-    with chromium_page(tmp_path / "jupyterlab-gallery.png") as page:
-        _open_and_run_all(page, base, token, "gallery.ipynb")
+    with _notebook_page(lab, tmp_path, "gallery", cell) as (page, aborted):
         thumbnails = page.locator(".wb-gallery-grid img")
         expect(thumbnails).to_have_count(4, timeout=120_000)
         expect(page.locator(".wb-gallery-grid")).to_contain_text("phash:")
@@ -170,6 +168,7 @@ def test_gallery_shows_thumbnails_with_captions(lab, tmp_path):
         assert drawn > 0, "the thumbnail did not decode in the browser"
         page.locator(".wb-gallery button", has_text="▶").click()
         expect(page.locator(".wb-gallery")).to_contain_text("page 2/13")
+    assert aborted == [], "the page tried to load from outside 127.0.0.1"
 
 
 def _api(base: str, token: str, method: str, path: str, body: dict) -> None:
@@ -216,15 +215,24 @@ def on_this_machine(url: str) -> bool:
     return urlsplit(url).hostname == "127.0.0.1"
 
 
+@contextmanager
+def _notebook_page(lab, tmp_path: Path, name: str, cell: str) -> Iterator[tuple[Any, list[str]]]:
+    """A one-cell notebook uploaded to the lab, its kernel started, opened offline in Chromium
+    and run; yields the page and the URLs it tried to load from outside 127.0.0.1 (a screenshot
+    goes to tmp_path)."""
+    base, token = lab
+    _upload_notebook(base, token, f"{name}.ipynb", cell)
+    _start_kernel(base, token, f"{name}.ipynb")
+    with chromium_page(tmp_path / f"jupyterlab-{name}.png") as page:
+        aborted = offline(page, on_this_machine)
+        _open_and_run_all(page, base, token, f"{name}.ipynb")
+        yield page, aborted
+
+
 def test_runs_browser_shows_statuses_in_colour(lab, tmp_path):
     from playwright.sync_api import expect
 
-    base, token = lab
-    _upload_notebook(base, token, "runs.ipynb", RUNS_CELL)
-    _start_kernel(base, token, "runs.ipynb")
-    with chromium_page(tmp_path / "jupyterlab-runs.png") as page:
-        aborted = offline(page, on_this_machine)
-        _open_and_run_all(page, base, token, "runs.ipynb")
+    with _notebook_page(lab, tmp_path, "runs", RUNS_CELL) as (page, aborted):
         failed = page.locator(".wb-runs-table .wb-status-failed")
         expect(failed).to_have_css("background-color", "rgb(198, 40, 40)", timeout=120_000)
         succeeded = page.locator(".wb-runs-table .wb-status-succeeded")
@@ -256,12 +264,7 @@ HistoryBrowser()
 def test_history_grid_lines_up_sorts_and_selects_offline(lab, tmp_path):
     from playwright.sync_api import expect
 
-    base, token = lab
-    _upload_notebook(base, token, "history.ipynb", HISTORY_CELL)
-    _start_kernel(base, token, "history.ipynb")
-    with chromium_page(tmp_path / "jupyterlab-history.png") as page:
-        aborted = offline(page, on_this_machine)
-        _open_and_run_all(page, base, token, "history.ipynb")
+    with _notebook_page(lab, tmp_path, "history", HISTORY_CELL) as (page, aborted):
         grid = page.locator(".wb-history-table")
         rows = grid.locator("tbody tr")
         expect(rows).to_have_count(3, timeout=120_000)
