@@ -51,12 +51,12 @@ test-notebooks: install
 	$(PY) -m pytest tutorials --nbval --nbval-current-env -q
 
 lint: install
-	$(VENV)/bin/ruff check workbench tests benchmarks
-	$(VENV)/bin/ruff format --check workbench tests benchmarks
+	$(VENV)/bin/ruff check workbench tests benchmarks notebooks
+	$(VENV)/bin/ruff format --check workbench tests benchmarks notebooks
 
 format: install
-	$(VENV)/bin/ruff check --fix workbench tests benchmarks
-	$(VENV)/bin/ruff format workbench tests benchmarks
+	$(VENV)/bin/ruff check --fix workbench tests benchmarks notebooks
+	$(VENV)/bin/ruff format workbench tests benchmarks notebooks
 
 benchmark: install
 	$(PY) -m benchmarks.core_bench
