@@ -84,6 +84,37 @@ def test_a_raising_cell_fails_the_report_but_writes_html_with_the_error_first(
     assert dc.runs(kind="report").to_pylist()[0]["status"] == "failed"
 
 
+@SLOW
+def test_a_report_on_an_s3_catalog_reads_it_with_the_catalogs_storage_options(s3, tmp_path: Path):
+    secret = "secret-given-in-code-only"  # moto takes any key; the kernel must get this one
+    options = {**s3.options, "AWS_SECRET_ACCESS_KEY": secret}
+    root = f"s3://{s3.new_bucket()}/catalog"
+    dc.init({"default": dc.Catalog(dc.CatalogProperties(root, options))})
+    dc.write(pd.DataFrame({"order": range(7)}), "orders")
+    result = dc.report("catalog_overview", output=tmp_path / "s3.html", progress=False)
+    html = result.html.read_text()
+    assert root in html and "<td>7</td>" in _rows_of(html, "orders")
+    assert secret not in html and secret not in result.notebook.read_text()
+
+
+@SLOW
+def test_a_report_reads_the_run_log_this_process_writes_to(catalog: Path, tmp_path: Path):
+    from workbench.core.events.config import configure_events
+
+    dc.init(events=f"sqlite:///{tmp_path}/runs.db")
+    try:
+        with dc.run("refresh") as run, run.step("load") as step:
+            dc.write(pd.DataFrame({"a": [4, 5]}), "t", mode="add")
+            step.rows_in, step.rows_out = 2, 2
+        result = dc.report(
+            "pipeline_run", output=tmp_path / "run.html", parameters={"name": "refresh"}
+        )
+        assert run.run_id in result.html.read_text()  # the kernel found the run in SQLite
+        assert dc.runs(kind="report").to_pylist()[0]["run_id"] == result.run_id
+    finally:
+        configure_events(None)
+
+
 def _cli(*args: str, cwd: Path) -> int:
     return subprocess.run(
         [sys.executable, "-m", "workbench", "--root", "catalog", *args],

@@ -160,3 +160,17 @@ def test_a_second_bucket_is_a_second_catalog(s3_catalog, s3):
     dc.write(pa.table({"n": [1]}), "t")
     dc.copy("dc://one/default/t", "dc://two/default/t")
     assert dc.read("t", catalog="two", read_as="pyarrow").num_rows == 1
+
+
+def test_a_catalog_without_storage_options_takes_them_from_aws_environment_variables(
+    s3, monkeypatch
+):
+    root = f"s3://{s3.new_bucket()}/catalog"
+    dc.init({"default": dc.Catalog(dc.CatalogProperties(root, s3.options))})
+    dc.write(pa.table({"id": [1, 2]}), "t")
+    for key, value in s3.options.items():
+        monkeypatch.setenv(key, value)
+    dc.init({"default": dc.Catalog(dc.CatalogProperties(root))})  # like delta-rs: from the env
+    dc.write(pa.table({"id": [3]}), "t", mode="append")
+    assert sorted(dc.read("t", read_as="pandas")["id"]) == [1, 2, 3]
+    assert dc.transactions().num_rows == 2

@@ -112,9 +112,12 @@ class Storage:
         return {**config, "allow_http": bool(client.get("allow_http"))}
 
     def _s3_config(self) -> tuple[dict[str, str], dict[str, Any]]:
+        """S3 settings from the options, over ``AWS_*`` environment variables (which delta-rs
+        also reads), so every library sees the same endpoint, credentials and region."""
         config: dict[str, str] = {}
         client: dict[str, Any] = {}
-        for key, value in self.options.items():
+        environment = {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
+        for key, value in {**environment, **self.options}.items():
             name = key.lower()
             if name in ("aws_allow_http", "allow_http"):
                 client["allow_http"] = _flag(value)

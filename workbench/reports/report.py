@@ -131,7 +131,7 @@ def report(
             "run at (UTC)": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
             "run id": run.run_id,
         }
-        error = _execute(path, notebook_path, values, progress)
+        error = _execute(path, notebook_path, values, progress, _kernel_environment(cat))
         _render(notebook_path, html_path, header, error)
         if error is not None:
             raise ReportFailedError(
@@ -168,10 +168,21 @@ def _pin(as_of: Any, catalog: str | None) -> str | None:
     return next(r["transaction_id"] for r in history if r["sequence"] <= last)
 
 
+def _kernel_environment(cat: Any) -> dict[str, str]:
+    """What the report's kernel needs to read the catalog as this process does: its storage
+    options as the environment variables object stores read (``AWS_ENDPOINT_URL``, ...) and
+    the run log this process writes to."""
+    from workbench.core.events.config import events_uri
+
+    options = {key.upper(): value for key, value in cat.properties.storage_options.items()}
+    return {**options, "WORKBENCH_EVENTS": events_uri(cat)}
+
+
 @contextmanager
-def _this_kernel() -> Iterator[str]:
-    """A kernel spec for this Python (never a system one), in a temporary folder on
-    JUPYTER_PATH; its kernel imports the same workbench as this process."""
+def _this_kernel(environment: Mapping[str, str]) -> Iterator[str]:
+    """A kernel spec for this Python (never a system one), in a private temporary folder on
+    JUPYTER_PATH; its kernel imports the same workbench as this process, with ``environment``
+    added (the folder goes when the report ends, so credentials in it do not stay on disk)."""
     from ipykernel.kernelspec import install
 
     package_root = str(Path(__file__).resolve().parent.parent.parent)
@@ -182,7 +193,7 @@ def _this_kernel() -> Iterator[str]:
         spec_dir = Path(install(kernel_name=name, prefix=prefix))
         spec = json.loads((spec_dir / "kernel.json").read_text())
         spec["argv"][0] = sys.executable
-        spec["env"] = {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
+        spec["env"] = {**environment, "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
         (spec_dir / "kernel.json").write_text(json.dumps(spec))
         os.environ["JUPYTER_PATH"] = os.pathsep.join(
             p for p in (str(Path(prefix) / "share" / "jupyter"), saved) if p
@@ -197,12 +208,16 @@ def _this_kernel() -> Iterator[str]:
 
 
 def _execute(
-    template: Path, notebook: Path, values: Mapping[str, Any], progress: bool
+    template: Path,
+    notebook: Path,
+    values: Mapping[str, Any],
+    progress: bool,
+    environment: Mapping[str, str],
 ) -> str | None:
     """Run the template into ``notebook``; the failing cell's error as text, or None."""
     pm = require("papermill", "dc.report", REPORTS_INSTALL)
     notebook.parent.mkdir(parents=True, exist_ok=True)
-    with _this_kernel() as kernel:
+    with _this_kernel(environment) as kernel:
         try:
             pm.execute_notebook(
                 str(template),
