@@ -38,8 +38,11 @@ def _rows_of(html: str, table: str) -> str:
 
 
 @SLOW
-def test_catalog_overview_is_offline_html_pinned_to_a_transaction(catalog: Path, tmp_path: Path):
+def test_catalog_overview_is_offline_html_pinned_to_a_transaction(
+    catalog: Path, tmp_path: Path, capfd
+):
     result = dc.report("catalog_overview", output=tmp_path / "out" / "overview.html")
+    assert "without encryption" not in capfd.readouterr().err  # the kernel's sockets use Curve
     html = result.html.read_text()
     newest = dc.transactions().to_pylist()[0]["transaction_id"]
     assert result.as_of == newest and newest in html  # the header names the transaction read

@@ -228,10 +228,20 @@ def _execute(
                 cwd=str(template.parent),
                 progress_bar=progress,
                 log_output=False,
+                config=_kernel_manager_config(),
             )
         except pm.PapermillExecutionError as e:
             return f"{e.ename}: {e.evalue}"
     return None
+
+
+def _kernel_manager_config() -> Any:
+    """Encrypt the kernel's sockets when this ZeroMQ can (ipykernel warns on every start of a
+    kernel that talks plain TCP)."""
+    import zmq
+    from traitlets.config import Config
+
+    return Config({"KernelManager": {"transport_encryption": "auto"}} if zmq.has("curve") else {})
 
 
 def _render(notebook: Path, html_path: Path, header: Mapping[str, str], error: str | None) -> None:
