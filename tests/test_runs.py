@@ -184,6 +184,27 @@ def test_latest_gives_the_newest_run_of_each_name(catalog):
         dc.runs(name="a", latest=True)
 
 
+def test_runs_as_of_a_catalog_state_are_those_started_before_its_next_change(catalog):
+    with dc.run("first"):
+        dc.write(_rows(1), "t")
+    pinned = dc.transactions(limit=1).column("transaction_id")[0].as_py()
+    with dc.run("quiet"):
+        pass  # commits nothing: the catalog is still as it was at `pinned`
+    with dc.run("second"):
+        dc.write(_rows(1), "t", mode="append")
+    with dc.run("third"):
+        dc.write(_rows(1), "t", mode="append")
+    assert dc.runs(as_of=pinned, read_as="pandas")["name"].tolist() == ["quiet", "first"]
+    dc.tag("pinned", pinned)
+    assert dc.runs(name="first", as_of="pinned").num_rows == 1
+    newest = dc.transactions(limit=1).column("transaction_id")[0].as_py()
+    assert dc.runs(as_of=newest).num_rows == 4  # nothing came after: every run
+    second = dc.runs(name="second").column("started")[0].as_py()
+    assert dc.runs(as_of=newest, until=second).num_rows == 3  # the earlier bound wins
+    with pytest.raises(dc.InvalidArgumentError, match="latest=True"):
+        dc.runs(as_of=pinned, latest=True)
+
+
 def test_the_run_log_is_chosen_by_environment_then_file(tmp_path, monkeypatch):
     dc.init_local(tmp_path / "lake")
     config = tmp_path / "workbench.toml"

@@ -30,21 +30,24 @@ def runs(
     read_as: DatasetType | str = DatasetType.PYARROW,
     catalog: str | None = None,
     latest: bool = False,
+    as_of: Any = None,
 ) -> Any:
     """Runs recorded in a catalog's run log, newest first: filter by name, kind, status
     (running, succeeded, failed, abandoned) and start time (``since``/``until``: a time, a
-    datetime or ns), and keep the first ``limit``. ``latest=True`` gives the newest run of each
-    name instead (sorted by name): the current status of every pipeline at a glance."""
+    datetime or ns), keep those of the catalog as of ``as_of`` (a transaction id, tag or time:
+    started before its next change, committing nothing after it), and keep the first
+    ``limit``. ``latest=True`` gives the newest run of each name instead (sorted by
+    name): the current status of every pipeline at a glance."""
     from workbench.core.timetravel import instant_ns
 
     if status is not None and status not in STATUSES:
         raise InvalidArgumentError(f"status={status!r} is not a run status; use one of {STATUSES}.")
     limit = optional_whole_number("limit", limit)
     if flag("latest", latest):
-        if (name, kind, status, since, until) != (None,) * 5:
+        if (name, kind, status, since, until, as_of) != (None,) * 6:
             raise InvalidArgumentError(
                 "runs(latest=True) gives the newest run of every name; filter the result instead "
-                "of passing name, kind, status, since or until with it."
+                "of passing name, kind, status, since, until or as_of with it."
             )
         found = event_log_for(catalog).latest()
         return _as(run_table(found[:limit] if limit is not None else found), read_as)
@@ -55,7 +58,30 @@ def runs(
         since=None if since is None else instant_ns(since, "since"),
         until=None if until is None else instant_ns(until, "until"),
     )
+    if as_of is not None:
+        found = _known_as_of(found, as_of, catalog)
     return _as(run_table(found[:limit] if limit is not None else found), read_as)
+
+
+def _known_as_of(found: list[RunRecord], as_of: Any, catalog: str | None) -> list[RunRecord]:
+    """The runs of ``found`` that belong to the catalog as of ``as_of``: started before the
+    first later transaction began, and committing none of the later transactions."""
+    import pyarrow.compute as pc
+
+    from workbench.core.catalog import get_catalog
+    from workbench.core.history import transactions
+    from workbench.core.timetravel import resolve_sequence
+
+    history = transactions(catalog=catalog)
+    if not history.num_rows:
+        return found
+    pinned = resolve_sequence(get_catalog(catalog), as_of, "as_of")
+    later = history.filter(pc.greater(history.column("sequence"), pinned))
+    if not later.num_rows:
+        return found
+    next_change = pc.min(later.column("start_time")).as_py()
+    changed_later = set(later.column("transaction_id").to_pylist())
+    return [r for r in found if r.started < next_change and not changed_later & set(r.transactions)]
 
 
 def lineage(
