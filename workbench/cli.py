@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 import workbench as dc
-from workbench.reports import parse_parameters
+from workbench.reports.arguments import REPORT_ARGUMENTS, parse_parameters
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,17 +25,8 @@ def _parser() -> argparse.ArgumentParser:
     events = commands.add_parser("events", help="the events of one run, oldest first")
     events.add_argument("run_id")
     report = commands.add_parser("report", help="run a notebook with papermill, render to HTML")
-    report.add_argument("template", help="a notebook path or a bundled template's name")
-    report.add_argument(
-        "-p",
-        "--parameter",
-        nargs=2,
-        action="append",
-        default=[],
-        metavar=("KEY", "VALUE"),
-        help="a parameter of the notebook; repeat for several",
-    )
-    report.add_argument("-o", "--output", help="the HTML file (default reports/<template>.html)")
+    for flags, options in REPORT_ARGUMENTS:
+        report.add_argument(*flags, **options)
     report.add_argument("--as-of", dest="as_of", help="transaction id, tag or time to read")
     return parser
 
@@ -82,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         elif args.command == "report":
             result = dc.report(
-                args.template, args.output, parse_parameters(args.parameter), args.as_of
+                args.template, args.html, parse_parameters(args.parameter), args.as_of
             )
             print(f"{result.html}\n{result.notebook}\nas of transaction {result.as_of}")
         else:
@@ -90,10 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 payload = next((v for k, v in event.items() if isinstance(v, dict)), {})
                 details = ", ".join(f"{k}={v}" for k, v in payload.items() if v is not None)
                 print(f"{_time(event['timestamp'])}  {event['event_type']:<22} {details}")
-    except dc.ReportFailedError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
     except dc.WorkbenchError as e:
         print(f"error: {e}", file=sys.stderr)
-        return 2
+        return 1 if isinstance(e, dc.ReportFailedError) else 2  # a report that ran and failed
     return 0

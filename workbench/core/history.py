@@ -146,9 +146,9 @@ def transactions(
     log = log_of(cat)
     log.refresh()
     history = _history_table(log)
-    sequence = history.column("sequence")
     if since is not None and history.num_rows:
-        history = history.filter(pc.greater_equal(sequence, resolve_sequence(cat, since, "since")))
+        first = resolve_sequence(cat, since, "since")
+        history = history.filter(pc.greater_equal(history.column("sequence"), first))
     if as_of is not None and history.num_rows:
         last = resolve_sequence(cat, as_of, "as_of")
         history = history.filter(pc.less_equal(history.column("sequence"), last))

@@ -7,6 +7,7 @@ import shlex
 from typing import NoReturn
 
 from workbench.core.errors import WorkbenchError
+from workbench.reports.arguments import REPORT_ARGUMENTS
 
 
 class MagicUsageError(WorkbenchError):
@@ -218,24 +219,7 @@ def _commands() -> dict[str, tuple[str, list[tuple[tuple[str, ...], dict]]]]:
         ),
         "report": (
             "run a notebook with papermill and render it to HTML, pinned to one catalog state",
-            [
-                (("template",), {"help": "a notebook path or a bundled template's name"}),
-                (
-                    ("-p", "--parameter"),
-                    {
-                        "nargs": 2,
-                        "action": "append",
-                        "default": [],
-                        "metavar": ("KEY", "VALUE"),
-                        "help": "a parameter of the notebook; repeat for several",
-                    },
-                ),
-                (
-                    ("-o", "--output"),
-                    {"dest": "html", "help": "the HTML file (default reports/<template>.html)"},
-                ),
-                as_of,
-            ],
+            [*REPORT_ARGUMENTS, as_of],
         ),
         "runsview": (
             "open the runs browser: runs, their timeline, steps and transactions",
@@ -257,17 +241,16 @@ def _parser() -> _Parser:
         command = sub.add_parser(name, help=summary, description=summary, prog=f"%dc {name}")
         for flags, options in arguments:
             command.add_argument(*flags, **options)
-        if any("-o" in flags for flags, _ in arguments):  # the command's own -o (report)
+        if any("-o" in flags for flags, _ in arguments):  # its own -o (report's HTML file)
             command.set_defaults(output=None)
-            command.add_argument("--debug", action="store_true", help="show full tracebacks")
-            continue
-        command.add_argument(
-            "-o",
-            "--output",
-            dest="output",
-            metavar="VAR",
-            help="also store the result in this variable",
-        )
+        else:
+            command.add_argument(
+                "-o",
+                "--output",
+                dest="output",
+                metavar="VAR",
+                help="also store the result in this variable",
+            )
         command.add_argument("--debug", action="store_true", help="show full tracebacks")
     return root
 

@@ -3,7 +3,6 @@ catalog state, and render it to a self-contained HTML page with a header saying 
 
 from __future__ import annotations
 
-import ast
 import html
 import json
 import os
@@ -11,7 +10,7 @@ import re
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -21,6 +20,7 @@ from typing import Any
 from workbench.core.arguments import flag
 from workbench.core.dependencies import require
 from workbench.core.errors import InvalidArgumentError, ReportFailedError
+from workbench.core.models import html_table
 
 TEMPLATES = Path(__file__).resolve().parent.parent.parent / "notebooks"  # bundled templates
 REPORTS_INSTALL = "pip install 'workbench[reports]'"
@@ -53,18 +53,6 @@ class ReportResult:
             f"{html.escape(str(self.html))}</a> as of <code>{html.escape(str(self.as_of))}</code>"
             f" in {self.seconds:.1f} s</p>"
         )
-
-
-def parse_parameters(pairs: Iterable[Sequence[str]]) -> dict[str, Any]:
-    """``-p key value`` pairs as a dict; a value that reads as a Python literal (1, 2.5, True,
-    None, [1, 2]) is that value, anything else is the text."""
-    values: dict[str, Any] = {}
-    for key, text in pairs:
-        try:
-            values[key] = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            values[key] = text
-    return values
 
 
 def resolve_template(template: str | os.PathLike[str]) -> Path:
@@ -252,12 +240,7 @@ def _render(notebook: Path, html_path: Path, header: Mapping[str, str], error: s
 
     nb = nbformat.read(str(notebook), as_version=4)
     nb.cells = [c for c in nb.cells if "papermill-error-cell-tag" not in c.metadata.get("tags", [])]
-    rows = "".join(
-        f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
-        f"<td><code>{html.escape(v)}</code></td></tr>"
-        for k, v in header.items()
-    )
-    top = [nbformat.v4.new_markdown_cell(f"<table class='workbench-report-header'>{rows}</table>")]
+    top = [nbformat.v4.new_markdown_cell(html_table(dict(header), "workbench-report-header"))]
     if error is not None:
         top.append(nbformat.v4.new_markdown_cell(_failure(nb)))
     nb.cells = top + nb.cells
