@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -25,9 +26,12 @@ TEMPLATE = Path(__file__).resolve().parent.parent / "notebooks" / "catalog_overv
 
 
 def by_hand(notebook: Path, out: Path, parameters: dict[str, Any]) -> None:
-    """What a user does without dc.report: papermill on the python3 kernel, then nbconvert."""
+    """What a user does without dc.report: papermill on the python3 kernel with plotly's
+    inline renderer (else the HTML has no charts), then nbconvert."""
     import papermill as pm
     from nbconvert import HTMLExporter
+
+    os.environ["PLOTLY_RENDERER"] = "notebook"
 
     executed = out.with_suffix(".ipynb")
     pm.execute_notebook(

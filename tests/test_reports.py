@@ -70,6 +70,7 @@ def test_a_raising_cell_fails_the_report_but_writes_html_with_the_error_first(
     nb.cells = [
         params,
         nbformat.v4.new_code_cell("print('first cell ran')"),
+        nbformat.v4.new_code_cell("import plotly.express as px\npx.bar(x=['a'], y=[7]).show()"),
         nbformat.v4.new_code_cell("raise ValueError('broken on purpose')"),
         nbformat.v4.new_code_cell("print('never runs')"),
     ]
@@ -82,6 +83,7 @@ def test_a_raising_cell_fails_the_report_but_writes_html_with_the_error_first(
     assert "broken on purpose" in html
     assert html.index("The report failed") < html.index("first cell ran")  # the error comes first
     assert "never runs" not in html  # the run stopped at the raising cell
+    assert "window.Plotly = Plotly" in html  # a user's chart, renderer unset, has plotly.js inline
     assert Path(failed.value.notebook).is_file()
     assert dc.transactions().num_rows == before  # the catalog is unchanged
     assert dc.runs(kind="report").to_pylist()[0]["status"] == "failed"

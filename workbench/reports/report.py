@@ -157,13 +157,14 @@ def _pin(as_of: Any, catalog: str | None) -> str | None:
 
 
 def _kernel_environment(cat: Any) -> dict[str, str]:
-    """What the report's kernel needs to read the catalog as this process does: its storage
-    options as the environment variables object stores read (``AWS_ENDPOINT_URL``, ...) and
-    the run log this process writes to."""
+    """What the report's kernel needs to read the catalog as this process does (its storage
+    options as the environment variables object stores read, ``AWS_ENDPOINT_URL``, ..., and
+    the run log this process writes to), and plotly's renderer that embeds plotly.js in each
+    figure, so any notebook's charts draw in the HTML offline."""
     from workbench.core.events.config import events_uri
 
     options = {key.upper(): value for key, value in cat.properties.storage_options.items()}
-    return {**options, "WORKBENCH_EVENTS": events_uri(cat)}
+    return {**options, "WORKBENCH_EVENTS": events_uri(cat), "PLOTLY_RENDERER": "notebook"}
 
 
 @contextmanager
