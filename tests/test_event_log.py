@@ -461,3 +461,31 @@ def test_delta_compaction_merges_small_parts_leaves_full_ones_and_loses_nothing(
     assert len(table.file_uris()) < len(events) // 2, "small parts were not compacted"
     reread = delta.DeltaEventLog(str(tmp_path / "events"))
     assert sum(len(reread.events(run_id)) for run_id in RUNS) == len(events) * 41
+
+
+def test_a_delta_compaction_gives_way_to_another_but_not_to_appends(monkeypatch, tmp_path: Path):
+    from deltalake import DeltaTable
+
+    from workbench.core.events import delta
+
+    monkeypatch.setattr(delta, "COMPACT_EVERY", 10**9)  # compactions only when called here
+    events = [e for run_id in sorted(RUNS) for e in run_events(run_id)]
+    first = delta.DeltaEventLog(str(tmp_path / "events"))
+    for event in events:
+        first.append(event)
+    second = delta.DeltaEventLog(str(tmp_path / "events"))
+    stale = first._compaction()  # read the parts, not committed yet
+    assert second._commit_compaction(second._compaction())  # another process compacts first
+    assert not first._commit_compaction(stale), "both compactions would keep events twice"
+
+    late = [dataclasses.replace(e, event_id=f"late-{e.event_id}") for e in events[:3]]
+    for event in late:
+        first.append(event)
+    pending = first._compaction()
+    second.append(dataclasses.replace(events[0], event_id="after-it-read"))
+    assert first._commit_compaction(pending), "an append in between is no conflict"
+    history = DeltaTable(str(tmp_path / "events")).history()
+    assert [c["operation"] for c in history].count("OPTIMIZE") == 2
+    reread = delta.DeltaEventLog(str(tmp_path / "events"))
+    found = [e.event_id for run_id in RUNS for e in reread.events(run_id)]
+    assert len(found) == len(set(found)) == len(events) + len(late) + 1
