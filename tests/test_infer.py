@@ -9,7 +9,9 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import TypedDict
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -287,6 +289,12 @@ def test_infer_on_ray(ray_cluster, table, tmp_path):
     with pytest.raises(dc.ModelFailedError, match=r"\{\"id\": 17\}"):
         dc.infer(table, broken, namespace="lab", engine="ray", progress=False)
 
+    model = dc.model(untyped, inputs=["text"], name="untyped")  # typed by its first batch
+    dc.infer(table, model, namespace="lab", engine="ray", batch_size=8, progress=False)
+    data = dc.read(table, "lab", read_as="pyarrow")
+    assert data.schema.field("upper").type == pa.string()
+    assert data.column("upper").to_pylist() == [t.upper() for t in data.column("text").to_pylist()]
+
 
 @pytest.mark.integration
 def test_daft_stays_in_process_after_ray_started(catalog, table):
@@ -311,3 +319,78 @@ def test_daft_stays_in_process_after_ray_started(catalog, table):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "native"
+
+
+class Shapes(TypedDict):
+    """Outputs of ``annotated``: a column of ints and a column of float vectors."""
+
+    n: list[int]
+    vector: list[list[float]]
+
+
+def annotated(batch) -> Shapes:
+    return {"n": [len(t) for t in batch["text"]], "vector": [[1.0, 2.0] for _ in batch["text"]]}
+
+
+def untyped(batch):
+    texts = batch["text"]
+    return {
+        "n": [len(t) for t in texts],
+        "upper": [t.upper() for t in texts],
+        "vector": np.ones((len(texts), 3), dtype=np.float32),
+    }
+
+
+def test_a_model_without_outputs_takes_them_from_the_first_batch(table, engine):
+    model = dc.model(untyped, inputs=["text"], name="untyped", version="1")
+    result = dc.infer(table, model, namespace="lab", engine=engine, batch_size=8, progress=False)
+    assert result.rows_predicted == 40
+    data = dc.read(table, "lab", read_as="pyarrow").sort_by("id")
+    assert data.schema.field("n").type == pa.int64()
+    assert data.schema.field("upper").type == pa.string()
+    assert pa.types.is_list(data.schema.field("vector").type)
+    assert data.column("upper").to_pylist() == [t.upper() for t in data.column("text").to_pylist()]
+    assert data.column("vector").to_pylist()[0] == [1.0, 1.0, 1.0]
+    details = dc.transactions(read_as="pyarrow", table="lab.docs").to_pylist()[0]
+    assert "untyped" in str(details)
+
+
+def test_a_model_takes_its_outputs_from_the_return_annotation(table):
+    model = dc.model(annotated, inputs=["text"], name="annotated")
+    assert model.output_schema() == pa.schema(
+        [("n", pa.int64()), ("vector", pa.list_(pa.float64()))]
+    )
+    dc.infer(table, model, namespace="lab", engine="local", progress=False)
+    assert dc.read(table, "lab", read_as="pyarrow").schema.field("n").type == pa.int64()
+
+
+def test_outputs_that_cannot_be_typed_say_to_pass_outputs(catalog, table):
+    before = frozen(catalog)
+    nothing = dc.model(lambda b: {"x": [None] * len(b["text"])}, inputs=["text"], name="nulls")
+    with pytest.raises(dc.ModelOutputsError, match="outputs="):
+        dc.infer(table, nothing, namespace="lab", engine="local", progress=False)
+    not_a_dict = dc.model(lambda b: [1] * len(b["text"]), inputs=["text"], name="listy")
+    with pytest.raises(dc.ModelOutputsError, match="mapping"):
+        dc.infer(table, not_a_dict, namespace="lab", engine="local", progress=False)
+    assert frozen(catalog) == before
+
+
+def test_inputs_as_a_list_of_columns_in_the_models_order(table):
+    two = dc.model(
+        lambda b: {"joined": [f"{t}/{lang}" for t, lang in zip(b["a"], b["b"], strict=True)]},
+        inputs=["a", "b"],
+        outputs={"joined": pa.string()},
+        name="joined",
+    )
+    dc.infer(table, two, inputs=["text", "lang"], namespace="lab", progress=False)
+    row = dc.read(table, "lab", read_as="pyarrow").sort_by("id").to_pylist()[1]
+    assert row["joined"] == f"{row['text']}/{row['lang']}"
+    one = length_model()
+    dc.infer(table, one, inputs=("lang",), namespace="lab", force=True, progress=False)
+    for wrong, message in [
+        (["text"], "takes 2 inputs"),
+        (["text", 3], "column names"),
+        (["text", "nope"], "no column"),
+    ]:
+        with pytest.raises(dc.WorkbenchError, match=message):
+            dc.infer(table, two, inputs=wrong, namespace="lab", force=True, progress=False)

@@ -175,6 +175,11 @@ class OutputColumnTypeError(SchemaValidationError):
     """A model output would go into an existing column of another type."""
 
 
+class ModelOutputsError(WorkbenchError, TypeError):
+    """The types of a model's outputs cannot be told: ``dc.model`` was given no ``outputs=``,
+    and neither the function's return annotation nor its first batch's values show them."""
+
+
 class ModelFailedError(WorkbenchError):
     """A model raised on a row during ``dc.infer``; nothing of the run was committed."""
 

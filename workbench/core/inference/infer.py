@@ -4,7 +4,7 @@ merge key, in one catalog transaction recorded as an inference run."""
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -35,7 +35,7 @@ from workbench.core.inference.resolve import (
     resolve_model,
 )
 from workbench.core.inference.result import InferResult
-from workbench.core.inference.worker import model_failure
+from workbench.core.inference.worker import model_failure, typed_by_first_batch
 from workbench.core.media.columns import SHA256_COLUMN
 from workbench.core.progress import progress as progress_bar
 from workbench.core.tables import Location, OpenTable, locate, open_table
@@ -63,7 +63,7 @@ class _Work:
 def infer(
     table: str,
     model: Model | str,
-    inputs: str | Mapping[str, str] | None = None,
+    inputs: str | Sequence[str] | Mapping[str, str] | None = None,
     namespace: str | None = None,
     into: str | None = None,
     engine: str = "daft",
@@ -78,8 +78,8 @@ def infer(
     """Run ``model`` (a ``dc.model`` or a built-in model's name) over the rows of ``table`` on
     ``engine`` and MERGE its outputs by the table's merge keys into the table (new columns by
     schema evolution) or into the table ``into`` ("ns.table", created if missing), in one
-    catalog transaction whose log row records the model. ``inputs`` maps model inputs to
-    columns; ``where`` (a pyarrow expression, e.g. ``pc.field("lang") == "en"``) limits the
+    catalog transaction whose log row records the model. ``inputs`` binds model inputs to
+    columns (a dict, or a list of columns in the model's input order); ``where`` (a pyarrow expression, e.g. ``pc.field("lang") == "en"``) limits the
     rows. Rows whose inputs and model version are unchanged since the last run are skipped
     unless ``force``. E.g. ``dc.infer("docs", dc.model(fn, inputs=["text"], outputs=...))``."""
     chosen = resolve_model(model)
@@ -95,7 +95,7 @@ def infer(
         "model": chosen.name,
         "model_version": chosen.version,
         "model_parameters": dict(chosen.parameters),
-        "outputs": chosen.output_schema().names,
+        "outputs": chosen.output_schema().names if chosen.outputs_known else None,
         "engine": runner.name,
         "force": bool(force),
         "where": None if where is None else str(where),
@@ -114,7 +114,7 @@ def infer(
         bindings = bind_inputs(chosen, inputs, source)
         fetch = fetched_inputs(chosen, bindings, source)
         target = change.table if change.entry is not None else None
-        if target is not None:
+        if target is not None and chosen.outputs_known:
             _check_target(chosen, keys, target)
         with current.step("read") as step:
             work = _select(chosen, source, target, keys, bindings, fetch, where, force)
@@ -134,7 +134,12 @@ def infer(
         )
         with current.step("predict") as step:
             step.rows_in = predicted
-            outputs = _predict(runner, chosen, work.rows, plan, progress)
+            first = None
+            if not chosen.outputs_known:  # typed by its first batch, predicted here
+                chosen, first = typed_by_first_batch(chosen, work.rows, plan)
+                if target is not None:
+                    _check_target(chosen, keys, target)
+            outputs = _predict(runner, chosen, work.rows, plan, progress, first)
             step.rows_out = outputs.num_rows
         with current.step("merge") as step:
             step.rows_in = outputs.num_rows
@@ -153,6 +158,7 @@ def infer(
                 "engine": runner.name,
                 "rows_predicted": predicted,
                 "rows_skipped": skipped,
+                "outputs": chosen.output_schema().names,
             },
         )
         version = change.version
@@ -265,18 +271,27 @@ def _select(
 
 
 def _predict(
-    runner: Engine, model: Model, work: pa.Table, plan: PredictPlan, progress: bool
+    runner: Engine,
+    model: Model,
+    work: pa.Table,
+    plan: PredictPlan,
+    progress: bool,
+    first: pa.Table | None = None,
 ) -> pa.Table:
-    """The engine's predictions for the work rows, collected here with a progress bar."""
+    """The engine's predictions for the work rows, collected here with a progress bar (``first``:
+    the predictions already made for the first rows)."""
     import pyarrow as pa
 
-    parts = []
+    parts = [] if first is None else [first]
+    rest = work if first is None else work.slice(first.num_rows)
     label = f"{model.name} on {runner.name}"
     with progress_bar(work.num_rows, label, "rows", min_total=1, enabled=progress) as advance:
+        advance(work.num_rows - rest.num_rows)
         try:
-            for part in runner.predict(runner.from_arrow(work), model, plan):
-                parts.append(part)
-                advance(part.num_rows)
+            if rest.num_rows:
+                for part in runner.predict(runner.from_arrow(rest), model, plan):
+                    parts.append(part)
+                    advance(part.num_rows)
         except Exception as e:
             failure = model_failure(e)
             if failure is None:

@@ -8,6 +8,7 @@ runs there, so heavy state (an ONNX session, a tokenizer) is made in ``load()``,
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import inspect
 import json
@@ -15,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.errors import InvalidArgumentError
+from workbench.core.errors import InvalidArgumentError, ModelOutputsError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -39,6 +40,11 @@ class Model(ABC):
     @abstractmethod
     def output_schema(self) -> pa.Schema:
         """The Arrow schema of what ``predict`` returns: one field per output column."""
+
+    @property
+    def outputs_known(self) -> bool:
+        """True when ``output_schema`` can be given before the model runs (see ``dc.model``)."""
+        return True
 
     @abstractmethod
     def load(self) -> None:
@@ -74,7 +80,8 @@ def file_version(path: str, *parameters: Any) -> str:
 
 class FunctionModel(Model):
     """A user's function (``fn(batch) -> outputs``) or class (built in ``load()``, called like
-    the function) as a model."""
+    the function) as a model. Its outputs may be unknown until ``dc.infer`` types them from the
+    first batch (``with_outputs``)."""
 
     def __init__(
         self,
@@ -82,7 +89,7 @@ class FunctionModel(Model):
         name: str,
         version: str,
         inputs: Mapping[str, str],
-        outputs: pa.Schema,
+        outputs: pa.Schema | None,
         parameters: Mapping[str, Any],
     ):
         self.fn = fn
@@ -93,10 +100,28 @@ class FunctionModel(Model):
         self._outputs = outputs
         self._call: Callable[[Mapping[str, list[Any]]], Mapping[str, Any]] | None = None
 
+    @property
+    def outputs_known(self) -> bool:
+        """False until the outputs' types are known (given, annotated, or learnt)."""
+        return self._outputs is not None
+
+    def with_outputs(self, outputs: pa.Schema) -> FunctionModel:
+        """This model with the output types learnt from its first batch (same version)."""
+        learnt = copy.copy(self)
+        learnt._outputs = outputs
+        return learnt
+
     def output_schema(self) -> pa.Schema:
+        if self._outputs is None:
+            raise ModelOutputsError(
+                f"The outputs of model {self.name!r} are typed from its first batch when "
+                "dc.infer runs it; to know them before, pass dc.model(..., outputs={...})."
+            )
         return self._outputs
 
     def load(self) -> None:
+        if self._call is not None:  # loaded in this process already (e.g. by the first batch)
+            return
         if inspect.isclass(self.fn):
             self._call = self.fn(**self.parameters)
         else:
@@ -115,7 +140,7 @@ class FunctionModel(Model):
 def model(
     fn: Callable[..., Any] | type,
     *,
-    outputs: pa.Schema | Mapping[str, pa.DataType],
+    outputs: pa.Schema | Mapping[str, pa.DataType] | None = None,
     inputs: Sequence[str] | Mapping[str, str] = ("value",),
     name: str | None = None,
     version: str | None = None,
@@ -125,10 +150,14 @@ def model(
     whose instances (``cls(**parameters)``, made once per worker) are called the same way.
 
     ``inputs`` names the batch's keys (kind "value", or a mapping name -> kind); ``outputs`` is
-    the Arrow schema of the result. The version defaults to a hash of ``fn``'s source and the
-    parameters, so editing the function makes ``dc.infer`` recompute its rows.
+    the Arrow schema of the result: when not given, it comes from ``fn``'s return annotation (a
+    ``TypedDict`` of columns) or else from the values of the first batch ``dc.infer`` runs. The
+    version defaults to a hash of ``fn``'s source and the parameters, so editing the function
+    makes ``dc.infer`` recompute its rows.
     """
     import pyarrow as pa
+
+    from workbench.core.inference.outputs import annotated_outputs
 
     if not callable(fn):
         raise InvalidArgumentError(
@@ -142,8 +171,16 @@ def model(
             f"dc.model inputs {kinds!r}: give at least one input, each of kind "
             f"{', '.join(INPUT_KINDS)}"
         )
-    schema = outputs if isinstance(outputs, pa.Schema) else pa.schema(list(outputs.items()))
-    if not len(schema):
+    if outputs is None:
+        schema = annotated_outputs(fn)
+    elif isinstance(outputs, (pa.Schema, Mapping)):
+        schema = outputs if isinstance(outputs, pa.Schema) else _schema_of(outputs)
+    else:
+        raise InvalidArgumentError(
+            f"dc.model outputs={outputs!r} must be a pyarrow schema or a dict of output name -> "
+            "pyarrow type, e.g. outputs={'score': pa.float64()}."
+        )
+    if schema is not None and not len(schema):
         raise InvalidArgumentError("dc.model needs at least one output column")
     parameters = dict(parameters or {})
     label = name or getattr(fn, "__name__", "model")
@@ -152,5 +189,20 @@ def model(
             source = inspect.getsource(fn)
         except (OSError, TypeError):  # defined in a REPL or built in: fall back to its name
             source = getattr(fn, "__qualname__", repr(fn))
-        version = version_of(source, parameters, str(schema))
+        version = version_of(source, parameters, None if schema is None else str(schema))
     return FunctionModel(fn, label, version, kinds, schema, parameters)
+
+
+def _schema_of(outputs: Mapping[Any, Any]) -> pa.Schema:
+    """``outputs={'name': pa type}`` as a schema, refusing what is not a name and a type."""
+    import pyarrow as pa
+
+    wrong = {
+        k: v for k, v in outputs.items() if not isinstance(k, str) or not isinstance(v, pa.DataType)
+    }
+    if wrong:
+        raise InvalidArgumentError(
+            f"dc.model outputs maps names to pyarrow types, e.g. {{'score': pa.float64()}}; "
+            f"these entries are not: {wrong!r}."
+        )
+    return pa.schema(list(outputs.items()))

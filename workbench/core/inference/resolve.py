@@ -3,8 +3,8 @@ to fix them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.errors import InputColumnError, InvalidArgumentError
 from workbench.core.inference.model import Model
@@ -36,10 +36,11 @@ def media_uri_column(table: OpenTable) -> str | None:
 
 
 def bind_inputs(
-    model: Model, inputs: str | Mapping[str, str] | None, table: OpenTable
+    model: Model, inputs: str | Sequence[str] | Mapping[str, str] | None, table: OpenTable
 ) -> dict[str, str]:
-    """Model input -> table column: ``inputs`` as given (a column name for a one-input model),
-    else the media table's uri column for a one-input media model, else same-named columns."""
+    """Model input -> table column: ``inputs`` as given (a column name for a one-input model, a
+    list of columns in the model's input order, or a dict), else the media table's uri column
+    for a one-input media model, else same-named columns."""
     names = list(model.inputs)
     uri = media_uri_column(table)
     if inputs is None:
@@ -61,8 +62,13 @@ def bind_inputs(
                 f"({names}) to a column; unknown {unknown}, missing {missing}."
             )
         bindings = dict(inputs)
+    elif isinstance(inputs, (list, tuple)):
+        bindings = _in_order(model, names, list(inputs))
     else:
-        raise InvalidArgumentError(f"inputs={inputs!r} must be a column name or a dict.")
+        raise InvalidArgumentError(
+            f"inputs={inputs!r} must be a column name, a list of column names (one per model "
+            "input, in order) or a dict of model input -> column."
+        )
     columns = table.schema.names
     absent = {i: c for i, c in bindings.items() if c not in columns}
     if absent:
@@ -72,6 +78,22 @@ def bind_inputs(
             "'column'}}."
         )
     return bindings
+
+
+def _in_order(model: Model, names: list[str], columns: list[Any]) -> dict[str, str]:
+    """A list of columns bound to the model's inputs in order."""
+    if not all(isinstance(c, str) and c for c in columns):
+        raise InvalidArgumentError(
+            f"inputs={columns!r} must list column names (strings), one per input of model "
+            f"{model.name!r} ({names})."
+        )
+    if len(columns) != len(names):
+        raise InvalidArgumentError(
+            f"Model {model.name!r} takes {len(names)} inputs {names}, in this order; inputs="
+            f"{columns!r} names {len(columns)} column(s). List one column per input, or map "
+            f"them: inputs={dict.fromkeys(names, '<column>')}."
+        )
+    return dict(zip(names, columns, strict=True))
 
 
 def fetched_inputs(model: Model, bindings: Mapping[str, str], table: OpenTable) -> tuple[str, ...]:

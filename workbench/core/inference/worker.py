@@ -18,7 +18,7 @@ from workbench.core.inference.plan import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from workbench.core.inference.model import Model
+    from workbench.core.inference.model import FunctionModel, Model
     from workbench.core.inference.plan import PredictPlan
 
 _loaded: dict[tuple[str, str], Model] = {}  # (name, version) -> loaded model, per process
@@ -43,14 +43,41 @@ def forget_loaded() -> None:
 def predict_table(model: Model, work: pa.Table, plan: PredictPlan) -> pa.Table:
     """The outputs of a loaded model for a work table, with merge keys and provenance columns;
     a model raising becomes ``ModelFailedError`` naming the first row it fails on."""
-    import pyarrow as pa
-
     batch = _inputs(work, plan)
     try:
         outputs = model.predict(batch)
-        columns = _output_columns(model, outputs, work.num_rows)
     except ModelFailedError:
         raise
+    except Exception as e:
+        raise _failure(model, work, plan, batch, e) from e
+    return _result_table(model, work, plan, batch, outputs)
+
+
+def typed_by_first_batch(
+    model: FunctionModel, work: pa.Table, plan: PredictPlan
+) -> tuple[FunctionModel, pa.Table]:
+    """The model with its output types read off its outputs for the first batch of ``work``
+    (run here), and its predictions for that batch, so no batch is predicted twice."""
+    from workbench.core.inference.outputs import outputs_of_values
+
+    first = work.slice(0, plan.batch_size)
+    batch = _inputs(first, plan)
+    try:
+        outputs = model.predict(batch)
+    except Exception as e:
+        raise _failure(model, first, plan, batch, e) from e
+    typed = model.with_outputs(outputs_of_values(model.name, outputs))
+    return typed, _result_table(typed, first, plan, batch, outputs)
+
+
+def _result_table(
+    model: Model, work: pa.Table, plan: PredictPlan, batch: dict[str, list[Any]], outputs: Any
+) -> pa.Table:
+    """A batch's outputs as the result table: merge keys, outputs in their types, provenance."""
+    import pyarrow as pa
+
+    try:
+        columns = _output_columns(model, outputs, work.num_rows)
     except Exception as e:
         raise _failure(model, work, plan, batch, e) from e
     schema = result_schema(model, plan)
@@ -119,7 +146,8 @@ def _failure(
         for i, key in enumerate(keys):
             try:
                 outputs = model.predict({name: values[i : i + 1] for name, values in batch.items()})
-                _output_columns(model, outputs, 1)
+                if model.outputs_known:  # a first batch's types are learnt from it
+                    _output_columns(model, outputs, 1)
             except Exception as e:
                 culprit, cause = key, e
                 break
