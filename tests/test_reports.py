@@ -90,6 +90,40 @@ def test_a_raising_cell_fails_the_report_but_writes_html_with_the_error_first(
 
 
 @SLOW
+def test_a_users_notebook_reads_the_reported_catalog_pinned_with_no_set_up(
+    catalog: Path, tmp_path: Path, caplog
+):
+    nb = nbformat.v4.new_notebook()  # no parameters cell, no dc.init: just reads
+    nb.cells = [
+        nbformat.v4.new_code_cell("import workbench as dc"),
+        nbformat.v4.new_code_cell(
+            "orders = dc.read('orders', 'shop', read_as='pandas')\n"
+            "print('ORDERS', len(orders), 'TABLES', [t.name for t in dc.list_tables('shop')])\n"
+            "print('HISTORY', dc.transactions().num_rows)"
+        ),
+    ]
+    mine = tmp_path / "analysis.ipynb"
+    nbformat.write(nb, mine)
+    pinned = dc.transactions().to_pylist()[0]["transaction_id"]
+    commits = dc.transactions().num_rows
+    dc.write(pd.DataFrame({"order": range(10, 15)}), "orders", "shop", mode="add")  # after the pin
+    dc.write(pd.DataFrame({"b": [1]}), "later", "shop")
+    with caplog.at_level("WARNING"):
+        result = dc.report(mine, output=tmp_path / "analysis.html", as_of=pinned, progress=False)
+    assert "unknown parameter" not in caplog.text
+    html = result.html.read_text()
+    assert f"ORDERS 10 TABLES ['orders']\nHISTORY {commits}" in html  # as of the pin, not now
+
+    nb.cells.append(nbformat.v4.new_code_cell("dc.write(orders, 'copy', 'shop')"))
+    nbformat.write(nb, mine)
+    before = dc.transactions().num_rows
+    with pytest.raises(dc.ReportFailedError, match="HistoricTransactionError"):
+        dc.report(mine, output=tmp_path / "writes.html", as_of=pinned, progress=False)
+    assert "pinned" in (tmp_path / "writes.html").read_text()  # the error says why
+    assert dc.transactions().num_rows == before and not dc.table_exists("copy", "shop")
+
+
+@SLOW
 def test_a_report_on_an_s3_catalog_reads_it_with_the_catalogs_storage_options(s3, tmp_path: Path):
     secret = "secret-given-in-code-only"  # moto takes any key; the kernel must get this one
     options = {**s3.options, "AWS_SECRET_ACCESS_KEY": secret}

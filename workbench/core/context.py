@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from workbench.core.arguments import seconds, text, whole_number
 from workbench.core.errors import (
+    HistoricTransactionError,
     InvalidArgumentError,
     TransactionCatalogError,
     TransactionConflictError,
     TransactionError,
 )
 from workbench.core.transaction import Transaction
-from workbench.core.txlog import log_of
+from workbench.core.txlog import CatalogState, log_of
 
 if TYPE_CHECKING:
     from workbench.core.catalog import Catalog
@@ -29,6 +30,44 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _current: ContextVar[Transaction | None] = ContextVar("workbench_transaction", default=None)
+# catalog root -> the state its reads see and the transaction that made it (None: empty), while
+# this process reads the catalog pinned to one past state (a report's kernel)
+_pins: dict[str, tuple[CatalogState, str | None]] = {}
+
+
+def pin(catalog: Catalog, transaction_id: str | None) -> None:
+    """Pin ``catalog``, for this process, to the state right after ``transaction_id`` (None:
+    the empty catalog): reads that name no ``as_of`` see that state and writes are refused, so
+    a report's notebook reads exactly what its header says."""
+    from workbench.core.timetravel import state_as_of
+
+    state = CatalogState() if transaction_id is None else state_as_of(catalog, transaction_id)
+    _pins[catalog.root] = (state, transaction_id)
+
+
+def pinned_state(catalog: Catalog) -> CatalogState | None:
+    """The state ``catalog`` is pinned to in this process (None when it is not pinned)."""
+    found = _pins.get(catalog.root)
+    return None if found is None else found[0]
+
+
+def _pinned_reason(catalog: Catalog) -> str | None:
+    """Why writes to a pinned catalog are refused (None when it is not pinned)."""
+    found = _pins.get(catalog.root)
+    if found is None:
+        return None
+    point = f"transaction {found[1]}" if found[1] else "its empty state (before any transaction)"
+    return (
+        f"Catalog {catalog.root!r} is pinned as of {point}: this notebook runs as a report "
+        "(dc.report), which reads the catalog as it was then and cannot change it. Write from "
+        "a notebook or script run outside dc.report."
+    )
+
+
+def _refuse_if_pinned(catalog: Catalog) -> None:
+    reason = _pinned_reason(catalog)
+    if reason is not None:
+        raise HistoricTransactionError(reason)
 
 
 def current_transaction() -> Transaction | None:
@@ -77,14 +116,15 @@ def transaction(
             f"transaction() got catalog_name={catalog_name!r} and catalog={catalog!r}; name one."
         )
     cat = lookup_catalog(catalog_name if catalog_name is not None else catalog)
-    state = state_as_of(cat, as_of) if as_of is not None else None
+    state = state_as_of(cat, as_of) if as_of is not None else pinned_state(cat)
     txn = Transaction(
         cat,
         name_of(cat),
         commit_message,
         state=state,
-        read_only=as_of is not None,
+        read_only=state is not None,
         enclosing=_current.get(),
+        read_only_reason=None if as_of is not None else _pinned_reason(cat),
     )
     return _open(txn)
 
@@ -97,6 +137,7 @@ def cross_catalog_transaction(
     from workbench.core.catalog import catalog_name, get_catalog
 
     cat = get_catalog(catalog)
+    _refuse_if_pinned(cat)
     return _open(Transaction(cat, catalog_name(cat), commit_message), scoped=False)
 
 
@@ -110,6 +151,7 @@ def _attempt(commit_message: str | None, catalog: str | None, since_ns: int | No
             "the open transaction."
         )
     cat = get_catalog(catalog)
+    _refuse_if_pinned(cat)
     return Transaction(cat, catalog_name(cat), commit_message, since_ns=since_ns)
 
 
@@ -128,6 +170,7 @@ def operation(catalog: Catalog, message: str | None = None) -> Iterator[Transact
             )
         yield open_txn
         return
+    _refuse_if_pinned(catalog)
     with _open(Transaction(catalog, catalog_name(catalog), message)) as txn:
         yield txn
 
@@ -140,7 +183,9 @@ def view(catalog: Catalog, as_of: Any = None) -> Transaction:
     open_txn = _current.get()
     if as_of is None and open_txn is not None and open_txn.catalog.root == catalog.root:
         return open_txn
-    state = state_as_of(catalog, as_of) if as_of is not None else log_of(catalog).refresh()
+    state = pinned_state(catalog) if as_of is None else state_as_of(catalog, as_of)
+    if state is None:
+        state = log_of(catalog).refresh()
     return Transaction(catalog, catalog_name(catalog), state=state, read_only=True)
 
 

@@ -70,7 +70,7 @@ class _Folded:
 _folded: WeakKeyDictionary[TransactionLog, _Folded] = WeakKeyDictionary()
 
 
-def _history_table(log: TransactionLog) -> pa.Table:
+def history_table(log: TransactionLog) -> pa.Table:
     """Every committed transaction of ``log``, one row each, newest first."""
     import pyarrow as pa
 
@@ -134,23 +134,25 @@ def transactions(
     as_of: Any = None,
 ) -> Any:
     """Committed transactions, newest first; filter by ``table`` ("ns.table"), ``since`` a
-    time/transaction/tag, ``as_of`` one (the history as it was then), and keep the first
-    ``limit``."""
+    time/transaction/tag, ``as_of`` one (the history as it was then; a report's pinned state
+    when not given), and keep the first ``limit``."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from workbench.core.context import pinned_state
     from workbench.core.timetravel import resolve_sequence
 
     limit = optional_whole_number("limit", limit)
     cat = get_catalog(catalog)
     log = log_of(cat)
     log.refresh()
-    history = _history_table(log)
+    history = history_table(log)
     if since is not None and history.num_rows:
         first = resolve_sequence(cat, since, "since")
         history = history.filter(pc.greater_equal(history.column("sequence"), first))
-    if as_of is not None and history.num_rows:
-        last = resolve_sequence(cat, as_of, "as_of")
+    pinned = pinned_state(cat) if as_of is None else None  # a report's kernel reads a pin
+    if (as_of is not None or pinned is not None) and history.num_rows:
+        last = resolve_sequence(cat, as_of, "as_of") if pinned is None else pinned.sequence
         history = history.filter(pc.less_equal(history.column("sequence"), last))
     if table is not None:
         if not isinstance(table, str) or not table.strip("."):

@@ -115,6 +115,7 @@ class Transaction:
         read_only: bool = False,
         since_ns: int | None = None,
         enclosing: Transaction | None = None,
+        read_only_reason: str | None = None,
     ):
         self.catalog = catalog
         self.enclosing = enclosing  # the transaction open around this one (independent of it)
@@ -128,6 +129,7 @@ class Transaction:
             state = log_of(catalog).state
         self.state = state
         self.read_only = read_only
+        self.read_only_reason = read_only_reason  # why writes are refused, when not as_of
         self.reads: dict[tuple[str, str], TableEntry | None] = {}
         self.changes: dict[tuple[str, str], TableChange] = {}
         self.wanted: set[tuple[str, str]] = set()  # tables it set out to write
@@ -172,6 +174,8 @@ class Transaction:
         """Raise unless this transaction may change the catalog."""
         if self.closed:
             raise TransactionError(f"Transaction {self.id} is already closed; start a new one.")
+        if self.read_only and self.read_only_reason:
+            raise HistoricTransactionError(self.read_only_reason)
         if self.read_only:
             raise HistoricTransactionError(
                 f"Cannot perform a write operation in a read-only historic transaction: "

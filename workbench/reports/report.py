@@ -21,6 +21,7 @@ from workbench.core.arguments import flag
 from workbench.core.dependencies import require
 from workbench.core.errors import InvalidArgumentError, ReportFailedError
 from workbench.core.models import html_table
+from workbench.reports.kernel import START_UP, pinned_environment
 
 TEMPLATES = Path(__file__).resolve().parent.parent.parent / "notebooks"  # bundled templates
 REPORTS_INSTALL = "pip install 'workbench[reports]'"
@@ -106,7 +107,6 @@ def report(
     notebook_path = html_path.with_suffix(".ipynb")
     cat = get_catalog(catalog)
     pinned = _pin(as_of, catalog)
-    values = {**(parameters or {}), "catalog": cat.root, "as_of": pinned}
     recorded = {**(parameters or {}), "as_of": pinned}
     with dc.run(f"report {path.stem}", recorded, kind="report", catalog=catalog) as run:
         started = time.perf_counter()
@@ -119,7 +119,8 @@ def report(
             "run at (UTC)": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
             "run id": run.run_id,
         }
-        error = _execute(path, notebook_path, values, progress, _kernel_environment(cat))
+        variables = _kernel_environment(cat, pinned)
+        error = _execute(path, notebook_path, parameters or {}, progress, variables)
         _render(notebook_path, html_path, header, error)
         if error is not None:
             raise ReportFailedError(
@@ -156,21 +157,28 @@ def _pin(as_of: Any, catalog: str | None) -> str | None:
     return next(r["transaction_id"] for r in history if r["sequence"] <= last)
 
 
-def _kernel_environment(cat: Any) -> dict[str, str]:
-    """What the report's kernel needs to read the catalog as this process does (its storage
-    options as the environment variables object stores read, ``AWS_ENDPOINT_URL``, ..., and
-    the run log this process writes to), and plotly's renderer that embeds plotly.js in each
-    figure, so any notebook's charts draw in the HTML offline."""
+def _kernel_environment(cat: Any, pinned: str | None) -> dict[str, str]:
+    """What the report's kernel needs to read the catalog as this process does, pinned to the
+    ``pinned`` transaction (``pinned_environment``; its storage options as the environment
+    variables object stores read, ``AWS_ENDPOINT_URL``, ..., and the run log this process
+    writes to), and plotly's renderer that embeds plotly.js in each figure, so any notebook's
+    charts draw in the HTML offline."""
+    from workbench.core.catalog import catalog_name
     from workbench.core.events.config import events_uri
 
     options = {key.upper(): value for key, value in cat.properties.storage_options.items()}
-    return {**options, "WORKBENCH_EVENTS": events_uri(cat), "PLOTLY_RENDERER": "notebook"}
+    return {
+        **options,
+        **pinned_environment(cat.root, catalog_name(cat), pinned),
+        "WORKBENCH_EVENTS": events_uri(cat),
+        "PLOTLY_RENDERER": "notebook",
+    }
 
 
 @contextmanager
-def _this_kernel(environment: Mapping[str, str]) -> Iterator[str]:
+def _this_kernel(variables: Mapping[str, str]) -> Iterator[str]:
     """A kernel spec for this Python (never a system one), in a private temporary folder on
-    JUPYTER_PATH; its kernel imports the same workbench as this process, with ``environment``
+    JUPYTER_PATH; its kernel imports the same workbench as this process, with ``variables``
     added (the folder goes when the report ends, so credentials in it do not stay on disk)."""
     from ipykernel.kernelspec import install
 
@@ -182,7 +190,8 @@ def _this_kernel(environment: Mapping[str, str]) -> Iterator[str]:
         spec_dir = Path(install(kernel_name=name, prefix=prefix))
         spec = json.loads((spec_dir / "kernel.json").read_text())
         spec["argv"][0] = sys.executable
-        spec["env"] = {**environment, "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
+        spec["argv"].append(f"--IPKernelApp.exec_lines={START_UP}")  # before the first cell
+        spec["env"] = {**variables, "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
         (spec_dir / "kernel.json").write_text(json.dumps(spec))
         os.environ["JUPYTER_PATH"] = os.pathsep.join(
             p for p in (str(Path(prefix) / "share" / "jupyter"), saved) if p

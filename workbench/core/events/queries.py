@@ -7,10 +7,15 @@ from dataclasses import asdict, fields
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.arguments import flag, optional_whole_number
+from workbench.core.catalog import get_catalog
+from workbench.core.context import pinned_state
 from workbench.core.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.errors import InvalidArgumentError
 from workbench.core.events.config import event_log_for
 from workbench.core.events.log import RunRecord, RunStatus
+from workbench.core.history import history_table
+from workbench.core.timetravel import instant_ns, resolve_sequence
+from workbench.core.txlog import CatalogState, log_of
 from workbench.core.types import DatasetType
 
 if TYPE_CHECKING:
@@ -38,8 +43,6 @@ def runs(
     started before its next change, committing nothing after it), and keep the first
     ``limit``. ``latest=True`` gives the newest run of each name instead (sorted by
     name): the current status of every pipeline at a glance."""
-    from workbench.core.timetravel import instant_ns
-
     if status is not None and status not in STATUSES:
         raise InvalidArgumentError(f"status={status!r} is not a run status; use one of {STATUSES}.")
     limit = optional_whole_number("limit", limit)
@@ -58,25 +61,28 @@ def runs(
         since=None if since is None else instant_ns(since, "since"),
         until=None if until is None else instant_ns(until, "until"),
     )
-    if as_of is not None:
-        found = _known_as_of(found, as_of, catalog)
+    pinned = pinned_state(get_catalog(catalog)) if as_of is None else None
+    if as_of is not None or pinned is not None:
+        found = _known_as_of(found, as_of, pinned, catalog)
     return _as(run_table(found[:limit] if limit is not None else found), read_as)
 
 
-def _known_as_of(found: list[RunRecord], as_of: Any, catalog: str | None) -> list[RunRecord]:
-    """The runs of ``found`` that belong to the catalog as of ``as_of``: started before the
-    first later transaction began, and committing none of the later transactions."""
+def _known_as_of(
+    found: list[RunRecord], as_of: Any, pinned: CatalogState | None, catalog: str | None
+) -> list[RunRecord]:
+    """The runs of ``found`` that belong to the catalog as of ``as_of`` (or the ``pinned``
+    state): started before the first later transaction began, and committing none of the
+    later transactions."""
     import pyarrow.compute as pc
 
-    from workbench.core.catalog import get_catalog
-    from workbench.core.history import transactions
-    from workbench.core.timetravel import resolve_sequence
-
-    history = transactions(catalog=catalog)
+    cat = get_catalog(catalog)
+    log = log_of(cat)
+    log.refresh()
+    history = history_table(log)  # every transaction, whatever this process is pinned to
     if not history.num_rows:
         return found
-    pinned = resolve_sequence(get_catalog(catalog), as_of, "as_of")
-    later = history.filter(pc.greater(history.column("sequence"), pinned))
+    last = pinned.sequence if pinned is not None else resolve_sequence(cat, as_of, "as_of")
+    later = history.filter(pc.greater(history.column("sequence"), last))
     if not later.num_rows:
         return found
     next_change = pc.min(later.column("start_time")).as_py()

@@ -79,9 +79,10 @@ def infer(
     ``engine`` and MERGE its outputs by the table's merge keys into the table (new columns by
     schema evolution) or into the table ``into`` ("ns.table", created if missing), in one
     catalog transaction whose log row records the model. ``inputs`` binds model inputs to
-    columns (a dict, or a list of columns in the model's input order); ``where`` (a pyarrow expression, e.g. ``pc.field("lang") == "en"``) limits the
-    rows. Rows whose inputs and model version are unchanged since the last run are skipped
-    unless ``force``. E.g. ``dc.infer("docs", dc.model(fn, inputs=["text"], outputs=...))``."""
+    columns (a dict, or a list of columns in the model's input order); ``where`` (a pyarrow
+    expression, e.g. ``pc.field("lang") == "en"``) limits the rows. Rows whose inputs and
+    model version are unchanged since the last run are skipped unless ``force``. E.g.
+    ``dc.infer("docs", dc.model(fn, inputs=["text"]))``."""
     chosen = resolve_model(model)
     batch_size = optional_whole_number("batch_size", batch_size) or DEFAULT_BATCH_SIZE
     concurrency = optional_whole_number("concurrency", concurrency)

@@ -1,0 +1,37 @@
+"""What a report's kernel does before the notebook's first cell: open the reported catalog as
+the default one, pinned to the reported transaction, so any notebook (a bundled template or a
+user's own, with no set-up cell) reads exactly the state the report's header names."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+CATALOG_ROOT = "WORKBENCH_REPORT_CATALOG"
+CATALOG_NAME = "WORKBENCH_REPORT_CATALOG_NAME"
+AS_OF = "WORKBENCH_REPORT_AS_OF"  # a transaction id; empty: the catalog had none yet
+START_UP = f"from {__name__} import open_pinned_catalog; open_pinned_catalog()"
+
+
+def pinned_environment(root: str, name: str, transaction_id: str | None) -> dict[str, str]:
+    """The kernel environment that makes ``open_pinned_catalog`` open this catalog and pin it."""
+    return {CATALOG_ROOT: root, CATALOG_NAME: name, AS_OF: transaction_id or ""}
+
+
+def open_pinned_catalog() -> None:
+    """Register the report's catalog as the default and pin it (see ``environment``). If that
+    fails, no catalog stays registered, so the notebook's first read fails loudly instead of
+    reading another catalog."""
+    from workbench.core.catalog import Catalog, CatalogProperties, clear_catalogs, init
+    from workbench.core.context import pin
+
+    root = os.environ.get(CATALOG_ROOT)
+    if not root:
+        return
+    try:
+        catalog = Catalog(CatalogProperties(root))
+        init({os.environ.get(CATALOG_NAME) or "default": catalog})
+        pin(catalog, os.environ.get(AS_OF) or None)
+    except Exception as e:
+        clear_catalogs()
+        print(f"workbench: could not open the reported catalog {root!r}: {e}", file=sys.stderr)
