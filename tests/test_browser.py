@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -168,7 +169,29 @@ def test_gallery_shows_thumbnails_with_captions(lab, tmp_path):
         assert drawn > 0, "the thumbnail did not decode in the browser"
         page.locator(".wb-gallery button", has_text="▶").click()
         expect(page.locator(".wb-gallery")).to_contain_text("page 2/13")
+        for width in (1500, 760):  # a wide window, and a narrow JupyterLab panel
+            page.set_viewport_size({"width": width, "height": 1100})
+            page.wait_for_timeout(500)
+            assert _cut_labels(page, ".wb-gallery") == [], f"labels cut at {width} px"
     assert aborted == [], "the page tried to load from outside 127.0.0.1"
+
+
+def _cut_labels(page, container: str) -> list[str]:
+    """The texts of labels (descriptions, readouts, counters) in ``container`` that do not fit
+    their box or stick out of the container, so the user sees them cut."""
+    return page.evaluate(
+        """container => {
+            const box = document.querySelector(container).getBoundingClientRect();
+            const labels = document.querySelectorAll(
+                `${container} .widget-label, ${container} .widget-readout, `
+                + `${container} .widget-label-basic`);
+            return [...labels].filter(el => el.offsetParent !== null && el.textContent.trim())
+                .filter(el => el.scrollWidth > el.clientWidth + 1
+                    || el.getBoundingClientRect().right > box.right + 1)
+                .map(el => el.textContent.trim());
+        }""",
+        container,
+    )
 
 
 def _api(base: str, token: str, method: str, path: str, body: dict) -> None:
@@ -289,5 +312,12 @@ def test_history_grid_lines_up_sorts_and_selects_offline(lab, tmp_path):
         rows.filter(has_text="restock the shelves").click()
         detail = page.locator(".wb-history-detail")
         expect(detail).to_contain_text("shop.notes", timeout=30_000)
+
+        ticks = page.locator(".wb-history .xtick text").evaluate_all(
+            "texts => texts.map(t => t.textContent)"  # SVG text has no innerText
+        )
+        assert ticks, "the commit chart drew no time axis"
+        assert all(re.search(r"\d{1,2}:\d{2}|[A-Z][a-z]{2}", t) for t in ticks), ticks
+        assert not any(re.search(r"\d{10}|e\+|\u00d710", t) for t in ticks), ticks
     assert (tmp_path / "jupyterlab-history.png").stat().st_size > 10_000
     assert aborted == [], "the page tried to load from outside 127.0.0.1"

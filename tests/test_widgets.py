@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
@@ -88,6 +89,11 @@ def test_history_browser_pages_filters_and_shows_a_selected_rows_detail(catalog)
     assert len(history.shown) == 2 and history.pages == 1
     assert history.table.frame["tables"].tolist() == ["shop.items", "shop, shop.items"]
     assert len(history.timeline.data[0].x) == 28
+    # the chart's time axis is dates (local wall-clock ms), as the grid's times are
+    assert history.timeline.layout.xaxis.type == "date"
+    newest = datetime.fromisoformat(when(log["end_time"].iloc[0])).replace(tzinfo=None)
+    wall_ms = (newest - datetime(1970, 1, 1)) // timedelta(milliseconds=1)
+    assert history.timeline.data[0].x[0] == wall_ms
 
 
 def test_grid_sorts_a_text_column_by_a_hidden_one():

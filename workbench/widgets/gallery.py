@@ -18,6 +18,7 @@ from workbench.widgets.render import error_html
 PROVENANCE_PREFIXES = ("_model_", "_input_")  # dc.infer's bookkeeping columns, not predictions
 CAPTION_VALUE_CHARS = 40
 ANY = ""
+WHOLE_LABEL = {"description_width": "initial"}  # a description as wide as its text, never cut
 
 
 def prediction_columns(schema: pa.Schema) -> list[str]:
@@ -66,12 +67,16 @@ class Gallery(widgets.VBox):
         self.kind_picker = widgets.Dropdown(
             options=[("any kind", ANY), *((k, k) for k in self._distinct("kind"))],
             description="kind",
+            style=WHOLE_LABEL,
+            layout={"width": "auto"},
         )
         labels = self._distinct(self.label_column) if self.label_column else []
         self.label_picker = widgets.Dropdown(
             options=[("any", ANY), *((str(v), v) for v in labels)],
             description=self.label_column or "label",
             disabled=not labels,
+            style=WHOLE_LABEL,
+            layout={"width": "auto"},
         )
         self.label_picker.add_class("wb-gallery-label")
         low, high = self._range(self.score_column)
@@ -83,10 +88,11 @@ class Gallery(widgets.VBox):
             description=f"{self.score_column or 'score'} ≥",
             disabled=self.score_column is None,
             continuous_update=False,
+            style=WHOLE_LABEL,
         )
         self.previous_button = widgets.Button(description="◀", layout={"width": "50px"})
         self.next_button = widgets.Button(description="▶", layout={"width": "50px"})
-        self.page_label = widgets.Label()
+        self.page_label = widgets.Label(layout={"width": "auto", "flex": "0 0 auto"})
         self.grid = widgets.HTML()
         self.grid.add_class("wb-gallery-grid")
         for control in (self.kind_picker, self.label_picker, self.score_slider):
@@ -101,7 +107,8 @@ class Gallery(widgets.VBox):
                 self.previous_button,
                 self.next_button,
                 self.page_label,
-            ]
+            ],
+            layout={"flex_flow": "row wrap", "align_items": "center"},  # wrap, never cut
         )
         super().__init__([controls, self.grid])
         self.add_class("wb-gallery")

@@ -9,7 +9,7 @@ import pandas as pd
 
 import workbench as dc
 from workbench.widgets.grid import Grid
-from workbench.widgets.render import text, when
+from workbench.widgets.render import TIME_AXIS, chart_times, text, when
 
 
 class HistoryBrowser(widgets.VBox):
@@ -49,10 +49,15 @@ class HistoryBrowser(widgets.VBox):
                 "height": 260,
                 "margin": {"t": 30, "b": 30},
                 "title": "commits",
+                "xaxis": TIME_AXIS,
                 "yaxis": {"title": "rows added"},
             }
         )
-        figure.add_scatter(mode="markers", name="transactions")
+        figure.add_scatter(
+            mode="markers",
+            name="transactions",
+            hovertemplate="%{x}<br>%{y} rows added<br>%{text}<extra></extra>",
+        )
         return figure
 
     def reload(self) -> None:
@@ -62,7 +67,7 @@ class HistoryBrowser(widgets.VBox):
         scatter = self.timeline.data[0]
         with self.timeline.batch_update():
             # arrays, not lists: plotly checks a list item by item (10k commits: ~100 ms)
-            scatter.x = history["end_time"].to_numpy().astype("datetime64[ns]")
+            scatter.x = chart_times(history["end_time"])
             scatter.y = history["rows_added"].to_numpy()
             scatter.text = history["commit_message"].fillna("").to_numpy()
         self.set_filter(self.filter_box.value)

@@ -28,6 +28,21 @@ def when(ns: int) -> str:
     return moment.isoformat(sep=" ", timespec="milliseconds")
 
 
+def chart_times(ns: Any) -> Any:
+    """Times (ns since the epoch) as a plotly date axis draws them, in the same local time as
+    ``when``: local wall-clock ms as floats (plotly.js has no time zones and reads a number on a
+    date axis as UTC ms; ns integers would be drawn as numbers near 1.8e18)."""
+    import pandas as pd
+    from dateutil.tz import tzlocal
+
+    times = pd.to_datetime(pd.Series(ns, dtype="int64"), unit="ns", utc=True)
+    wall = times.dt.tz_convert(tzlocal()).dt.tz_localize(None)
+    return wall.to_numpy().astype("datetime64[ms]").astype("int64").astype("float64")
+
+
+TIME_AXIS = {"type": "date", "title": "local time", "hoverformat": "%Y-%m-%d %H:%M:%S.%L"}
+
+
 def text(value: Any) -> str:
     """A cell value as text, with missing values (None, NaN) as empty text."""
     return value if isinstance(value, str) else ""

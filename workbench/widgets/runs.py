@@ -12,7 +12,14 @@ import pandas as pd
 import workbench as dc
 from workbench.core.events.queries import STATUSES
 from workbench.widgets.grid import Grid
-from workbench.widgets.render import STATUS_COLOURS, duration, status_html, when
+from workbench.widgets.render import (
+    STATUS_COLOURS,
+    TIME_AXIS,
+    chart_times,
+    duration,
+    status_html,
+    when,
+)
 from workbench.widgets.run_detail import RunDetail
 
 
@@ -64,7 +71,7 @@ class RunsBrowser(widgets.VBox):
                 "margin": {"t": 30, "b": 30},
                 "title": "runs",
                 "barmode": "overlay",
-                "xaxis": {"type": "date"},
+                "xaxis": TIME_AXIS,
                 "yaxis": {"autorange": "reversed", "categoryorder": "array"},
             }
         )
@@ -145,7 +152,7 @@ class RunsBrowser(widgets.VBox):
             self.timeline.layout.yaxis.categoryarray = labels
             for bar in self.timeline.data:
                 mine = (runs["status"] == bar.name).to_numpy()
-                bar.base = pd.to_datetime(runs["started"][mine], unit="ns", utc=True).tolist()
+                bar.base = chart_times(runs["started"][mine])
                 bar.x = widths_ms[mine].tolist()
                 bar.y = [label for label, keep in zip(labels, mine, strict=True) if keep]
 
