@@ -90,15 +90,19 @@ def daft_timings(rows: int, rounds: int, folder: Path) -> dict[str, float]:
     return timings
 
 
+# The child leaves with os._exit once its figure is out: Daft's native threads can still be
+# scanning past an early limit when the interpreter finalizes, and a thread taking the GIL
+# then aborts the process (a CPython finalization race, python/cpython#124619).
 RSS_PROGRAM = """
-import resource, sys
+import os, resource, sys
 import daft, workbench as dc
 dc.init_local(sys.argv[1])
 if sys.argv[2] == "workbench":
     dc.read("big").limit(10).collect()
 elif sys.argv[2] == "daft":
     daft.read_deltalake(sys.argv[3]).limit(10).collect()
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, flush=True)
+os._exit(0)
 """
 
 
@@ -123,8 +127,11 @@ def daft_peak_rss(rows: int, folder: Path) -> dict[str, float]:
             [sys.executable, "-c", RSS_PROGRAM, str(folder / "catalog"), way, uri],
             capture_output=True,
             text=True,
-            check=True,
         )
+        if out.returncode or not out.stdout.split():
+            raise RuntimeError(
+                f"the {way} peak-RSS child exited with {out.returncode}: {out.stderr[-2000:]}"
+            )
         peaks[f"daft_limit_rss_mb_{way}"] = int(out.stdout.split()[-1]) / 1024
     return peaks
 
