@@ -82,7 +82,13 @@ class RayEngine(Engine):
         return frame.limit(limit) if limit is not None else frame
 
     def source(self, data: ray.data.Dataset) -> ray.data.Dataset:
-        return data
+        """``data`` with Arrow blocks: pandas blocks (``from_pandas``, pandas batches) are
+        converted in Ray tasks as local pandas data is, so their schema is Arrow's."""
+        import pyarrow as pa
+
+        if isinstance(data.schema().base_schema, pa.Schema):
+            return data
+        return data.map_batches(_arrow_block, batch_format=None, batch_size=None)
 
     def schema(self, source: ray.data.Dataset) -> pa.Schema:
         return source.schema().base_schema
@@ -278,6 +284,15 @@ def _source(blocks: list[Any], schema: Schema) -> pa.Table:
     import ray
 
     return conform(pa.concat_tables(ray.get(blocks)), schema, fill_missing=False, table="source")
+
+
+def _arrow_block(block: Any) -> pa.Table:
+    """A block as Arrow (a pandas block converted with its dtypes noted, as local data is)."""
+    import pyarrow as pa
+
+    from workbench.core.pandas_io import arrow_from_pandas
+
+    return block if isinstance(block, pa.Table) else arrow_from_pandas(block)
 
 
 def _write_block(
