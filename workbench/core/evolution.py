@@ -211,19 +211,29 @@ def plan_new_table(
     return SchemaPlan(Schema([*fields, *(data[f.name] for f in extra)], declared.id))
 
 
+def fits(column: pa.DataType, incoming: pa.DataType) -> bool:
+    """True when every value of type ``incoming`` converts to type ``column`` without loss
+    (int32 into int64, float32 into float64, a narrower decimal into a wider one)."""
+    wider = widen(column, incoming)
+    return wider is not None and same_type(wider, column)
+
+
 def data_type(
     f: Field, incoming: pa.DataType, kind: SchemaConsistencyType | None, table: str = ""
 ) -> pa.DataType:
-    """The type field ``f`` takes for data of type ``incoming`` under consistency ``kind``:
-    VALIDATE needs the same type, COERCE keeps the field's (the values are cast), NONE takes
-    the most permissive type of both, and no kind widens only where no value is lost."""
-    if kind is SchemaConsistencyType.VALIDATE:
-        if not same_type(f.type, incoming):
-            raise SchemaValidationError(
-                f"Data type mismatch for field {f.name!r}: expected {f.type}, got {incoming}. "
-                f"The field's consistency type is VALIDATE; cast the column to {f.type} first."
-            )
+    """The type column ``f`` takes for data of type ``incoming`` under consistency ``kind``:
+    the one rule for every mode and engine. Data that fits the column losslessly always goes
+    in (cast to the column's type); beyond that VALIDATE refuses, COERCE keeps the column's
+    type (the values are cast, exactly or not at all), NONE takes the most permissive type of
+    both, and no kind widens the column only where no value is lost."""
+    if fits(f.type, incoming):
         return f.type
+    if kind is SchemaConsistencyType.VALIDATE:
+        raise SchemaValidationError(
+            f"Data type mismatch for field {f.name!r}: expected {f.type}, got {incoming}, whose "
+            f"values do not all fit {f.type}. The field's consistency type is VALIDATE, so its "
+            f"type does not change; cast the column to {f.type} (or a narrower type) first."
+        )
     if kind is SchemaConsistencyType.COERCE:
         return f.type
     if kind is SchemaConsistencyType.NONE:
@@ -326,15 +336,6 @@ def _evolve_column(
         plan.widened.append(new.name)
     if declared and new.future_default != old.future_default:
         fields[new.name] = replace(fields[new.name], future_default=new.future_default)
-
-
-def check_castable(target: Field, incoming: pa.Field, table: str) -> None:
-    """Raise unless ``incoming`` values convert to ``target``'s type without loss."""
-    if widen(target.type, incoming.type) is None:
-        raise SchemaValidationError(
-            f"Column {incoming.name!r} of table {table!r} is {target.type}; the data has "
-            f"{incoming.type}, which cannot be converted. Cast it to {target.type} first."
-        )
 
 
 def _blocked(table: str, change: str, mode: SchemaEvolutionMode) -> str:

@@ -33,7 +33,7 @@ from workbench.core.errors import (
 )
 from workbench.core.evolution import (
     SchemaPlan,
-    check_castable,
+    data_type,
     plan_existing_table,
     plan_new_table,
     storage_schema,
@@ -56,7 +56,13 @@ from workbench.core.properties import (
 from workbench.core.schema import Schema, SchemaLike
 from workbench.core.tables import Location, OpenTable, locate
 from workbench.core.transaction import TableChange, Transaction
-from workbench.core.types import ContentType, LifecycleState, TableProperty, TableWriteMode
+from workbench.core.types import (
+    ContentType,
+    LifecycleState,
+    SchemaConsistencyType,
+    TableProperty,
+    TableWriteMode,
+)
 from workbench.core.validation import (
     validate_content_type,
     validate_content_type_has_schema,
@@ -263,8 +269,9 @@ def plan_existing(
         require_key_columns(incoming.names, keys, name, mode.name)
     if mode is TableWriteMode.DELETE:
         stored = storage_schema(incoming)
+        validate = SchemaConsistencyType.VALIDATE  # a delete changes no column: keys must fit
         for key in keys:
-            check_castable(opened.schema.field(key), stored.field(key), name)
+            data_type(opened.schema.field(key), stored.field(key).type, validate, name)
         return mode, SchemaPlan(opened.schema)
     if declared is not None:
         validate_readable(declared.arrow, readers, name)
