@@ -230,3 +230,13 @@ def test_the_data_source_reads_the_catalogs_of_the_driver(spark, tmp_path):
     dc.write(pa.table({"id": [9]}), "other", catalog="second")
     reader = spark.read.format("workbench").option("catalog", "second")
     assert reader.load("default.other").count() == 1
+
+
+def test_the_catalog_registry_works_the_same_once_spark_has_started(spark, tmp_path):
+    """Spark's data source follows the registry; clearing it must not fail for lack of a
+    default catalog, and the first catalog put after a clear becomes the default."""
+    dc.clear_catalogs()
+    first = dc.put_catalog("first", root=str(tmp_path / "first"))
+    assert dc.get_catalog() is first
+    dc.write(pa.table({"id": [1]}), "t")
+    assert spark.read.format("workbench").load("default.t").count() == 1
