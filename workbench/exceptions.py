@@ -1,6 +1,7 @@
 """The errors workbench raises, importable as ``workbench.exceptions``."""
 
 from workbench.core.errors import (
+    AsOfUnitError,
     CatalogNotFoundError,
     CatalogReadOnlyError,
     CatalogRootError,
@@ -47,6 +48,7 @@ from workbench.core.errors import (
 )
 
 __all__ = [
+    "AsOfUnitError",
     "CatalogNotFoundError",
     "CatalogReadOnlyError",
     "CatalogRootError",

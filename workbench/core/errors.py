@@ -138,6 +138,11 @@ class TimeTravelError(WorkbenchError, LookupError, ValueError):
     """An ``as_of`` point does not name a moment, transaction or tag of the catalog's history."""
 
 
+class AsOfUnitError(TimeTravelError):
+    """An integer ``as_of`` looks like seconds, milliseconds or microseconds: integer times
+    are nanoseconds since the epoch, so it names a moment before the catalog's history."""
+
+
 class InvalidUrlError(WorkbenchError, ValueError):
     """A ``dc://`` URL is malformed or names something that cannot be used there."""
 

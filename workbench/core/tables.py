@@ -262,7 +262,10 @@ def open_in(
     """Open a table version as a transaction (or view) ``seen`` shows it."""
     entry = seen.entry(loc.namespace, loc.name)
     if entry is None:
+        from workbench.core.timetravel import before_history_note
+
         when = "" if as_of is None else f" as of {as_of!r}"
+        when += before_history_note(seen, as_of)
         raise TableNotFoundError(
             f"Table does not exist: {loc.qualified!r} is not in catalog "
             f"{loc.catalog_name!r}{when}; list tables with dc.list_tables(...) or create it with "
@@ -445,8 +448,12 @@ def list_tables(
     ns = namespace_name(cat, namespace)
     seen = view(cat, as_of)
     if not seen.has_namespace(ns):
+        from workbench.core.timetravel import before_history_note
+
+        when = "" if as_of is None else f" as of {as_of!r}"
         raise NamespaceNotFoundError(
-            f"Namespace {ns!r} does not exist in catalog {catalog_name(cat)!r}; see "
+            f"Namespace {ns!r} does not exist in catalog {catalog_name(cat)!r}{when}"
+            f"{before_history_note(seen, as_of)}; see "
             "dc.list_namespaces()."
         )
     names = sorted({split_key(n)[0] for n in seen.table_names(ns)})
