@@ -107,10 +107,6 @@ BAD_CALLS = {
         ),
         TableValidationError,
     ),
-    "uint64": (
-        lambda: dc.write(pa.table({"u": pa.array([1], pa.uint64())}), "unsigned"),
-        SchemaValidationError,
-    ),
     "unsupported input": (lambda: dc.write(object(), "things"), UnsupportedDatasetError),
     "3-d numpy": (lambda: dc.write(np.zeros((2, 2, 2)), "cube"), UnsupportedDatasetError),
     "path traversal table": (lambda: dc.write(pd.DataFrame({"a": [1]}), "../x"), InvalidNameError),

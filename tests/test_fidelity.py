@@ -7,6 +7,7 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
@@ -269,6 +270,44 @@ def test_arrow_types_that_delta_stores_differently_read_back_as_written(catalog)
     assert pl.from_arrow(back).schema == dc.read("t", read_as=dc.DatasetType.POLARS).schema
     stored = dc.get_table("t").schema  # Delta's own types, as other engines read them
     assert stored.field("u8").type == pa.int16() and stored.field("secs").type.tz == "UTC"
+
+
+def test_uint64_is_stored_losslessly_and_reads_back_as_uint64(catalog):
+    """Delta has no unsigned 64-bit integer: the column is a decimal(20,0) noted as uint64, so
+    every value up to 2**64 - 1 survives; other engines see the decimal."""
+    big = 2**64 - 1
+    dc.write(pa.table({"u": pa.array([big, 0, None], pa.uint64())}), "arrow")
+    back = dc.read("arrow", read_as=dc.DatasetType.PYARROW)
+    assert back.schema.field("u").type == pa.uint64()
+    assert back.column("u").to_pylist() == [big, 0, None]
+    assert dc.get_table("arrow").schema.field("u").type == pa.decimal128(20, 0)
+    assert DeltaTable(dc.get_table("arrow").uri).to_pyarrow_table()["u"].to_pylist() == [
+        Decimal(big),
+        Decimal(0),
+        None,
+    ]
+    frames = {
+        "numpy": pd.DataFrame({"u": np.array([big, 5], dtype="uint64")}),
+        "nullable": pd.DataFrame({"u": pd.array([5, None], dtype="UInt64")}),
+    }
+    for name, frame in frames.items():
+        dc.write(frame, name)
+        pd.testing.assert_frame_equal(dc.read(name, read_as=dc.DatasetType.PANDAS), frame)
+
+
+def test_uint64_merge_keys_match_exactly(catalog):
+    keyed = dc.Schema.of(
+        [dc.Field.of(pa.field("id", pa.uint64()), is_merge_key=True), pa.field("v", pa.string())]
+    )
+    big = 2**64 - 1
+    dc.write(pa.table({"id": pa.array([1, big], pa.uint64()), "v": ["a", "b"]}), "t", schema=keyed)
+    dc.write(pa.table({"id": pa.array([big, 2**63], pa.uint64()), "v": ["B", "c"]}), "t")
+    dc.write(pa.table({"id": pa.array([1], pa.uint64())}), "t", mode="delete")
+    rows = dc.read("t", read_as=dc.DatasetType.PYARROW).sort_by("id")
+    assert rows.schema.field("id").type == pa.uint64()
+    assert rows.to_pylist() == [{"id": 2**63, "v": "c"}, {"id": big, "v": "B"}]
+    with pytest.raises(dc.SchemaValidationError, match=r"uint64|decimal"):
+        dc.write(pa.table({"id": pa.array([-1], pa.int64()), "v": ["x"]}), "t")
 
 
 def test_declaring_a_schema_keeps_the_pandas_dtypes_of_the_data(catalog):

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 _MAX_DECIMAL_PRECISION = 38
+UINT64_DIGITS = 20  # 2**64 - 1 has 20 digits
 
 
 def storage_type(t: pa.DataType, column: str) -> pa.DataType:
@@ -32,12 +33,9 @@ def storage_type(t: pa.DataType, column: str) -> pa.DataType:
         return pa.string()
     if pt.is_binary(t) or pt.is_large_binary(t) or pt.is_binary_view(t):
         return pa.binary()
-    if pt.is_unsigned_integer(t):
+    if pt.is_unsigned_integer(t):  # the next wider signed type; uint64 needs 20 digits
         if t.bit_width == 64:
-            raise SchemaValidationError(
-                f"Column {column!r} is uint64, which Delta Lake cannot store; cast it to int64 "
-                "(values below 2**63) or to a decimal."
-            )
+            return pa.decimal128(UINT64_DIGITS, 0)
         return pa.int16() if t.bit_width == 8 else pa.int32() if t.bit_width == 16 else pa.int64()
     if pt.is_float16(t):
         return pa.float32()

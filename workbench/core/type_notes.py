@@ -1,10 +1,11 @@
 """Arrow types that Delta Lake stores as another type, noted so reads give the written type back.
 
 Delta has one integer per width and signed only, microsecond timestamps in UTC, one date, one
-string and one binary. A column written as, say, ``uint8``, ``timestamp[s, tz=Europe/Paris]``,
-``date64``, ``float16``, ``dictionary<string>``, ``fixed_size_binary[16]`` or ``arrow.uuid`` is
-stored as the nearest Delta type, and its original type is noted in the Delta field metadata in
-a readable form (``workbench.arrowType``). Reads cast back where every value fits. Offset widths
+string and one binary. A column written as, say, ``uint8``, ``uint64`` (as ``decimal(20,0)``),
+``timestamp[s, tz=Europe/Paris]``, ``date64``, ``float16``, ``dictionary<string>``,
+``fixed_size_binary[16]`` or ``arrow.uuid`` is stored as the nearest Delta type, and its
+original type is noted in the Delta field metadata in a readable form
+(``workbench.arrowType``). Reads cast back where every value fits. Offset widths
 (``large_string``, ``string_view``, ``large_list``...) carry no meaning and are not noted.
 """
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 _TIMESTAMP = re.compile(r"timestamp\[(s|ms|us|ns)(?:, tz=(.+))?\]")
 _FIXED_BINARY = re.compile(r"fixed_size_binary\[(\d+)\]")
-_SIMPLE = ("uint8", "uint16", "uint32", "halffloat", "date64[ms]")
+_SIMPLE = ("uint8", "uint16", "uint32", "uint64", "halffloat", "date64[ms]")
 _UUID = "extension<arrow.uuid>"
 _DICTIONARY = "dictionary"
 
@@ -55,6 +56,7 @@ def noted_type(note: str) -> pa.DataType | None:
         "uint8": pa.uint8(),
         "uint16": pa.uint16(),
         "uint32": pa.uint32(),
+        "uint64": pa.uint64(),
         "halffloat": pa.float16(),
         "date64[ms]": pa.date64(),
         _UUID: pa.uuid(),
