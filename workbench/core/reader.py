@@ -14,7 +14,7 @@ from workbench.core.errors import (
     TableValidationError,
     TableVersionNotFoundError,
 )
-from workbench.core.manifest import manifest_columns, manifest_view
+from workbench.core.manifest import manifest_view, manifest_view_columns
 from workbench.core.read_options import check_read_options
 from workbench.core.tables import OpenTable, locate, open_table
 from workbench.core.types import DatasetType
@@ -55,7 +55,7 @@ def read(
             f"file_path_column={file_path_column!r} must be a column name (a non-empty str)."
         )
     opened = open_table(locate(table, namespace, catalog), version, as_of, table_version)
-    names = manifest_columns(opened.schema.names) if opened.schemaless else opened.schema.names
+    names = manifest_view_columns(opened.schema.names) if opened.schemaless else opened.schema.names
     if columns is not None:
         columns = _check_columns(opened, names, columns, file_path_column)
     if file_path_column in names:

@@ -390,7 +390,7 @@ def _write_schemaless(
     replaced = opened.files if mode is TableWriteMode.REPLACE else []
     removed = sum(f.rows for f in replaced)
     with staged_or_undone(txn, change, "the table was not changed") as made:
-        entry = write_data_file(opened, incoming, fmt)
+        entry = write_data_file(opened, incoming, fmt, change.version)
         made.append(Rewrite(write_parts(entry, opened.schema, opened.uri), replaced))
         txn.stage(change, made[0])
     txn.record(change, f"WRITE_{mode.name}", incoming.num_rows, removed)
