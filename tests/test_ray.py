@@ -142,3 +142,32 @@ def test_every_ray_constructor_writes_like_local_data_in_every_mode(
         got = dc.read(f"ray{i}", read_as=dc.DatasetType.PYARROW).sort_by("id")
         want = dc.read(f"local{i}", read_as=dc.DatasetType.PYARROW).sort_by("id")
         assert (mode, got.schema, got.to_pylist()) == (mode, want.schema, want.to_pylist())
+
+
+def test_integral_floats_go_into_an_integer_column_checked_on_ray(
+    ray_cluster, catalog, monkeypatch
+):
+    """pandas makes an int column holding None a float column: its whole values go back into
+    the table's int column, checked and cast in Ray tasks (the rows never reach the driver); a
+    fraction is refused as before."""
+    import pandas as pd
+    import ray.data
+
+    from workbench.engines.ray import RayEngine
+
+    keyed = dc.Schema.of(
+        [dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True), pa.field("age", pa.int64())]
+    )
+    dc.write(pa.table({"id": [1, 2], "age": [25, 30]}), "t", schema=keyed)
+
+    def collected(*args):
+        raise AssertionError("the rows were collected to the driver")
+
+    monkeypatch.setattr(RayEngine, "to_arrow", collected)
+    dc.write(ray.data.from_pandas(pd.DataFrame({"id": [2, 3], "age": [None, 40]})), "t")
+    got = dc.read("t", read_as=dc.DatasetType.PYARROW).sort_by("id").to_pylist()
+    assert got == [{"id": 1, "age": 25}, {"id": 2, "age": None}, {"id": 3, "age": 40}]
+    before = tree_digest(catalog.root)
+    with pytest.raises(dc.SchemaValidationError, match="double"):
+        dc.write(ray.data.from_arrow(pa.table({"id": [4], "age": [1.5]})), "t")
+    assert tree_digest(catalog.root) == before

@@ -93,6 +93,22 @@ class RayEngine(Engine):
     def schema(self, source: ray.data.Dataset) -> pa.Schema:
         return source.schema().base_schema
 
+    def cast_exact(
+        self, source: ray.data.Dataset, targets: Mapping[str, pa.DataType]
+    ) -> tuple[ray.data.Dataset, list[str]]:
+        """Each block is checked in its own task (one flag per column comes back); the cast
+        runs lazily in the tasks that write."""
+        checks = source.map_batches(
+            _inexact_block, batch_format="pyarrow", batch_size=None, fn_kwargs={"targets": targets}
+        ).take_all()
+        exact = {n: t for n, t in targets.items() if not any(c[n] for c in checks)}
+        if not exact:
+            return source, []
+        cast = source.map_batches(
+            _cast_block, batch_format="pyarrow", batch_size=None, fn_kwargs={"targets": exact}
+        )
+        return cast, list(exact)
+
     def keyed(
         self,
         source: ray.data.Dataset,
@@ -293,6 +309,23 @@ def _arrow_block(block: Any) -> pa.Table:
     from workbench.core.pandas_io import arrow_from_pandas
 
     return block if isinstance(block, pa.Table) else arrow_from_pandas(block)
+
+
+def _inexact_block(block: pa.Table, targets: Mapping[str, pa.DataType]) -> pa.Table:
+    """One row: for each column of ``targets``, whether a value of the block does not convert
+    to its type exactly."""
+    import pyarrow as pa
+
+    from workbench.core.lossless import exactly_cast
+
+    _, cast = exactly_cast(block, targets)
+    return pa.table({name: [name not in cast] for name in targets})
+
+
+def _cast_block(block: pa.Table, targets: Mapping[str, pa.DataType]) -> pa.Table:
+    from workbench.core.lossless import exactly_cast
+
+    return exactly_cast(block, targets)[0]
 
 
 def _write_block(
