@@ -23,6 +23,11 @@ class CatalogRootError(WorkbenchError, NotADirectoryError):
     """A catalog root exists but is not a folder, so it cannot hold namespaces and tables."""
 
 
+class StorageUnreachableError(WorkbenchError, OSError):
+    """A catalog's object store cannot be reached or refuses it: a wrong endpoint, missing
+    bucket, or credentials or region it does not accept."""
+
+
 class CatalogReadOnlyError(WorkbenchError, PermissionError):
     """The catalog root cannot be written by this user; reads still work."""
 
