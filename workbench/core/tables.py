@@ -322,6 +322,14 @@ def committed_table(loc: Location, entry: TableEntry, version: int | None = None
     return table
 
 
+def vacuumed(opened: OpenTable, cause: Exception) -> TableVersionNotFoundError:
+    """The error for a read of a table version whose files ``dc.vacuum`` removed."""
+    return TableVersionNotFoundError(
+        f"Version {opened.version} of table {opened.loc.qualified!r} can no longer be read: "
+        f"dc.vacuum removed files it needs ({cause})."
+    )
+
+
 def _check_version(loc: Location, entry: TableEntry, version: int) -> None:
     """Only versions a committed catalog transaction recorded (or the one in view) are readable;
     other Delta versions hold rows of failed or unfinished transactions."""
