@@ -295,6 +295,49 @@ def test_uint64_is_stored_losslessly_and_reads_back_as_uint64(catalog):
         pd.testing.assert_frame_equal(dc.read(name, read_as=dc.DatasetType.PANDAS), frame)
 
 
+def test_pandas_arrow_dtypes_with_parameters_read_back_as_written(catalog):
+    """pandas ArrowDtype columns of decimals, structs, lists of structs and maps (whose dtype
+    names pandas cannot parse back) read as they were written, also after a merge."""
+    import decimal
+
+    def arrow(values, arrow_type):
+        return pd.array(values, dtype=pd.ArrowDtype(arrow_type))
+
+    frame = pd.DataFrame(
+        {
+            "id": [1, 2, 3],
+            "price": arrow(
+                [decimal.Decimal("1.10"), None, decimal.Decimal("-3.25")], pa.decimal128(10, 2)
+            ),
+            "point": arrow(
+                [{"x": 1, "y": "a"}, None, {"x": 3, "y": None}],
+                pa.struct([("x", pa.int64()), ("y", pa.string())]),
+            ),
+            "tags": arrow([[{"k": 1}], [], None], pa.list_(pa.struct([("k", pa.int64())]))),
+            "attrs": arrow([[("a", 1)], None, []], pa.map_(pa.string(), pa.int64())),
+        }
+    )
+    keyed = dc.Schema.of([dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True)])
+    dc.write(frame.iloc[:2], "t", schema=keyed)
+    dc.write(frame.iloc[1:], "t")
+    back = dc.read("t", read_as=dc.DatasetType.PANDAS).sort_values("id").reset_index(drop=True)
+    pd.testing.assert_frame_equal(back, frame)
+
+
+def test_durations_are_stored_losslessly_and_read_back(catalog):
+    """Delta has no duration type: a duration column is stored as int64 in its unit, noted,
+    and read back as the duration it was (pandas Timedelta too); other engines see the int."""
+    frame = pd.DataFrame({"id": [1, 2, 3], "took": pd.to_timedelta(["1s", None, "2 days 1ns"])})
+    dc.write(frame, "t")
+    dc.write(frame.iloc[:1], "t", mode="append")
+    back = dc.read("t", read_as=dc.DatasetType.PANDAS)
+    pd.testing.assert_frame_equal(back, pd.concat([frame, frame.iloc[:1]], ignore_index=True))
+    arrow = pa.table({"d": pa.array([5, None], pa.duration("ms"))})
+    dc.write(arrow, "a")
+    assert dc.read("a", read_as=dc.DatasetType.PYARROW).equals(arrow.replace_schema_metadata())
+    assert dc.get_table("a").schema.field("d").type == pa.int64()
+
+
 def test_uint64_merge_keys_match_exactly(catalog):
     keyed = dc.Schema.of(
         [dc.Field.of(pa.field("id", pa.uint64()), is_merge_key=True), pa.field("v", pa.string())]

@@ -70,7 +70,9 @@ def storage_type(t: pa.DataType, column: str) -> pa.DataType:
             f"Column {column!r} has type {t}, which Delta Lake cannot store; cast it to one "
             "plain type (e.g. string) first."
         )
-    if pt.is_time(t) or pt.is_duration(t) or pt.is_interval(t):
+    if pt.is_duration(t):  # a count of its unit (noted, so reads give the duration back)
+        return pa.int64()
+    if pt.is_time(t) or pt.is_interval(t):
         raise SchemaValidationError(
             f"Column {column!r} has type {t}, which Delta Lake cannot store; cast it to int64 "
             "(e.g. microseconds) or to a timestamp."
