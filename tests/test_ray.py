@@ -171,3 +171,15 @@ def test_integral_floats_go_into_an_integer_column_checked_on_ray(
     with pytest.raises(dc.SchemaValidationError, match="double"):
         dc.write(ray.data.from_arrow(pa.table({"id": [4], "age": [1.5]})), "t")
     assert tree_digest(catalog.root) == before
+
+
+def test_an_empty_ray_dataset_without_a_schema_is_a_typed_error(ray_cluster, catalog):
+    import pandas as pd
+    import ray.data
+
+    empty = ray.data.from_pandas(pd.DataFrame({"id": pd.Series([], dtype="int64")}))
+    with pytest.raises(dc.SchemaValidationError, match="no schema"):
+        dc.write(empty, "t")
+    assert not dc.table_exists("t")
+    typed = ray.data.from_arrow(pa.table({"id": pa.array([], pa.int64())}))
+    assert dc.write(typed, "t").rows_added == 0

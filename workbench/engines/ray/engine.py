@@ -86,12 +86,12 @@ class RayEngine(Engine):
         converted in Ray tasks as local pandas data is, so their schema is Arrow's."""
         import pyarrow as pa
 
-        if isinstance(data.schema().base_schema, pa.Schema):
+        if isinstance(_schema_of(data).base_schema, pa.Schema):
             return data
         return data.map_batches(_arrow_block, batch_format=None, batch_size=None)
 
     def schema(self, source: ray.data.Dataset) -> pa.Schema:
-        return source.schema().base_schema
+        return _schema_of(source).base_schema
 
     def cast_exact(
         self, source: ray.data.Dataset, targets: Mapping[str, pa.DataType]
@@ -300,6 +300,21 @@ def _source(blocks: list[Any], schema: Schema) -> pa.Table:
     import ray
 
     return conform(pa.concat_tables(ray.get(blocks)), schema, fill_missing=False, table="source")
+
+
+def _schema_of(data: ray.data.Dataset) -> Any:
+    """The Dataset's schema; ``SchemaValidationError`` when Ray has none (an empty dataset
+    made from pandas keeps no columns)."""
+    from workbench.core.errors import SchemaValidationError
+
+    schema = data.schema()
+    if schema is None:
+        raise SchemaValidationError(
+            "The Ray Dataset has no schema: Ray keeps none for an empty dataset made from "
+            "pandas. Write ray.data.from_arrow(table) of an empty Arrow table (it keeps its "
+            "columns), or skip the write."
+        )
+    return schema
 
 
 def _arrow_block(block: Any) -> pa.Table:
