@@ -97,3 +97,30 @@ def test_a_new_table_declared_wider_than_its_data_keeps_the_declared_type(catalo
         narrow = dc.Schema.of([dc.Field.of(pa.field("id", pa.int32()), is_merge_key=True)])
         dc.write(pa.table({"id": [1]}), "u", schema=narrow)
     assert not dc.table_exists("u")
+
+
+def test_unsigned_columns_take_and_widen_to_what_holds_every_value(catalog):
+    """The rule compares unsigned columns by the type they were written as (Delta stores them
+    as wider signed types or, for uint64, a decimal): narrower unsigned data goes in, a wider
+    one widens the column, and signed data into an unsigned column is refused."""
+    big = 2**64 - 1
+    dc.write(pa.table({"u": pa.array([big], pa.uint64())}), "t")
+    dc.write(pa.table({"u": pa.array([5], pa.uint32())}), "t", mode="append")
+    dc.write(pa.table({"u": pa.array([6], pa.uint8())}), "t", mode="append")
+    got = dc.read("t", read_as=dc.DatasetType.PYARROW)
+    assert got.schema.field("u").type == pa.uint64()
+    assert got.column("u").to_pylist() == [big, 5, 6]
+    before = tree_digest(catalog.root)
+    with pytest.raises(dc.SchemaValidationError, match="uint64.*int64|int64.*uint64"):
+        dc.write(pa.table({"u": pa.array([-1], pa.int64())}), "t", mode="append")
+    assert tree_digest(catalog.root) == before
+    dc.write(pa.table({"u": pa.array([1], pa.uint32())}), "w")
+    result = dc.write(pa.table({"u": pa.array([big], pa.uint64())}), "w", mode="append")
+    assert result.schema_changes == ("~u",)
+    got = dc.read("w", read_as=dc.DatasetType.PYARROW)
+    assert got.schema.field("u").type == pa.uint64()
+    assert got.column("u").to_pylist() == [1, big]
+    dc.write(pa.table({"s": pa.array([1], pa.uint32())}), "s")
+    dc.write(pa.table({"s": pa.array([-1], pa.int32())}), "s", mode="append")  # widens to int64
+    got = dc.read("s", read_as=dc.DatasetType.PYARROW)
+    assert got.schema.field("s").type == pa.int64() and got.column("s").to_pylist() == [1, -1]

@@ -82,10 +82,9 @@ def alter_table(
     with operation(loc.catalog) as txn:
         txn.require_writable()
         target = for_read(txn, loc, table_version)
-        names = versions_in(txn, loc.namespace, loc.name)
-        if lifecycle is LifecycleState.DELETED and live_versions(txn, loc, names) == [
-            target.version_name
-        ]:
+        if lifecycle is LifecycleState.DELETED and live_versions(
+            txn, loc, versions_in(txn, loc.namespace, loc.name)
+        ) == [target.version_name]:
             raise InvalidArgumentError(
                 f"Version {target.version_name} is the last version of table {loc.qualified!r}; "
                 "a table keeps at least one, so drop the table with dc.drop_table(...) instead."

@@ -33,7 +33,7 @@ from workbench.core.errors import (
 )
 from workbench.core.evolution import (
     SchemaPlan,
-    data_type,
+    column_for,
     plan_existing_table,
     plan_new_table,
     storage_schema,
@@ -53,7 +53,7 @@ from workbench.core.properties import (
     decode_reader_types,
     default_consistency,
 )
-from workbench.core.schema import Schema, SchemaLike
+from workbench.core.schema import Field, Schema, SchemaLike
 from workbench.core.tables import Location, OpenTable, locate
 from workbench.core.transaction import TableChange, Transaction
 from workbench.core.types import (
@@ -271,7 +271,9 @@ def plan_existing(
         stored = storage_schema(incoming)
         validate = SchemaConsistencyType.VALIDATE  # a delete changes no column: keys must fit
         for key in keys:
-            data_type(opened.schema.field(key), stored.field(key).type, validate, name)
+            column_for(
+                opened.schema.field(key), Field.from_arrow(stored.field(key)), validate, name
+            )
         return mode, SchemaPlan(opened.schema)
     if declared is not None:
         validate_readable(declared.arrow, readers, name)
