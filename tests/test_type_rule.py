@@ -111,7 +111,7 @@ def test_unsigned_columns_take_and_widen_to_what_holds_every_value(catalog):
     assert got.schema.field("u").type == pa.uint64()
     assert got.column("u").to_pylist() == [big, 5, 6]
     before = tree_digest(catalog.root)
-    with pytest.raises(dc.SchemaValidationError, match="uint64.*int64|int64.*uint64"):
+    with pytest.raises(dc.SchemaValidationError, match=r"uint64.*int64|int64.*uint64"):
         dc.write(pa.table({"u": pa.array([-1], pa.int64())}), "t", mode="append")
     assert tree_digest(catalog.root) == before
     dc.write(pa.table({"u": pa.array([1], pa.uint32())}), "w")
