@@ -7,6 +7,7 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
@@ -269,6 +270,87 @@ def test_arrow_types_that_delta_stores_differently_read_back_as_written(catalog)
     assert pl.from_arrow(back).schema == dc.read("t", read_as=dc.DatasetType.POLARS).schema
     stored = dc.get_table("t").schema  # Delta's own types, as other engines read them
     assert stored.field("u8").type == pa.int16() and stored.field("secs").type.tz == "UTC"
+
+
+def test_uint64_is_stored_losslessly_and_reads_back_as_uint64(catalog):
+    """Delta has no unsigned 64-bit integer: the column is a decimal(20,0) noted as uint64, so
+    every value up to 2**64 - 1 survives; other engines see the decimal."""
+    big = 2**64 - 1
+    dc.write(pa.table({"u": pa.array([big, 0, None], pa.uint64())}), "arrow")
+    back = dc.read("arrow", read_as=dc.DatasetType.PYARROW)
+    assert back.schema.field("u").type == pa.uint64()
+    assert back.column("u").to_pylist() == [big, 0, None]
+    assert dc.get_table("arrow").schema.field("u").type == pa.decimal128(20, 0)
+    assert DeltaTable(dc.get_table("arrow").uri).to_pyarrow_table()["u"].to_pylist() == [
+        Decimal(big),
+        Decimal(0),
+        None,
+    ]
+    frames = {
+        "numpy": pd.DataFrame({"u": np.array([big, 5], dtype="uint64")}),
+        "nullable": pd.DataFrame({"u": pd.array([5, None], dtype="UInt64")}),
+    }
+    for name, frame in frames.items():
+        dc.write(frame, name)
+        pd.testing.assert_frame_equal(dc.read(name, read_as=dc.DatasetType.PANDAS), frame)
+
+
+def test_pandas_arrow_dtypes_with_parameters_read_back_as_written(catalog):
+    """pandas ArrowDtype columns of decimals, structs, lists of structs and maps (whose dtype
+    names pandas cannot parse back) read as they were written, also after a merge."""
+    import decimal
+
+    def arrow(values, arrow_type):
+        return pd.array(values, dtype=pd.ArrowDtype(arrow_type))
+
+    frame = pd.DataFrame(
+        {
+            "id": [1, 2, 3],
+            "price": arrow(
+                [decimal.Decimal("1.10"), None, decimal.Decimal("-3.25")], pa.decimal128(10, 2)
+            ),
+            "point": arrow(
+                [{"x": 1, "y": "a"}, None, {"x": 3, "y": None}],
+                pa.struct([("x", pa.int64()), ("y", pa.string())]),
+            ),
+            "tags": arrow([[{"k": 1}], [], None], pa.list_(pa.struct([("k", pa.int64())]))),
+            "attrs": arrow([[("a", 1)], None, []], pa.map_(pa.string(), pa.int64())),
+        }
+    )
+    keyed = dc.Schema.of([dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True)])
+    dc.write(frame.iloc[:2], "t", schema=keyed)
+    dc.write(frame.iloc[1:], "t")
+    back = dc.read("t", read_as=dc.DatasetType.PANDAS).sort_values("id").reset_index(drop=True)
+    pd.testing.assert_frame_equal(back, frame)
+
+
+def test_durations_are_stored_losslessly_and_read_back(catalog):
+    """Delta has no duration type: a duration column is stored as int64 in its unit, noted,
+    and read back as the duration it was (pandas Timedelta too); other engines see the int."""
+    frame = pd.DataFrame({"id": [1, 2, 3], "took": pd.to_timedelta(["1s", None, "2 days 1ns"])})
+    dc.write(frame, "t")
+    dc.write(frame.iloc[:1], "t", mode="append")
+    back = dc.read("t", read_as=dc.DatasetType.PANDAS)
+    pd.testing.assert_frame_equal(back, pd.concat([frame, frame.iloc[:1]], ignore_index=True))
+    arrow = pa.table({"d": pa.array([5, None], pa.duration("ms"))})
+    dc.write(arrow, "a")
+    assert dc.read("a", read_as=dc.DatasetType.PYARROW).equals(arrow.replace_schema_metadata())
+    assert dc.get_table("a").schema.field("d").type == pa.int64()
+
+
+def test_uint64_merge_keys_match_exactly(catalog):
+    keyed = dc.Schema.of(
+        [dc.Field.of(pa.field("id", pa.uint64()), is_merge_key=True), pa.field("v", pa.string())]
+    )
+    big = 2**64 - 1
+    dc.write(pa.table({"id": pa.array([1, big], pa.uint64()), "v": ["a", "b"]}), "t", schema=keyed)
+    dc.write(pa.table({"id": pa.array([big, 2**63], pa.uint64()), "v": ["B", "c"]}), "t")
+    dc.write(pa.table({"id": pa.array([1], pa.uint64())}), "t", mode="delete")
+    rows = dc.read("t", read_as=dc.DatasetType.PYARROW).sort_by("id")
+    assert rows.schema.field("id").type == pa.uint64()
+    assert rows.to_pylist() == [{"id": 2**63, "v": "c"}, {"id": big, "v": "B"}]
+    with pytest.raises(dc.SchemaValidationError, match=r"uint64|decimal"):
+        dc.write(pa.table({"id": pa.array([-1], pa.int64()), "v": ["x"]}), "t")
 
 
 def test_declaring_a_schema_keeps_the_pandas_dtypes_of_the_data(catalog):

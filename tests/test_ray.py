@@ -88,3 +88,98 @@ def test_a_failing_ray_job_commits_nothing_and_leaves_no_files(ray_cluster, cata
     with pytest.raises(dc.WriteFailedError, match="model failed"):
         dc.write(source, "t", mode="replace")
     assert tree_digest(folder) == before
+
+
+RAY_CONSTRUCTORS = ["from_pandas", "from_arrow", "from_items", "range", "read_parquet"]
+
+
+def _constructor_rows(constructor: str) -> pa.Table:
+    """The rows each Ray constructor is given (``range`` makes its own: ids 0, 1, 2)."""
+    if constructor == "range":
+        return pa.table({"id": pa.array([0, 1, 2], pa.int64())})
+    return pa.table({"id": [0, 1, 2], "v": ["a", "b", "c"]})
+
+
+def _ray_dataset(constructor: str, rows: pa.Table, folder: Path):
+    import pyarrow.parquet as pq
+    import ray.data
+
+    if constructor == "from_pandas":
+        return ray.data.from_pandas(rows.to_pandas())
+    if constructor == "from_arrow":
+        return ray.data.from_arrow(rows)
+    if constructor == "from_items":
+        return ray.data.from_items(rows.to_pylist())
+    if constructor == "range":
+        return ray.data.range(rows.num_rows)
+    folder.mkdir(exist_ok=True)
+    pq.write_table(rows, folder / "rows.parquet")
+    return ray.data.read_parquet(str(folder))
+
+
+@pytest.mark.parametrize("constructor", RAY_CONSTRUCTORS)
+def test_every_ray_constructor_writes_like_local_data_in_every_mode(
+    ray_cluster, catalog, tmp_path, constructor
+):
+    """A Dataset from each of Ray's constructors creates a table and writes to an existing one
+    (keyed and not, every mode that applies) exactly as the same rows from pyarrow do."""
+    rows = _constructor_rows(constructor)
+    existing = pa.table({"id": [1, 5], "v": ["one", "five"]})
+    keyed = dc.Schema.of(
+        [dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True), pa.field("v", pa.string())]
+    )
+    cases = [(mode, None, None) for mode in ("auto", "create")]
+    cases += [(mode, existing, None) for mode in ("auto", "add", "append", "chrono", "replace")]
+    cases += [(mode, existing, keyed) for mode in ("auto", "merge", "replace", "delete")]
+    for i, (mode, before, schema) in enumerate(cases):
+        for name, data in (
+            (f"ray{i}", _ray_dataset(constructor, rows, tmp_path / "pq")),
+            (f"local{i}", rows),
+        ):
+            if before is not None:
+                dc.write(before, name, schema=schema if schema is not None else before.schema)
+            dc.write(data, name, mode=mode)
+        got = dc.read(f"ray{i}", read_as=dc.DatasetType.PYARROW).sort_by("id")
+        want = dc.read(f"local{i}", read_as=dc.DatasetType.PYARROW).sort_by("id")
+        assert (mode, got.schema, got.to_pylist()) == (mode, want.schema, want.to_pylist())
+
+
+def test_integral_floats_go_into_an_integer_column_checked_on_ray(
+    ray_cluster, catalog, monkeypatch
+):
+    """pandas makes an int column holding None a float column: its whole values go back into
+    the table's int column, checked and cast in Ray tasks (the rows never reach the driver); a
+    fraction is refused as before."""
+    import pandas as pd
+    import ray.data
+
+    from workbench.engines.ray import RayEngine
+
+    keyed = dc.Schema.of(
+        [dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True), pa.field("age", pa.int64())]
+    )
+    dc.write(pa.table({"id": [1, 2], "age": [25, 30]}), "t", schema=keyed)
+
+    def collected(*args):
+        raise AssertionError("the rows were collected to the driver")
+
+    monkeypatch.setattr(RayEngine, "to_arrow", collected)
+    dc.write(ray.data.from_pandas(pd.DataFrame({"id": [2, 3], "age": [None, 40]})), "t")
+    got = dc.read("t", read_as=dc.DatasetType.PYARROW).sort_by("id").to_pylist()
+    assert got == [{"id": 1, "age": 25}, {"id": 2, "age": None}, {"id": 3, "age": 40}]
+    before = tree_digest(catalog.root)
+    with pytest.raises(dc.SchemaValidationError, match="double"):
+        dc.write(ray.data.from_arrow(pa.table({"id": [4], "age": [1.5]})), "t")
+    assert tree_digest(catalog.root) == before
+
+
+def test_an_empty_ray_dataset_without_a_schema_is_a_typed_error(ray_cluster, catalog):
+    import pandas as pd
+    import ray.data
+
+    empty = ray.data.from_pandas(pd.DataFrame({"id": pd.Series([], dtype="int64")}))
+    with pytest.raises(dc.SchemaValidationError, match="no schema"):
+        dc.write(empty, "t")
+    assert not dc.table_exists("t")
+    typed = ray.data.from_arrow(pa.table({"id": pa.array([], pa.int64())}))
+    assert dc.write(typed, "t").rows_added == 0

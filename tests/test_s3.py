@@ -174,3 +174,30 @@ def test_a_catalog_without_storage_options_takes_them_from_aws_environment_varia
     dc.write(pa.table({"id": [3]}), "t", mode="append")
     assert sorted(dc.read("t", read_as="pandas")["id"]) == [1, 2, 3]
     assert dc.transactions().num_rows == 2
+
+
+def test_a_store_that_cannot_be_used_is_a_typed_error_saying_what_to_check(s3, monkeypatch):
+    """A missing bucket, an endpoint nothing answers on, http without AWS_ALLOW_HTTP and
+    credentials the store refuses each raise StorageUnreachableError on first use."""
+    from workbench.testing import LocalS3, _free_port
+
+    def catalog(root: str, **changes: str | None) -> None:
+        options = {k: v for k, v in {**s3.options, **changes}.items() if v is not None}
+        dc.init({"c": dc.Catalog(dc.CatalogProperties(root, options))})
+
+    catalog("s3://no-such-bucket/lake")
+    for call in (dc.list_tables, lambda: dc.write(pd.DataFrame({"a": [1]}), "t")):
+        with pytest.raises(dc.StorageUnreachableError, match=r"'no-such-bucket' .* does not exist"):
+            call()
+    catalog(f"s3://{s3.new_bucket()}/lake", AWS_ENDPOINT_URL=f"http://127.0.0.1:{_free_port()}")
+    with pytest.raises(dc.StorageUnreachableError, match="AWS_ENDPOINT_URL"):
+        dc.table_exists("t")
+    catalog(f"s3://{s3.new_bucket()}/lake", AWS_ALLOW_HTTP=None)
+    with pytest.raises(dc.StorageUnreachableError, match="AWS_ALLOW_HTTP=true"):
+        dc.read("t")
+    monkeypatch.setenv("INITIAL_NO_AUTH_ACTION_COUNT", "0")  # moto checks credentials
+    with LocalS3() as checking:
+        options = {**checking.options, "AWS_SECRET_ACCESS_KEY": "wrong"}
+        dc.init({"c": dc.Catalog(dc.CatalogProperties("s3://bucket/lake", options))})
+        with pytest.raises(dc.StorageUnreachableError, match="credentials"):
+            dc.write(pd.DataFrame({"a": [1]}), "t")

@@ -54,6 +54,29 @@ def test_manifest_has_deltacat_columns_and_paths_under_the_catalog_root(catalog)
     assert back.column("id").to_pylist() == [1, 2, 3, 1]
 
 
+def test_manifest_rows_carry_deltacat_stream_positions_and_entry_facts(catalog):
+    """Each file's stream position is the Delta version that added it plus one (DeltaCAT
+    counts from 1); a REPLACE keeps counting; the other entry columns say who wrote it, that
+    it is needed, its encoding and the in-memory size of the rows written."""
+    dc.create_table("files")  # version 0: no file
+    dc.write(ROWS, "files", mode="append")
+    dc.alter_table("files", table_description="raw drops")  # a commit without a file
+    dc.write(ROWS.slice(0, 1), "files", mode="append")
+    manifest = dc.read("files", read_as=dc.DatasetType.PYARROW)
+    assert manifest.column("stream_position").to_pylist() == [2, 4]
+    assert manifest.column("previous_stream_position").to_pylist() == [1, 3]
+    assert manifest.column("author_name").to_pylist() == ["workbench.write"] * 2
+    assert manifest.column("author_version").to_pylist() == [dc.__version__] * 2
+    assert manifest.column("mandatory").to_pylist() == [True, True]
+    assert manifest.column("meta_content_encoding").to_pylist() == ["identity"] * 2
+    sizes = manifest.column("meta_source_content_length").to_pylist()
+    assert sizes == [ROWS.nbytes, ROWS.slice(0, 1).nbytes]
+    dc.write(ROWS, "files", mode="replace")
+    assert dc.read("files", read_as="pyarrow").column("stream_position").to_pylist() == [5]
+    picked = dc.read("files", read_as="pandas", columns=["stream_position", "mandatory"])
+    assert picked.to_dict("list") == {"stream_position": [5], "mandatory": [True]}
+
+
 def test_from_manifest_table_resolves_paths_in_the_catalog_named(tmp_path):
     dc.init(
         {

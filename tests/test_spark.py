@@ -230,3 +230,39 @@ def test_the_data_source_reads_the_catalogs_of_the_driver(spark, tmp_path):
     dc.write(pa.table({"id": [9]}), "other", catalog="second")
     reader = spark.read.format("workbench").option("catalog", "second")
     assert reader.load("default.other").count() == 1
+
+
+def test_the_catalog_registry_works_the_same_once_spark_has_started(spark, tmp_path):
+    """Spark's data source follows the registry; clearing it must not fail for lack of a
+    default catalog, and the first catalog put after a clear becomes the default."""
+    dc.clear_catalogs()
+    first = dc.put_catalog("first", root=str(tmp_path / "first"))
+    assert dc.get_catalog() is first
+    dc.write(pa.table({"id": [1]}), "t")
+    assert spark.read.format("workbench").load("default.t").count() == 1
+
+
+def test_integral_doubles_go_into_an_integer_column_checked_on_spark(spark, catalog, monkeypatch):
+    """pandas makes an int column holding None a float column: its whole values go back into
+    the table's int column, checked and cast by Spark (the rows never reach the driver); a
+    fraction is refused as before."""
+    from workbench.engines.spark import SparkEngine
+
+    dc.write(pa.table({"id": [1, 2], "age": [25, 30]}), "t", schema=KEYED_AGE)
+
+    def collected(*args):
+        raise AssertionError("the rows were collected to the driver")
+
+    monkeypatch.setattr(SparkEngine, "to_arrow", collected)
+    dc.write(frame(spark, {"id": [2, 3], "age": [None, 40.0]}, "id long, age double"), "t")
+    assert rows("t") == [{"id": 1, "age": 25}, {"id": 2, "age": None}, {"id": 3, "age": 40}]
+    assert dc.get_table("t").schema.field("age").type == pa.int64()
+    before = tree_digest(catalog.root)
+    with pytest.raises(dc.SchemaValidationError, match="double"):
+        dc.write(frame(spark, {"id": [4], "age": [1.5]}, "id long, age double"), "t")
+    assert tree_digest(catalog.root) == before
+
+
+KEYED_AGE = dc.Schema.of(
+    [dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True), pa.field("age", pa.int64())]
+)

@@ -177,12 +177,42 @@ def test_history_names_versions_and_filters_by_table(versioned):
     assert "default.t (version 2)" in str(record)
 
 
-def test_dropping_a_version_retires_it(versioned):
+def test_a_dropped_version_is_gone_for_every_call_but_time_travel(versioned):
+    """DeltaCAT marks a version dropped by drop_table(table_version=) DELETED, which its docs
+    define as physically deleted: get_table, read, write, table_exists and list agree."""
+    before = dc.transactions(read_as="pyarrow").column("transaction_id")[0].as_py()
     dc.drop_table("t", table_version="2")
-    assert dc.get_table("t").version_name == "1"
-    assert dc.get_table("t", table_version="2").table_version.state == dc.LifecycleState.DELETED
+    assert not dc.table_exists("t", table_version="2")
+    assert dc.table_exists("t") and [t.name for t in dc.list_tables()] == ["t"]
+    info = dc.get_table("t")
+    assert (info.version_name, info.version_names) == ("1", ("1",))
+    assert info.table.latest_table_version == "1"
     assert _ids("t") == [1, 2]
-    dc.alter_table("t", table_version="2", lifecycle_state=dc.LifecycleState.ACTIVE)
-    assert _ids("t") == [3, 4, 5]
+    for call in (
+        lambda: dc.get_table("t", table_version="2"),
+        lambda: dc.read("t", table_version="2"),
+        lambda: dc.write(_rows([8]), "t", table_version="2", mode="append"),
+        lambda: dc.alter_table("t", table_version="2", lifecycle_state="active"),
+        lambda: dc.drop_table("t", table_version="2"),
+    ):
+        with pytest.raises(dc.TableVersionNotFoundError, match="was dropped"):
+            call()
+    with pytest.raises(dc.TableVersionAlreadyExistsError, match="only move forward"):
+        dc.write(_rows([8]), "t", table_version="2", mode="create")
+    dc.write(_rows([8]), "t", table_version="3")
+    assert dc.get_table("t").version_names == ("1", "3") and _ids("t") == [8]
+    assert _ids("t", table_version="2", as_of=before) == [3, 4, 5]  # time travel keeps it
     with pytest.raises(dc.TableVersionNotFoundError, match="does not exist"):
         dc.drop_table("t", table_version="7")
+
+
+def test_dropping_the_last_version_drops_the_table(versioned):
+    dc.drop_table("t", table_version="1")
+    with pytest.raises(dc.InvalidArgumentError, match="last version"):
+        dc.alter_table("t", table_version="2", lifecycle_state="deleted")
+    dc.drop_table("t", table_version="2")
+    assert not dc.table_exists("t") and dc.list_tables() == []
+    with pytest.raises(dc.TableNotFoundError):
+        dc.get_table("t")
+    dc.write(_rows([1]), "t")  # a new table
+    assert dc.get_table("t").version_names == ("1",) and _ids("t") == [1]

@@ -67,7 +67,7 @@ def test_composite_merge_keys(catalog):
         ]
     )
 
-    def days(*values):  # merge keys are VALIDATE: the data has the key's exact type
+    def days(*values):
         return pd.array(values, dtype="int32")
 
     dc.write(

@@ -1,6 +1,7 @@
 """The errors workbench raises, importable as ``workbench.exceptions``."""
 
 from workbench.core.errors import (
+    AsOfUnitError,
     CatalogNotFoundError,
     CatalogReadOnlyError,
     CatalogRootError,
@@ -30,6 +31,7 @@ from workbench.core.errors import (
     ReportFailedError,
     SchemaCompatibilityError,
     SchemaValidationError,
+    StorageUnreachableError,
     TableAlreadyExistsError,
     TableChangedOutsideError,
     TableNotFoundError,
@@ -48,6 +50,7 @@ from workbench.core.errors import (
 )
 
 __all__ = [
+    "AsOfUnitError",
     "CatalogNotFoundError",
     "CatalogReadOnlyError",
     "CatalogRootError",
@@ -77,6 +80,7 @@ __all__ = [
     "ReportFailedError",
     "SchemaCompatibilityError",
     "SchemaValidationError",
+    "StorageUnreachableError",
     "TableAlreadyExistsError",
     "TableChangedOutsideError",
     "TableNotFoundError",

@@ -10,10 +10,8 @@ tests, the automatic/manual schema-evolution tests,
 test_schema_evolution_comprehensive_dataset_types, test_schema_evolution_with_past_defaults)
 and ``TestAlterTable`` (all five).
 
-Not ported: Ray-only tests and RAY_DATASET grid cases (Ray start-up cost), DeltaCAT's skipped
-test_past_default_enforcement_ray_dataset_pyarrow_parquet, and the unsigned-integer columns of
-test_schema_evolution_comprehensive_dataset_types (unsigned 64-bit integers are out of scope;
-the test expects the other 18 of its 22 columns). ``MergeOrder``, ``SortOrder`` and
+Not ported: Ray-only tests and RAY_DATASET grid cases (Ray start-up cost) and DeltaCAT's
+skipped test_past_default_enforcement_ray_dataset_pyarrow_parquet. ``MergeOrder``, ``SortOrder`` and
 ``SchemaConsistencyType`` are taken from the top-level module.
 """
 
@@ -468,13 +466,17 @@ def test_manual_schema_evolution_mode_prevents_automatic_field_addition(catalogs
 
 
 def _typed_batches():
-    """Three batches: 11 columns (DeltaCAT's 15 without the four unsigned ones), then +4, +3."""
+    """Three batches: DeltaCAT's 15 columns, then +4, +3."""
     first = pa.table(
         {
             "int8_col": pa.array([1, 2, 3], pa.int8()),
             "int16_col": pa.array([10, 20, 30], pa.int16()),
             "int32_col": pa.array([100, 200, 300], pa.int32()),
             "int64_col": pa.array([1000, 2000, 3000], pa.int64()),
+            "uint8_col": pa.array([10, 20, 30], pa.uint8()),
+            "uint16_col": pa.array([100, 200, 300], pa.uint16()),
+            "uint32_col": pa.array([1000, 2000, 3000], pa.uint32()),
+            "uint64_col": pa.array([10000, 20000, 30000], pa.uint64()),
             "float32_col": pa.array([1.1, 2.2, 3.3], pa.float32()),
             "float64_col": pa.array([10.1, 20.2, 30.3], pa.float64()),
             "string_col": pa.array(["alice", "bob", "charlie"], pa.string()),
@@ -549,6 +551,10 @@ def test_schema_evolution_comprehensive_dataset_types(cat, writer, reader):
     assert types.field("int16_col").type in (pa.int16(), pa.int64())
     assert types.field("int32_col").type in (pa.int32(), pa.int64())
     assert types.field("int64_col").type == pa.int64()
+    assert types.field("uint8_col").type in (pa.uint8(), pa.uint64())
+    assert types.field("uint16_col").type in (pa.uint16(), pa.uint64())
+    assert types.field("uint32_col").type in (pa.uint32(), pa.uint64())
+    assert types.field("uint64_col").type == pa.uint64()
     assert types.field("float32_col").type in (pa.float32(), pa.float64())
     assert types.field("float64_col").type == pa.float64()
     assert types.field("date32_col").type == pa.date32()

@@ -317,8 +317,17 @@ def test_schemaless_table_append_mode(cat):
     assert isinstance(manifest, pa.Table)
     rows = dc.to_pandas(manifest)
     assert len(rows) == 1
-    assert {"path", "meta_record_count", "meta_content_type"} <= set(rows.columns)
+    expected = {
+        "path",
+        "meta_record_count",
+        "meta_content_type",
+        "stream_position",
+        "previous_stream_position",
+    }
+    assert expected <= set(rows.columns)
     assert rows["meta_record_count"].iloc[0] == 2
+    assert rows["stream_position"].iloc[0] == 1  # the first delta is at stream position 1
+    assert rows["previous_stream_position"].iloc[0] == 0
     _write_schemaless(cat, table, _people([3, 4], ["Charlie", "Diana"], [30.3, 40.4]), "APPEND")
     rows = dc.to_pandas(_manifest(cat, table))
     assert sorted(rows["meta_record_count"]) == [2, 2]
@@ -326,6 +335,7 @@ def test_schemaless_table_append_mode(cat):
     rows = dc.to_pandas(_manifest(cat, table))
     assert len(rows) == 3
     assert sorted(rows["meta_record_count"]) == [2, 2, 2]
+    assert sorted(rows["stream_position"].tolist()) == [1, 2, 3]  # sequential from 1
 
 
 def test_schemaless_table_merge_delete_mode(cat):
@@ -368,8 +378,11 @@ def test_schemaless_table_with_evolving_schema(cat):
     _two_schemaless_writes(cat, "schemaless_evolving_table")
     rows = dc.to_pandas(_manifest(cat, "schemaless_evolving_table"))
     assert len(rows) == 2
-    assert {"path", "meta_record_count", "meta_content_type"} <= set(rows.columns)
+    assert {"path", "meta_record_count", "meta_content_type", "stream_position"} <= set(
+        rows.columns
+    )
     assert sorted(rows["meta_record_count"]) == [2, 2]
+    assert sorted(rows["stream_position"].tolist()) == [1, 2]
 
 
 def test_schemaless_table_with_distributed_datasets(cat):
@@ -384,7 +397,9 @@ def test_schemaless_table_with_distributed_datasets(cat):
     assert isinstance(manifest, daft.DataFrame)
     rows = manifest.to_pandas()
     assert len(rows) == 2
-    assert {"path", "meta_record_count", "meta_content_type"} <= set(rows.columns)
+    assert {"path", "meta_record_count", "meta_content_type", "stream_position"} <= set(
+        rows.columns
+    )
     assert sorted(rows["meta_record_count"]) == [2, 2]
 
 

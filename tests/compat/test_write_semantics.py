@@ -11,7 +11,7 @@ test_replace_mode_with_duplicates_existing_table (and _v2), the four merge-order
 Left out here, as DeltaCAT internals: stream positions returned by writes
 (``deltas[0].stream_position``), the ``Delta`` metafile listing in
 test_upsert_compaction_with_schema_evolution, and the concurrency tests (see REPORT.md). The
-RAY_DATASET cases of the partial-upsert tests are not ported (Ray start-up cost).
+RAY_DATASET cases of the partial-upsert tests use the session's Ray instance.
 """
 
 from __future__ import annotations
@@ -131,10 +131,19 @@ def test_upsert_compaction_with_schema_evolution(cat):
     assert by_id[4] == ("Dave_Updated", 41, "Houston_New", "dave@example.com", "Sales")
 
 
-# RAY_DATASET, the sixth DeltaCAT case, is not ported (Ray start-up cost).
-@pytest.mark.parametrize("dataset", ["PANDAS", "PYARROW", "POLARS", "DAFT", "NUMPY"])
-def test_partial_upsert_all_dataset_types(cat, dataset):
+RAY = pytest.param("RAY_DATASET", marks=pytest.mark.integration)
+
+
+def _start_ray_for(request, dataset):
+    """The session's Ray instance, for the RAY_DATASET cases only."""
+    if dataset == "RAY_DATASET":
+        request.getfixturevalue("ray_cluster")
+
+
+@pytest.mark.parametrize("dataset", ["PANDAS", "PYARROW", "POLARS", "DAFT", "NUMPY", RAY])
+def test_partial_upsert_all_dataset_types(request, cat, dataset):
     """A MERGE without ``city`` keeps existing cities; an explicit null age overwrites."""
+    _start_ray_for(request, dataset)
     dt = dtype(dataset)
     table = f"test_partial_upsert_{dt.value}"
     _keyed_table(cat, table)
@@ -161,9 +170,10 @@ def test_partial_upsert_all_dataset_types(cat, dataset):
     assert row[4]["name"] == "Dave" and row[4]["age"] == 40 and pd.isna(row[4]["city"])
 
 
-@pytest.mark.parametrize("dataset", ["PANDAS", "PYARROW", "POLARS", "DAFT"])
-def test_partial_upsert_with_schema_evolution(cat, dataset):
+@pytest.mark.parametrize("dataset", ["PANDAS", "PYARROW", "POLARS", "DAFT", RAY])
+def test_partial_upsert_with_schema_evolution(request, cat, dataset):
     """A MERGE without ``age`` that adds ``department`` keeps ages and adds the column."""
+    _start_ray_for(request, dataset)
     dt = dtype(dataset)
     table = f"test_partial_upsert_schema_evolution_{dt.value}"
     _keyed_table(cat, table)

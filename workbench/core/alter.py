@@ -32,6 +32,7 @@ from workbench.core.versions import (
     LIFECYCLE_PROPERTY,
     TABLE_PROPERTIES_PROPERTY,
     for_read,
+    live_versions,
     table_configuration,
     version_arguments,
     versions_in,
@@ -81,6 +82,13 @@ def alter_table(
     with operation(loc.catalog) as txn:
         txn.require_writable()
         target = for_read(txn, loc, table_version)
+        if lifecycle is LifecycleState.DELETED and live_versions(
+            txn, loc, versions_in(txn, loc.namespace, loc.name)
+        ) == [target.version_name]:
+            raise InvalidArgumentError(
+                f"Version {target.version_name} is the last version of table {loc.qualified!r}; "
+                "a table keeps at least one, so drop the table with dc.drop_table(...) instead."
+            )
         if table_level:
             _set_table_properties(txn, loc, table_level)
         change = txn.touch_table(target.namespace, target.name)

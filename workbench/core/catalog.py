@@ -337,6 +337,11 @@ def list_catalogs() -> dict[str, Catalog]:
     return dict(_registry.catalogs)
 
 
+def default_catalog_name() -> str | None:
+    """The name of the default catalog (None after ``clear_catalogs``, until one is put)."""
+    return _registry.default
+
+
 def catalog_name(catalog: Catalog) -> str:
     """The registered name of a catalog object."""
     for name, registered in _registry.catalogs.items():

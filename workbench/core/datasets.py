@@ -30,17 +30,36 @@ def _module(obj: Any) -> str:
 
 def to_pyarrow(data: Any, schema: Any = None) -> pa.Table:
     """Convert any supported dataset to a pyarrow Table (zero-copy where the library allows);
-    column names must be unique. ``schema`` (a ``dc.Schema`` or pyarrow schema) names the
-    columns of data that has no names of its own, such as a numpy array."""
+    column names must be unique. ``schema`` (a ``dc.Schema`` or pyarrow schema) names and
+    types the columns of data that has neither of its own, such as a numpy array (a table's
+    schema gives each column the type it was written as, e.g. ``uint8``)."""
     table = _converted(data)
     if schema is None or _module(data) != "numpy":
         return table
-    names = getattr(schema, "arrow", schema).names
-    if len(names) != table.num_columns:
+    arrow = getattr(schema, "arrow", schema)
+    if len(arrow.names) != table.num_columns:
         raise InvalidArgumentError(
-            f"schema= names {len(names)} columns, but the data has {table.num_columns}."
+            f"schema= names {len(arrow.names)} columns, but the data has {table.num_columns}."
         )
-    return table.rename_columns(names)
+    return _typed(table.rename_columns(arrow.names), arrow)
+
+
+def _typed(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Each column cast to its type in ``schema`` (as written, where a note says), when every
+    value converts exactly; other columns stay as they are."""
+    import pyarrow as pa
+
+    from workbench.core.schema import ARROW_TYPE_META
+    from workbench.core.type_notes import noted_type
+
+    for i, f in enumerate(schema):
+        note = (f.metadata or {}).get(ARROW_TYPE_META)
+        target = (noted_type(note.decode()) if note is not None else None) or f.type
+        try:
+            table = table.set_column(i, f.name, table.column(i).cast(target))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            continue
+    return table
 
 
 def _converted(data: Any) -> pa.Table:

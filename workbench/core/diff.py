@@ -9,9 +9,10 @@ from typing import Any
 
 from workbench.core.commit import quote_identifier
 from workbench.core.engine import DEFAULT_ENGINE, get_engine
-from workbench.core.errors import InvalidArgumentError
+from workbench.core.errors import InvalidArgumentError, TableVersionNotFoundError
 from workbench.core.models import html_table
 from workbench.core.tables import OpenTable, locate, open_table
+from workbench.core.timetravel import check_unit
 
 
 @dataclass(frozen=True)
@@ -56,10 +57,19 @@ def _is_version(point: Any) -> bool:
     )
 
 
-def _open_at(loc: Any, point: Any) -> OpenTable:
-    """A table at a Delta version (int below 10**12), an ``as_of`` point, or now (None)."""
+def _open_at(loc: Any, point: Any, argument: str) -> OpenTable:
+    """A table at a Delta version (int below 10**12), an ``as_of`` point, or now (None);
+    ``argument`` names the point in errors."""
     if _is_version(point):
-        return open_table(loc, version=point)
+        try:
+            return open_table(loc, version=point)
+        except TableVersionNotFoundError:
+            reading = (
+                f"{argument}={point} is no Delta version of table {loc.qualified!r}; as "
+                "nanoseconds since the epoch it is"
+            )
+            check_unit(loc.catalog, point, argument, reading)
+            raise
     return open_table(loc, as_of=point)
 
 
@@ -93,7 +103,7 @@ def diff(
     (an int below 10**12) or an ``as_of`` value (ns, datetime, transaction id or tag).
     ``columns`` limits the comparison to those columns (e.g. one model's outputs)."""
     loc = locate(table, namespace, catalog)
-    old, new = _open_at(loc, before), _open_at(loc, after)
+    old, new = _open_at(loc, before, "before"), _open_at(loc, after, "after")
     old_types = {f.name: f.type for f in old.schema}
     new_types = {f.name: f.type for f in new.schema}
     changes = [f"+{c}" for c in new_types if c not in old_types]

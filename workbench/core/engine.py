@@ -111,6 +111,16 @@ class Engine(ABC):
     def delete(self, table: OpenTable, source: Any, keys: list[str]) -> Rewrite:
         """Rewrite the table files holding the source's keys without those rows."""
 
+    def cast_exact(self, source: Any, targets: Mapping[str, pa.DataType]) -> tuple[Any, list[str]]:
+        """The source with each column of ``targets`` cast to its type where every value
+        converts exactly (nulls stay null), and the names of the columns cast. This default
+        converts through Arrow in this process; an engine whose data is on a cluster checks
+        and casts it there."""
+        from workbench.core.lossless import exactly_cast
+
+        table, cast = exactly_cast(self.to_arrow(source), targets)
+        return (self.source(self.from_arrow(table)), cast) if cast else (source, [])
+
     # ---------------------------------------------------------------------------- inference
     def predict(self, source: Any, model: Model, plan: PredictPlan) -> Iterator[pa.Table]:
         """Run ``model`` over a work table (``source``: the engine's form of the Arrow table

@@ -23,6 +23,11 @@ class CatalogRootError(WorkbenchError, NotADirectoryError):
     """A catalog root exists but is not a folder, so it cannot hold namespaces and tables."""
 
 
+class StorageUnreachableError(WorkbenchError, OSError):
+    """A catalog's object store cannot be reached or refuses it: a wrong endpoint, missing
+    bucket, or credentials or region it does not accept."""
+
+
 class CatalogReadOnlyError(WorkbenchError, PermissionError):
     """The catalog root cannot be written by this user; reads still work."""
 
@@ -136,6 +141,11 @@ class TransactionConflictError(TransactionError):
 
 class TimeTravelError(WorkbenchError, LookupError, ValueError):
     """An ``as_of`` point does not name a moment, transaction or tag of the catalog's history."""
+
+
+class AsOfUnitError(TimeTravelError):
+    """An integer ``as_of`` looks like seconds, milliseconds or microseconds: integer times
+    are nanoseconds since the epoch, so it names a moment before the catalog's history."""
 
 
 class InvalidUrlError(WorkbenchError, ValueError):

@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING
 
 from workbench.core.errors import SchemaValidationError
 from workbench.core.schema import Field, Schema, promoted_type
-from workbench.core.type_notes import note_for
+from workbench.core.type_notes import note_for, noted_type
 from workbench.core.types import SchemaConsistencyType, SchemaEvolutionMode
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 _MAX_DECIMAL_PRECISION = 38
+UINT64_DIGITS = 20  # 2**64 - 1 has 20 digits
 
 
 def storage_type(t: pa.DataType, column: str) -> pa.DataType:
@@ -32,12 +33,9 @@ def storage_type(t: pa.DataType, column: str) -> pa.DataType:
         return pa.string()
     if pt.is_binary(t) or pt.is_large_binary(t) or pt.is_binary_view(t):
         return pa.binary()
-    if pt.is_unsigned_integer(t):
+    if pt.is_unsigned_integer(t):  # the next wider signed type; uint64 needs 20 digits
         if t.bit_width == 64:
-            raise SchemaValidationError(
-                f"Column {column!r} is uint64, which Delta Lake cannot store; cast it to int64 "
-                "(values below 2**63) or to a decimal."
-            )
+            return pa.decimal128(UINT64_DIGITS, 0)
         return pa.int16() if t.bit_width == 8 else pa.int32() if t.bit_width == 16 else pa.int64()
     if pt.is_float16(t):
         return pa.float32()
@@ -72,7 +70,9 @@ def storage_type(t: pa.DataType, column: str) -> pa.DataType:
             f"Column {column!r} has type {t}, which Delta Lake cannot store; cast it to one "
             "plain type (e.g. string) first."
         )
-    if pt.is_time(t) or pt.is_duration(t) or pt.is_interval(t):
+    if pt.is_duration(t):  # a count of its unit (noted, so reads give the duration back)
+        return pa.int64()
+    if pt.is_time(t) or pt.is_interval(t):
         raise SchemaValidationError(
             f"Column {column!r} has type {t}, which Delta Lake cannot store; cast it to int64 "
             "(e.g. microseconds) or to a timestamp."
@@ -150,7 +150,7 @@ def widen(current: pa.DataType, incoming: pa.DataType) -> pa.DataType | None:
     if pt.is_null(current):
         return incoming
     if pt.is_integer(current) and pt.is_integer(incoming):
-        return current if current.bit_width >= incoming.bit_width else incoming
+        return _wider_integer(current, incoming)
     if pt.is_floating(current) and pt.is_floating(incoming):
         return current if current.bit_width >= incoming.bit_width else incoming
     for ints, floats in ((current, incoming), (incoming, current)):
@@ -164,6 +164,23 @@ def widen(current: pa.DataType, incoming: pa.DataType) -> pa.DataType | None:
         digits = max(current.precision - current.scale, incoming.precision - incoming.scale)
         return pa.decimal128(digits + scale, scale) if digits + scale <= 38 else None
     return None
+
+
+_SIGNED = {8: "int8", 16: "int16", 32: "int32", 64: "int64"}
+
+
+def _wider_integer(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
+    """The narrowest integer type holding every value of integer types ``a`` and ``b``."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    if pt.is_signed_integer(a) == pt.is_signed_integer(b):
+        return a if a.bit_width >= b.bit_width else b
+    unsigned, signed = (a, b) if pt.is_unsigned_integer(a) else (b, a)
+    if signed.bit_width > unsigned.bit_width:
+        return signed
+    width = unsigned.bit_width * 2
+    return getattr(pa, _SIGNED[width])() if width in _SIGNED else None
 
 
 @dataclass
@@ -206,35 +223,57 @@ def plan_new_table(
     for f in declared:
         kind = f.consistency_type or default
         if f.name in data and kind in (SchemaConsistencyType.VALIDATE, SchemaConsistencyType.NONE):
-            f = f.with_type(data_type(f, data[f.name].type, kind))
+            f = column_for(f, data[f.name], kind)
         fields.append(_with_notes(f, data.get(f.name)))
     return SchemaPlan(Schema([*fields, *(data[f.name] for f in extra)], declared.id))
 
 
-def data_type(
-    f: Field, incoming: pa.DataType, kind: SchemaConsistencyType | None, table: str = ""
-) -> pa.DataType:
-    """The type field ``f`` takes for data of type ``incoming`` under consistency ``kind``:
-    VALIDATE needs the same type, COERCE keeps the field's (the values are cast), NONE takes
-    the most permissive type of both, and no kind widens only where no value is lost."""
+def fits(column: pa.DataType, incoming: pa.DataType) -> bool:
+    """True when every value of type ``incoming`` converts to type ``column`` without loss
+    (int32 into int64, float32 into float64, a narrower decimal into a wider one)."""
+    wider = widen(column, incoming)
+    return wider is not None and same_type(wider, column)
+
+
+def compared_type(f: Field) -> pa.DataType:
+    """The type the rule compares for column ``f``: the type an unsigned integer column was
+    written as (Delta stores it as a wider signed type or, for uint64, a decimal), else the
+    stored type."""
+    import pyarrow.types as pt
+
+    written = noted_type(f.arrow_type) if f.arrow_type else None
+    return written if written is not None and pt.is_unsigned_integer(written) else f.type
+
+
+def column_for(f: Field, data: Field, kind: SchemaConsistencyType | None, table: str = "") -> Field:
+    """Column ``f`` as it is after a write of ``data`` (a data column, in stored types) under
+    consistency ``kind``: the one rule for every mode and engine. Data that fits the column
+    losslessly always goes in (cast to the column's type); beyond that VALIDATE refuses,
+    COERCE keeps the column's type (the values are cast, exactly or not at all), NONE takes
+    the most permissive type of both, and no kind widens the column only where no value is
+    lost."""
+    have, got = compared_type(f), compared_type(data)
+    if fits(have, got):
+        return f
     if kind is SchemaConsistencyType.VALIDATE:
-        if not same_type(f.type, incoming):
-            raise SchemaValidationError(
-                f"Data type mismatch for field {f.name!r}: expected {f.type}, got {incoming}. "
-                f"The field's consistency type is VALIDATE; cast the column to {f.type} first."
-            )
-        return f.type
+        raise SchemaValidationError(
+            f"Data type mismatch for field {f.name!r}: expected {have}, got {got}, whose "
+            f"values do not all fit {have}. The field's consistency type is VALIDATE, so its "
+            f"type does not change; cast the column to {have} (or a narrower type) first."
+        )
     if kind is SchemaConsistencyType.COERCE:
-        return f.type
+        return f
     if kind is SchemaConsistencyType.NONE:
-        return storage_type(promoted_type(f, incoming), f.name)
-    wider = widen(f.type, incoming)
+        promoted = storage_type(promoted_type(f, data.type), f.name)
+        return f if same_type(promoted, f.type) else f.with_type(promoted)
+    wider = widen(have, got)
     if wider is None:
         raise SchemaValidationError(
-            f"Column {f.name!r} of table {table!r} is {f.type}; the data has {incoming}, "
-            f"which cannot be converted without loss. Cast the column to {f.type} first."
+            f"Column {f.name!r} of table {table!r} is {have}; the data has {got}, "
+            f"which cannot be converted without loss. Cast the column to {have} first."
         )
-    return wider
+    stored = f.with_type(storage_type(wider, f.name))
+    return replace(stored, arrow_type=note_for(wider, stored.type))
 
 
 def _with_notes(declared: Field, data: Field | None) -> Field:
@@ -316,25 +355,15 @@ def _evolve_column(
         fields[new.name] = new
         plan.added.append(new.name)
         return
-    wider = data_type(old, new.type, kind, table)
-    if not same_type(wider, old.type):
+    column = column_for(old, new, kind, table)
+    if column is not old:
         if not allowed:
-            raise SchemaValidationError(
-                _blocked(table, f"widen column {new.name!r} from {old.type} to {wider}", mode)
-            )
-        fields[new.name] = old.with_type(wider)
+            change = f"widen column {new.name!r} from {compared_type(old)} to "
+            raise SchemaValidationError(_blocked(table, change + str(compared_type(column)), mode))
+        fields[new.name] = column
         plan.widened.append(new.name)
     if declared and new.future_default != old.future_default:
         fields[new.name] = replace(fields[new.name], future_default=new.future_default)
-
-
-def check_castable(target: Field, incoming: pa.Field, table: str) -> None:
-    """Raise unless ``incoming`` values convert to ``target``'s type without loss."""
-    if widen(target.type, incoming.type) is None:
-        raise SchemaValidationError(
-            f"Column {incoming.name!r} of table {table!r} is {target.type}; the data has "
-            f"{incoming.type}, which cannot be converted. Cast it to {target.type} first."
-        )
 
 
 def _blocked(table: str, change: str, mode: SchemaEvolutionMode) -> str:

@@ -36,11 +36,23 @@ _SHOWN_AS = {
     "content_type": "meta_content_type",
     "record_count": "meta_record_count",
     "size_bytes": "meta_content_length",
+    "source_size_bytes": "meta_source_content_length",
 }
+# Columns of DeltaCAT's manifest that reads add to the stored ones.
+_ADDED = (
+    "previous_stream_position",
+    "author_name",
+    "author_version",
+    "mandatory",
+    "meta_content_encoding",
+)
+AUTHOR = "workbench.write"
 
 
 def manifest_schema() -> pa.Schema:
-    """Columns of a schemaless table's manifest: one row per written file."""
+    """Columns of a schemaless table's manifest: one row per written file, with the stream
+    position of the write that added it (its Delta version plus one: DeltaCAT counts from 1)
+    and the in-memory size of the data written (tables made before they existed lack them)."""
     import pyarrow as pa
 
     return pa.schema(
@@ -50,12 +62,17 @@ def manifest_schema() -> pa.Schema:
             ("record_count", pa.int64()),
             ("size_bytes", pa.int64()),
             ("written_at", pa.timestamp("us", tz="UTC")),
+            ("stream_position", pa.int64()),
+            ("source_size_bytes", pa.int64()),
         ]
     )
 
 
-def write_data_file(opened: OpenTable, data: pa.Table, content_type: ContentType) -> pa.Table:
-    """Write ``data`` as one file under the table folder; return its manifest row."""
+def write_data_file(
+    opened: OpenTable, data: pa.Table, content_type: ContentType, delta_version: int
+) -> pa.Table:
+    """Write ``data`` as one file under the table folder; return its manifest row for the
+    commit that makes ``delta_version`` of the table."""
     import pyarrow as pa
 
     cat = opened.loc.catalog
@@ -71,6 +88,8 @@ def write_data_file(opened: OpenTable, data: pa.Table, content_type: ContentType
             "record_count": [data.num_rows],
             "size_bytes": [size],
             "written_at": pa.array([time.time_ns() // 1000], pa.timestamp("us", tz="UTC")),
+            "stream_position": [delta_version + 1],
+            "source_size_bytes": [data.nbytes],
         },
         schema=manifest_schema(),
     )
@@ -79,6 +98,42 @@ def write_data_file(opened: OpenTable, data: pa.Table, content_type: ContentType
 def manifest_columns(stored: list[str]) -> list[str]:
     """The names reads give a manifest's stored columns (DeltaCAT's: ``meta_record_count``...)."""
     return [_SHOWN_AS.get(name, name) for name in stored]
+
+
+def manifest_view_columns(stored: list[str]) -> list[str]:
+    """The columns a read of a manifest with ``stored`` columns gives."""
+    shown = manifest_columns(stored)
+    missing = [c for c in ("stream_position", "meta_source_content_length") if c not in shown]
+    return [*shown, *missing, *_ADDED]
+
+
+def _with_deltacat_columns(shown: pa.Table) -> pa.Table:
+    """The manifest with DeltaCAT's other columns: the previous stream position (the table's
+    Delta version before the write, plus one), the author, ``mandatory`` (every file is needed)
+    and the content encoding (files are stored as written: ``identity``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows = shown.num_rows
+    for name in ("stream_position", "meta_source_content_length"):
+        if name not in shown.column_names:  # a manifest written before these were kept
+            shown = shown.append_column(name, pa.nulls(rows, pa.int64()))
+    try:
+        author_version = version("workbench")
+    except PackageNotFoundError:
+        author_version = None
+    added = {
+        "previous_stream_position": pc.subtract(shown.column("stream_position"), 1),
+        "author_name": pa.array([AUTHOR] * rows, pa.string()),
+        "author_version": pa.array([author_version] * rows, pa.string()),
+        "mandatory": pa.array([True] * rows, pa.bool_()),
+        "meta_content_encoding": pa.array(["identity"] * rows, pa.string()),
+    }
+    for name, column in added.items():
+        shown = shown.append_column(name, column)
+    return shown
 
 
 def manifest_view(opened: OpenTable, columns: list[str] | None = None) -> pa.Table:
@@ -91,7 +146,7 @@ def manifest_view(opened: OpenTable, columns: list[str] | None = None) -> pa.Tab
     folder = opened.uri.removeprefix(opened.loc.catalog.root.rstrip("/") + "/")
     paths = pa.array([f"{folder}/{p}" for p in stored.column("path").to_pylist()], pa.string())
     shown = stored.set_column(stored.schema.get_field_index("path"), "path", paths)
-    shown = shown.rename_columns(manifest_columns(shown.column_names))
+    shown = _with_deltacat_columns(shown.rename_columns(manifest_columns(shown.column_names)))
     return shown.select(columns) if columns else shown
 
 

@@ -161,7 +161,13 @@ def _column(column: pa.ChunkedArray, note: dict[str, Any] | None) -> Any:
     try:
         if note is not None:
             return _as_dtype(column, note["dtype"])
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError, ValueError):
+    except (
+        pa.ArrowInvalid,
+        pa.ArrowNotImplementedError,
+        TypeError,
+        ValueError,
+        NotImplementedError,
+    ):
         pass  # later writes hold values the noted dtype cannot: read them exactly instead
     return _exact_default(column)
 
@@ -171,7 +177,7 @@ def _as_dtype(column: pa.ChunkedArray, name: str) -> Any:
     import pandas as pd
     import pyarrow as pa
 
-    dtype = pd.api.types.pandas_dtype(name)
+    dtype = _pandas_dtype(name, column.type)
     if isinstance(dtype, np.dtype):
         if dtype.kind in "iub" and column.null_count:
             return _as_dtype(column, _nullable_name(dtype))
@@ -184,6 +190,19 @@ def _as_dtype(column: pa.ChunkedArray, name: str) -> Any:
     if numpy_dtype is not None and np.dtype(numpy_dtype).kind in "iufb":
         column = column.cast(pa.from_numpy_dtype(numpy_dtype))
     return dtype.__from_arrow__(column)
+
+
+def _pandas_dtype(name: str, arrow_type: pa.DataType) -> Any:
+    """The pandas dtype called ``name``; an ArrowDtype whose name pandas cannot parse back (a
+    decimal, struct, map...) is that of the column's Arrow type."""
+    import pandas as pd
+
+    try:
+        return pd.api.types.pandas_dtype(name)
+    except (TypeError, ValueError, NotImplementedError):
+        if not name.endswith("[pyarrow]"):
+            raise
+        return pd.ArrowDtype(arrow_type)
 
 
 def _nullable_name(dtype: Any) -> str:

@@ -12,11 +12,10 @@ from workbench.core.engine import engine_for_dataset_type
 from workbench.core.errors import (
     InvalidArgumentError,
     TableValidationError,
-    TableVersionNotFoundError,
 )
-from workbench.core.manifest import manifest_columns, manifest_view
+from workbench.core.manifest import manifest_view, manifest_view_columns
 from workbench.core.read_options import check_read_options
-from workbench.core.tables import OpenTable, locate, open_table
+from workbench.core.tables import OpenTable, locate, open_table, vacuumed
 from workbench.core.types import DatasetType
 
 
@@ -55,7 +54,7 @@ def read(
             f"file_path_column={file_path_column!r} must be a column name (a non-empty str)."
         )
     opened = open_table(locate(table, namespace, catalog), version, as_of, table_version)
-    names = manifest_columns(opened.schema.names) if opened.schemaless else opened.schema.names
+    names = manifest_view_columns(opened.schema.names) if opened.schemaless else opened.schema.names
     if columns is not None:
         columns = _check_columns(opened, names, columns, file_path_column)
     if file_path_column in names:
@@ -79,10 +78,7 @@ def read(
         engine = engine_for_dataset_type(read_as)
         return engine.read(opened, read_as, columns, limit, file_path_column)
     except FileNotFoundError as e:
-        raise TableVersionNotFoundError(
-            f"Version {opened.version} of table {opened.loc.qualified!r} can no longer be read: "
-            f"dc.vacuum removed files it needs ({e})."
-        ) from e
+        raise vacuumed(opened, e) from e
 
 
 def _check_columns(

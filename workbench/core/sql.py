@@ -15,7 +15,7 @@ from typing import Any
 from workbench.core.catalog import get_catalog, list_catalogs
 from workbench.core.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.engine import DEFAULT_ENGINE, get_engine
-from workbench.core.errors import InvalidArgumentError
+from workbench.core.errors import InvalidArgumentError, TableNotFoundError
 from workbench.core.tables import OpenTable, locate, open_table
 from workbench.core.types import DatasetType
 
@@ -54,6 +54,7 @@ def bind_tables(
         if cat not in views:
             views[cat] = view(get_catalog(cat), as_of)
         if views[cat].entry(ns, table) is None:
+            _refuse_missing_table(match, views[cat].catalog_name, ns, table, as_of)
             return match.group(0)
         key = (cat or "", ns, table)
         if key not in names:
@@ -67,6 +68,27 @@ def bind_tables(
         start = skipped.end()
     pieces.append(_QUALIFIED.sub(substitute, query[start:]))
     return "".join(pieces), tables
+
+
+_TABLE_PLACE = re.compile(r"\b(?:from|join)\s*$", re.IGNORECASE)
+# Schemas of the SQL engines themselves, which a query may name after FROM.
+_SYSTEM_SCHEMAS = {"information_schema", "pg_catalog", "main", "temp", "system"}
+
+
+def _refuse_missing_table(
+    match: re.Match[str], catalog: str, namespace: str, table: str, as_of: Any
+) -> None:
+    """Raise ``TableNotFoundError`` for ``namespace.table`` after FROM or JOIN that is no
+    catalog table (other dotted names, such as ``alias.column``, are left to the engine)."""
+    if namespace.lower() in _SYSTEM_SCHEMAS or not _TABLE_PLACE.search(
+        match.string[: match.start()]
+    ):
+        return
+    when = "" if as_of is None else f" as of {as_of!r}"
+    raise TableNotFoundError(
+        f"The query reads table {namespace}.{table}, which does not exist in catalog "
+        f"{catalog!r}{when}; see dc.list_tables(namespace) for its tables."
+    )
 
 
 def sql(

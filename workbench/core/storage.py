@@ -183,7 +183,7 @@ class Storage:
         import obstore
 
         key = self.fs_path(uri)[len(self.fs_path("")) :]
-        with _os_errors(), obstore.open_writer(self._store(write=True), key) as writer:
+        with _os_errors(self.root), obstore.open_writer(self._store(write=True), key) as writer:
             yield _Sink(writer)
 
     # ------------------------------------------------------------------------------ objects
@@ -194,7 +194,7 @@ class Storage:
         from obstore.exceptions import AlreadyExistsError
 
         try:
-            with _os_errors():
+            with _os_errors(self.root):
                 obstore.put(self._store(write=True), key, data, mode="create")
         except (AlreadyExistsError, FileExistsError):
             return False
@@ -204,7 +204,7 @@ class Storage:
         """Write (or replace) the object at ``key``."""
         import obstore
 
-        with _os_errors():
+        with _os_errors(self.root):
             obstore.put(self._store(write=True), key, data)
 
     def get(self, key: str) -> bytes | None:
@@ -215,9 +215,10 @@ class Storage:
         if store is None:
             return None
         try:
-            with _os_errors():
+            with _os_errors(self.root):
                 return bytes(obstore.get(store, key).bytes())
         except FileNotFoundError:
+            self.check_bucket()
             return None
 
     def exists(self, key: str) -> bool:
@@ -228,10 +229,26 @@ class Storage:
         if store is None:
             return False
         try:
-            with _os_errors():
+            with _os_errors(self.root):
                 obstore.head(store, key)
         except FileNotFoundError:
+            self.check_bucket()
             return False
+        return True
+
+    def check_bucket(self) -> None:
+        """Raise ``StorageUnreachableError`` if an object store root's bucket does not exist
+        (checked once, by a listing: a missing object and a missing bucket look alike to a
+        read of one object)."""
+        if not is_local(self.root):
+            self._bucket_listed  # noqa: B018 - the listing raises when there is no bucket
+
+    @cached_property
+    def _bucket_listed(self) -> bool:
+        import obstore
+
+        with _os_errors(self.root):
+            obstore.list_with_delimiter(self.store, None)
         return True
 
     def delete(self, key: str) -> None:
@@ -240,7 +257,7 @@ class Storage:
 
         store = self._store()
         if store is not None:
-            with suppress(FileNotFoundError), _os_errors():
+            with suppress(FileNotFoundError), _os_errors(self.root):
                 obstore.delete(store, key)
 
     def list(self, prefix: str) -> list[dict[str, Any]]:
@@ -251,7 +268,7 @@ class Storage:
         if store is None:
             return []
         try:
-            with _os_errors():
+            with _os_errors(self.root):
                 return [m for chunk in obstore.list(store, prefix) for m in chunk]
         except FileNotFoundError:
             return []
@@ -264,7 +281,7 @@ class Storage:
         if store is None:
             return []
         try:
-            with _os_errors():
+            with _os_errors(self.root):
                 listed = obstore.list_with_delimiter(store, prefix or None)
         except FileNotFoundError:
             return []
@@ -296,21 +313,45 @@ class _Sink:
 
 
 _OS_ERROR = re.compile(r"\(os error (\d+)\)")
+_NO_BUCKET = "<Code>NoSuchBucket</Code>"
 
 
 @contextmanager
-def _os_errors() -> Iterator[None]:
+def _os_errors(root: str) -> Iterator[None]:
     """obstore's errors from the local filesystem as the ``OSError`` they stand for (so a
-    read-only folder raises ``PermissionError``)."""
+    read-only folder raises ``PermissionError``); an object store that cannot be reached, a
+    missing bucket or refused credentials as ``StorageUnreachableError`` saying what to check."""
     from obstore.exceptions import AlreadyExistsError, BaseError, NotFoundError
 
     try:
         yield
-    except (AlreadyExistsError, NotFoundError):
+    except AlreadyExistsError:
+        raise
+    except NotFoundError as e:
+        if _NO_BUCKET in str(e):
+            raise _unreachable(root, e) from e
         raise
     except BaseError as e:
         found = _OS_ERROR.search(str(e))
         if found is None:  # a network or service failure
-            raise OSError(str(e).splitlines()[0]) from e
+            raise _unreachable(root, e) from e
         code = int(found.group(1))
         raise OSError(code, os.strerror(code), str(e).splitlines()[0]) from e
+
+
+def _unreachable(root: str, error: Exception) -> Exception:
+    from workbench.core.errors import StorageUnreachableError
+
+    text = str(error)
+    if _NO_BUCKET in text:
+        bucket = root.split("://", 1)[1].split("/", 1)[0]
+        return StorageUnreachableError(
+            f"The bucket {bucket!r} of catalog root {root!r} does not exist; create it first, "
+            "or point the catalog at an existing bucket."
+        )
+    return StorageUnreachableError(
+        f"The object store of catalog root {root!r} could not be reached or refused the "
+        f"request ({text.splitlines()[0]}). Check the catalog's storage options: "
+        "AWS_ENDPOINT_URL (with AWS_ALLOW_HTTP=true for an http:// endpoint), the credentials "
+        "(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and AWS_REGION."
+    )

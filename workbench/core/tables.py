@@ -53,6 +53,7 @@ from workbench.core.versions import (
     key_name,
     label,
     lifecycle_of,
+    live_versions,
     new_configuration,
     split_key,
     table_configuration,
@@ -262,7 +263,10 @@ def open_in(
     """Open a table version as a transaction (or view) ``seen`` shows it."""
     entry = seen.entry(loc.namespace, loc.name)
     if entry is None:
+        from workbench.core.timetravel import before_history_note
+
         when = "" if as_of is None else f" as of {as_of!r}"
+        when += before_history_note(seen, as_of)
         raise TableNotFoundError(
             f"Table does not exist: {loc.qualified!r} is not in catalog "
             f"{loc.catalog_name!r}{when}; list tables with dc.list_tables(...) or create it with "
@@ -316,6 +320,14 @@ def committed_table(loc: Location, entry: TableEntry, version: int | None = None
         table = table.with_actions(TableActions.from_json(actions), pending)
     remember(table)
     return table
+
+
+def vacuumed(opened: OpenTable, cause: Exception) -> TableVersionNotFoundError:
+    """The error for a read of a table version whose files ``dc.vacuum`` removed."""
+    return TableVersionNotFoundError(
+        f"Version {opened.version} of table {opened.loc.qualified!r} can no longer be read: "
+        f"dc.vacuum removed files it needs ({cause})."
+    )
 
 
 def _check_version(loc: Location, entry: TableEntry, version: int) -> None:
@@ -396,19 +408,9 @@ def drop_table(
     table_version: str | None = None,
 ) -> None:
     """Drop a table with all its versions; their files stay for time travel until
-    ``dc.vacuum`` removes them. With ``table_version``, only that version is retired: its
-    lifecycle state becomes DELETED, so reads that name no version no longer pick it."""
-    if table_version is not None:
-        from workbench.core.alter import alter_table
-
-        alter_table(
-            table,
-            namespace=namespace,
-            catalog=catalog,
-            table_version=table_version,
-            lifecycle_state=LifecycleState.DELETED,
-        )
-        return
+    ``dc.vacuum`` removes them. With ``table_version``, only that version is dropped: its
+    lifecycle state becomes DELETED (as in DeltaCAT), so no call but time travel sees it
+    again and its name is not reused; dropping a table's last version drops the table."""
     loc = locate(table, namespace, catalog)
     with operation(loc.catalog) as txn:
         names = versions_in(txn, loc.namespace, loc.name)
@@ -417,6 +419,19 @@ def drop_table(
                 f"Cannot drop table {loc.qualified!r}: it does not exist in catalog "
                 f"{loc.catalog_name!r}."
             )
+        if table_version is not None:
+            target = for_read(txn, loc, table_version)
+            if live_versions(txn, loc, names) != [target.version_name]:
+                from workbench.core.alter import alter_table
+
+                alter_table(
+                    table,
+                    namespace=namespace,
+                    catalog=catalog,
+                    table_version=table_version,
+                    lifecycle_state=LifecycleState.DELETED,
+                )
+                return
         # Later versions first: their folders sit inside the first version's folder.
         for version in reversed(names):
             txn.drop(txn.touch_table(loc.namespace, loc.versioned(version).name))
@@ -433,8 +448,11 @@ def table_exists(
     """True when the table (or its version ``table_version``) exists, now or ``as_of`` a past
     point."""
     loc = locate(table, namespace, catalog)
-    names = versions_in(view(loc.catalog, as_of), loc.namespace, loc.name)
-    return bool(names) if table_version is None else check_version_name(table_version) in names
+    seen = view(loc.catalog, as_of)
+    names = versions_in(seen, loc.namespace, loc.name)
+    if table_version is None:
+        return bool(names)
+    return check_version_name(table_version) in live_versions(seen, loc, names)
 
 
 def list_tables(
@@ -445,8 +463,12 @@ def list_tables(
     ns = namespace_name(cat, namespace)
     seen = view(cat, as_of)
     if not seen.has_namespace(ns):
+        from workbench.core.timetravel import before_history_note
+
+        when = "" if as_of is None else f" as of {as_of!r}"
         raise NamespaceNotFoundError(
-            f"Namespace {ns!r} does not exist in catalog {catalog_name(cat)!r}; see "
+            f"Namespace {ns!r} does not exist in catalog {catalog_name(cat)!r}{when}"
+            f"{before_history_note(seen, as_of)}; see "
             "dc.list_namespaces()."
         )
     names = sorted({split_key(n)[0] for n in seen.table_names(ns)})
@@ -459,6 +481,7 @@ def describe(opened: OpenTable, seen: Transaction | None = None) -> TableInfo:
     loc = opened.loc
     seen = seen or view(loc.catalog)
     names = versions_in(seen, loc.namespace, loc.table_name) or [loc.version_name]
+    names = live_versions(seen, loc.versioned(names[0]), names)
     newest = opened
     if names[-1] != loc.version_name:
         newest = open_in(seen, loc.versioned(names[-1]))

@@ -9,12 +9,13 @@ from bisect import bisect_right
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.errors import TimeTravelError, TransactionError
+from workbench.core.errors import AsOfUnitError, TimeTravelError, TransactionError
 from workbench.core.names import validate_name
 from workbench.core.txlog import CatalogState, log_of
 
 if TYPE_CHECKING:
     from workbench.core.catalog import Catalog
+    from workbench.core.transaction import Transaction
 
 
 TAG_SUFFIX = ".json"
@@ -52,8 +53,61 @@ def resolve_sequence(catalog: Catalog, as_of: Any, argument: str = "as_of") -> i
         )
     position = bisect_right(log.rows, moment, key=lambda row: row["end_time"])
     if position == 0:
+        check_unit(catalog, as_of, argument)
         return -1  # before the first transaction: the empty catalog
     return log.rows[position - 1]["sequence"]
+
+
+# Units an integer time is mistaken for, with their size in nanoseconds.
+_SLIPS = (("seconds", 10**9), ("milliseconds", 10**6), ("microseconds", 10**3))
+
+
+def _first_commit_ns(catalog: Catalog) -> int | None:
+    rows = log_of(catalog).rows
+    return rows[0]["end_time"] if rows else None
+
+
+def _utc(ns: int) -> str:
+    seconds, nanos = divmod(ns, _NS)
+    moment = _EPOCH + timedelta(seconds=seconds)
+    return f"{moment:%Y-%m-%d %H:%M:%S}.{nanos:09d} UTC"
+
+
+def check_unit(catalog: Catalog, value: Any, argument: str = "as_of", reading: str = "") -> None:
+    """Raise ``AsOfUnitError`` when an integer time before the catalog's first transaction
+    would fall inside its history read as seconds, milliseconds or microseconds (``reading``:
+    how the caller read the value, for the message)."""
+    first = _first_commit_ns(catalog)
+    if first is None or not _is_integer(value) or int(value) >= first:
+        return
+    value, now = int(value), time.time_ns()
+    reading = reading or (
+        f"{argument}={value} is read as nanoseconds since the epoch, as integer times always are:"
+    )
+    for unit, size in _SLIPS:
+        if (value + 1) * size > first and value * size <= now:
+            raise AsOfUnitError(
+                f"{reading} {_utc(value)}, before the catalog's first transaction "
+                f"({_utc(first)}). It looks like {unit} ({_utc(value * size)}): pass "
+                f"{argument}={value} * {size}, time.time_ns() or a datetime."
+            )
+
+
+def before_history_note(seen: Transaction, as_of: Any = None) -> str:
+    """Why a read-only view ``seen`` (of ``as_of``, when given) shows an empty catalog: it is
+    before the first transaction ("" for views of a later state)."""
+    first = _first_commit_ns(seen.catalog)
+    if first is None or not seen.read_only or seen.state.sequence != -1:
+        return ""
+    point = f"{as_of} is {_utc(int(as_of))}, " if _is_integer(as_of) else ""
+    return (
+        f" (integer as_of values are nanoseconds since the epoch: {point}before the catalog's "
+        f"first transaction at {_utc(first)})"
+    )
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -77,7 +131,7 @@ def instant_ns(value: Any, argument: str = "as_of") -> int:
     """ns since the epoch of a time given as ns (int or numpy int), a datetime, a pandas
     Timestamp or a numpy datetime64, exactly. Naive datetimes and Timestamps are local time;
     numpy datetime64 values are UTC, as numpy defines them."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+    if _is_integer(value):
         return int(value)
     if type(value).__module__.startswith("pandas") and hasattr(value, "nanosecond"):
         if value != value:  # NaT

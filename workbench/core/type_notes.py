@@ -1,10 +1,12 @@
 """Arrow types that Delta Lake stores as another type, noted so reads give the written type back.
 
 Delta has one integer per width and signed only, microsecond timestamps in UTC, one date, one
-string and one binary. A column written as, say, ``uint8``, ``timestamp[s, tz=Europe/Paris]``,
-``date64``, ``float16``, ``dictionary<string>``, ``fixed_size_binary[16]`` or ``arrow.uuid`` is
-stored as the nearest Delta type, and its original type is noted in the Delta field metadata in
-a readable form (``workbench.arrowType``). Reads cast back where every value fits. Offset widths
+string and one binary. A column written as, say, ``uint8``, ``uint64`` (as ``decimal(20,0)``),
+``timestamp[s, tz=Europe/Paris]``, ``date64``, ``float16``, ``dictionary<string>``,
+``fixed_size_binary[16]``, ``duration[ns]`` (as int64) or ``arrow.uuid`` is stored as the
+nearest Delta type, and its
+original type is noted in the Delta field metadata in a readable form
+(``workbench.arrowType``). Reads cast back where every value fits. Offset widths
 (``large_string``, ``string_view``, ``large_list``...) carry no meaning and are not noted.
 """
 
@@ -20,7 +22,8 @@ if TYPE_CHECKING:
 
 _TIMESTAMP = re.compile(r"timestamp\[(s|ms|us|ns)(?:, tz=(.+))?\]")
 _FIXED_BINARY = re.compile(r"fixed_size_binary\[(\d+)\]")
-_SIMPLE = ("uint8", "uint16", "uint32", "halffloat", "date64[ms]")
+_DURATION = re.compile(r"duration\[(s|ms|us|ns)\]")
+_SIMPLE = ("uint8", "uint16", "uint32", "uint64", "halffloat", "date64[ms]")
 _UUID = "extension<arrow.uuid>"
 _DICTIONARY = "dictionary"
 
@@ -38,7 +41,7 @@ def note_for(original: pa.DataType, stored: pa.DataType) -> str | None:
     if original == stored:
         return None
     text = str(original)
-    if text in _SIMPLE or _FIXED_BINARY.fullmatch(text):
+    if text in _SIMPLE or _FIXED_BINARY.fullmatch(text) or _DURATION.fullmatch(text):
         return text
     if pt.is_timestamp(original) and original.tz not in ("UTC", "+00:00"):
         return text
@@ -55,6 +58,7 @@ def noted_type(note: str) -> pa.DataType | None:
         "uint8": pa.uint8(),
         "uint16": pa.uint16(),
         "uint32": pa.uint32(),
+        "uint64": pa.uint64(),
         "halffloat": pa.float16(),
         "date64[ms]": pa.date64(),
         _UUID: pa.uuid(),
@@ -66,6 +70,8 @@ def noted_type(note: str) -> pa.DataType | None:
         return pa.timestamp(match.group(1), match.group(2))
     if match := _FIXED_BINARY.fullmatch(note):
         return pa.binary(int(match.group(1)))
+    if match := _DURATION.fullmatch(note):
+        return pa.duration(match.group(1))
     return None
 
 

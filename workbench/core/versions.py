@@ -89,6 +89,24 @@ def versions_in(seen: Transaction, namespace: str, table: str) -> list[str]:
     return sorted((split_key(k)[1] for k in present), key=version_number)
 
 
+def live_versions(seen: Transaction, loc: Location, names: list[str]) -> list[str]:
+    """The versions of ``names`` not dropped (whose lifecycle state is not DELETED), oldest
+    first. A table always keeps one: dropping its last version drops the table."""
+    if len(names) < 2:
+        return names
+    deleted = LifecycleState.DELETED
+    return [n for n in names if lifecycle_of(_configuration(seen, loc.versioned(n))) is not deleted]
+
+
+def dropped_version(loc: Location, name: str, live: list[str]) -> TableVersionNotFoundError:
+    """The error for a call naming version ``name``, which was dropped."""
+    return TableVersionNotFoundError(
+        f"Table version {loc.qualified}.{name} was dropped (dc.drop_table(..., "
+        f"table_version={name!r}) made it DELETED); its rows stay readable only through time "
+        f"travel (as_of=...). The table's versions are {', '.join(live)}."
+    )
+
+
 def lifecycle_of(configuration: Mapping[str, str]) -> LifecycleState:
     """A version's lifecycle state, as its Delta configuration records it."""
     return LifecycleState(configuration.get(LIFECYCLE_PROPERTY, LifecycleState.ACTIVE.value))
@@ -155,13 +173,16 @@ def for_read(seen: Transaction, loc: Location, version: Any) -> Location:
     names = versions_in(seen, loc.namespace, loc.table_name)
     if not names:
         return loc  # opening it reports the missing table
+    live = live_versions(seen, loc, names)
     if version is None:
-        return loc.versioned(current_version(seen, loc, names))
+        return loc.versioned(current_version(seen, loc, live))
     wanted = check_version_name(version)
-    if wanted not in names:
+    if wanted in names and wanted not in live:
+        raise dropped_version(loc, wanted, live)
+    if wanted not in live:
         raise TableVersionNotFoundError(
             f"Table version {loc.qualified}.{wanted} does not exist; the table's versions are "
-            f"{', '.join(names)}."
+            f"{', '.join(live)}."
         )
     return loc.versioned(wanted)
 
@@ -181,9 +202,12 @@ def for_write(
                 f"{loc.catalog_name!r}. Create it with mode=dc.TableWriteMode.CREATE (or AUTO)."
             )
         return Target(loc.versioned(wanted or FIRST_VERSION), creates=True)
+    live = live_versions(seen, loc, names)
     if wanted is None:
-        return Target(loc.versioned(current_version(seen, loc, names)), creates=False)
-    if wanted in names:
+        return Target(loc.versioned(current_version(seen, loc, live)), creates=False)
+    if wanted in names and wanted not in live and mode is not TableWriteMode.CREATE:
+        raise dropped_version(loc, wanted, live)
+    if wanted in live:
         if mode is TableWriteMode.CREATE:
             raise TableVersionAlreadyExistsError(
                 f"Table version {loc.qualified}.{wanted} already exists and write mode is CREATE; "
@@ -199,7 +223,7 @@ def for_write(
     if version_number(wanted) <= version_number(names[-1]):
         raise TableVersionAlreadyExistsError(
             f"Table version {loc.qualified}.{wanted} cannot be created: versions only move "
-            f"forward and {loc.qualified} already has version {names[-1]}; use a higher number."
+            f"forward and {loc.qualified} has had version {names[-1]}; use a higher number."
         )
     return Target(loc.versioned(wanted), creates=True, new_version_of_existing=True)
 

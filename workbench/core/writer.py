@@ -33,7 +33,7 @@ from workbench.core.errors import (
 )
 from workbench.core.evolution import (
     SchemaPlan,
-    check_castable,
+    column_for,
     plan_existing_table,
     plan_new_table,
     storage_schema,
@@ -53,10 +53,16 @@ from workbench.core.properties import (
     decode_reader_types,
     default_consistency,
 )
-from workbench.core.schema import Schema, SchemaLike
+from workbench.core.schema import Field, Schema, SchemaLike
 from workbench.core.tables import Location, OpenTable, locate
 from workbench.core.transaction import TableChange, Transaction
-from workbench.core.types import ContentType, LifecycleState, TableProperty, TableWriteMode
+from workbench.core.types import (
+    ContentType,
+    LifecycleState,
+    SchemaConsistencyType,
+    TableProperty,
+    TableWriteMode,
+)
 from workbench.core.validation import (
     validate_content_type,
     validate_content_type_has_schema,
@@ -263,8 +269,11 @@ def plan_existing(
         require_key_columns(incoming.names, keys, name, mode.name)
     if mode is TableWriteMode.DELETE:
         stored = storage_schema(incoming)
+        validate = SchemaConsistencyType.VALIDATE  # a delete changes no column: keys must fit
         for key in keys:
-            check_castable(opened.schema.field(key), stored.field(key), name)
+            column_for(
+                opened.schema.field(key), Field.from_arrow(stored.field(key)), validate, name
+            )
         return mode, SchemaPlan(opened.schema)
     if declared is not None:
         validate_readable(declared.arrow, readers, name)
@@ -383,7 +392,7 @@ def _write_schemaless(
     replaced = opened.files if mode is TableWriteMode.REPLACE else []
     removed = sum(f.rows for f in replaced)
     with staged_or_undone(txn, change, "the table was not changed") as made:
-        entry = write_data_file(opened, incoming, fmt)
+        entry = write_data_file(opened, incoming, fmt, change.version)
         made.append(Rewrite(write_parts(entry, opened.schema, opened.uri), replaced))
         txn.stage(change, made[0])
     txn.record(change, f"WRITE_{mode.name}", incoming.num_rows, removed)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from workbench.core.datasets import brief
 from workbench.core.errors import InvalidArgumentError
 from workbench.core.snapshot import ordered_dataset
+from workbench.core.tables import vacuumed
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -34,6 +35,9 @@ def run(query: str, tables: Mapping[str, OpenTable]) -> pa.Table:
         connection.execute("SET lock_configuration = true")
         return connection.execute(statements[0].query).fetch_arrow_table()
     except duckdb.Error as e:
+        for opened in tables.values():  # a file of a version that dc.vacuum removed
+            if any(f.path.rsplit("/", 1)[-1] in str(e) for f in opened.files):
+                raise vacuumed(opened, brief(e, 300)) from e
         raise InvalidArgumentError(
             f"The SQL query failed: {brief(e, 300)}. Name catalog tables as namespace.table "
             "(e.g. SELECT * FROM default.users)."

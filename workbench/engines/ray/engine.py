@@ -82,10 +82,32 @@ class RayEngine(Engine):
         return frame.limit(limit) if limit is not None else frame
 
     def source(self, data: ray.data.Dataset) -> ray.data.Dataset:
-        return data
+        """``data`` with Arrow blocks: pandas blocks (``from_pandas``, pandas batches) are
+        converted in Ray tasks as local pandas data is, so their schema is Arrow's."""
+        import pyarrow as pa
+
+        if isinstance(_schema_of(data).base_schema, pa.Schema):
+            return data
+        return data.map_batches(_arrow_block, batch_format=None, batch_size=None)
 
     def schema(self, source: ray.data.Dataset) -> pa.Schema:
-        return source.schema().base_schema
+        return _schema_of(source).base_schema
+
+    def cast_exact(
+        self, source: ray.data.Dataset, targets: Mapping[str, pa.DataType]
+    ) -> tuple[ray.data.Dataset, list[str]]:
+        """Each block is checked in its own task (one flag per column comes back); the cast
+        runs lazily in the tasks that write."""
+        checks = source.map_batches(
+            _inexact_block, batch_format="pyarrow", batch_size=None, fn_kwargs={"targets": targets}
+        ).take_all()
+        exact = {n: t for n, t in targets.items() if not any(c[n] for c in checks)}
+        if not exact:
+            return source, []
+        cast = source.map_batches(
+            _cast_block, batch_format="pyarrow", batch_size=None, fn_kwargs={"targets": exact}
+        )
+        return cast, list(exact)
 
     def keyed(
         self,
@@ -278,6 +300,47 @@ def _source(blocks: list[Any], schema: Schema) -> pa.Table:
     import ray
 
     return conform(pa.concat_tables(ray.get(blocks)), schema, fill_missing=False, table="source")
+
+
+def _schema_of(data: ray.data.Dataset) -> Any:
+    """The Dataset's schema; ``SchemaValidationError`` when Ray has none (an empty dataset
+    made from pandas keeps no columns)."""
+    from workbench.core.errors import SchemaValidationError
+
+    schema = data.schema()
+    if schema is None:
+        raise SchemaValidationError(
+            "The Ray Dataset has no schema: Ray keeps none for an empty dataset made from "
+            "pandas. Write ray.data.from_arrow(table) of an empty Arrow table (it keeps its "
+            "columns), or skip the write."
+        )
+    return schema
+
+
+def _arrow_block(block: Any) -> pa.Table:
+    """A block as Arrow (a pandas block converted with its dtypes noted, as local data is)."""
+    import pyarrow as pa
+
+    from workbench.core.pandas_io import arrow_from_pandas
+
+    return block if isinstance(block, pa.Table) else arrow_from_pandas(block)
+
+
+def _inexact_block(block: pa.Table, targets: Mapping[str, pa.DataType]) -> pa.Table:
+    """One row: for each column of ``targets``, whether a value of the block does not convert
+    to its type exactly."""
+    import pyarrow as pa
+
+    from workbench.core.lossless import exactly_cast
+
+    _, cast = exactly_cast(block, targets)
+    return pa.table({name: [name not in cast] for name in targets})
+
+
+def _cast_block(block: pa.Table, targets: Mapping[str, pa.DataType]) -> pa.Table:
+    from workbench.core.lossless import exactly_cast
+
+    return exactly_cast(block, targets)[0]
 
 
 def _write_block(

@@ -62,12 +62,12 @@ def _open(options: dict[str, str]) -> Any:
 
 def source_for_driver() -> type[DataSource]:
     """The data source class carrying this process's catalogs to Spark's Python workers."""
-    from workbench.core.catalog import catalog_name, get_catalog, list_catalogs
+    from workbench.core.catalog import default_catalog_name, list_catalogs
 
     catalogs = {
         name: (c.root, dict(c.properties.storage_options)) for name, c in list_catalogs().items()
     }
-    attributes = {"catalogs": catalogs, "default_catalog": catalog_name(get_catalog())}
+    attributes = {"catalogs": catalogs, "default_catalog": default_catalog_name()}
     return type("WorkbenchDataSource", (WorkbenchDataSource,), attributes)
 
 

@@ -58,6 +58,13 @@ class SparkEngine(Engine):
     def schema(self, source: DataFrame) -> pa.Schema:
         return arrow_schema(source.schema)
 
+    def cast_exact(
+        self, source: DataFrame, targets: Mapping[str, pa.DataType]
+    ) -> tuple[DataFrame, list[str]]:
+        """One Spark job finds the columns holding a value that is not a whole number in the
+        target's range (one flag per column comes back); the cast is part of the frame."""
+        return write.cast_exact(source, targets)
+
     def keyed(
         self,
         source: DataFrame,

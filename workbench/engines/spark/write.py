@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
@@ -25,6 +25,7 @@ from workbench.engines.spark.read import read_files
 from workbench.engines.spark.remote import FILE_COLUMN, write_remote
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame
 
     from workbench.core.tables import OpenTable
@@ -45,6 +46,30 @@ def conform(frame: DataFrame, schema: Schema, fill_missing: bool) -> DataFrame:
         value = F.col(quote_identifier(name)) if c.present else F.lit(c.field.future_default)
         columns.append(value.cast(types[name]).alias(name))
     return frame.select(columns)
+
+
+def cast_exact(frame: DataFrame, targets: Mapping[str, pa.DataType]) -> tuple[DataFrame, list[str]]:
+    """The frame with each float column of ``targets`` cast to its integer type when every
+    value is a whole number in the type's range (checked by one Spark job), and the names of
+    the columns cast."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    flags = []
+    for name, target in targets.items():
+        value = F.col(quote_identifier(name))
+        bound = float(2 ** (target.bit_width - 1))  # exact in a double
+        inexact = value.isNotNull() & (
+            F.isnan(value) | (value != F.floor(value)) | (value < -bound) | (value >= bound)
+        )
+        flags.append(F.max(F.when(inexact, 1).otherwise(0)).alias(name))
+    found = frame.agg(*flags).first()
+    exact = [name for name in targets if not found[name]]
+    if not exact:
+        return frame, []
+    types = {f.name: f.dataType for f in spark_schema(pa.schema(targets.items())).fields}
+    casts = {name: F.col(quote_identifier(name)).cast(types[name]) for name in exact}
+    return frame.withColumns(casts), exact
 
 
 def reject_null_keys(frame: DataFrame, keys: list[str], table: str) -> None:

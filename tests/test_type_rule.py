@@ -1,0 +1,126 @@
+"""One rule decides whether data of one type can go into a column of another: a conversion
+that loses no value is always accepted (keys and other columns, every mode, every engine), and
+the consistency types say only what happens beyond that."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import workbench as dc
+from tests.conftest import tree_digest
+from tests.engine_parity import payload
+
+KEYED = dc.Schema.of(
+    [dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True), pa.field("v", pa.string())]
+)
+ENGINES = ["local", "daft", pytest.param("ray", marks=pytest.mark.integration)]
+ENGINES += [pytest.param("spark", marks=pytest.mark.integration)]
+
+
+def _rows(table: str) -> list[dict]:
+    return dc.read(table, read_as=dc.DatasetType.PYARROW).sort_by("id").to_pylist()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_narrower_key_goes_into_a_wider_key_in_every_keyed_mode(request, catalog, engine):
+    spark = request.getfixturevalue("spark") if engine == "spark" else None
+    if engine == "ray":
+        request.getfixturevalue("ray_cluster")
+
+    def narrow(ids, values=None):  # int32 keys (TYPES["extra"] is int32)
+        data = {"extra": ids} if values is None else {"extra": ids, "v": values}
+        ddl = "extra int" if values is None else "extra int, v string"
+        frame = payload(engine, data, ddl, spark)
+        if engine == "spark":
+            return frame.withColumnRenamed("extra", "id")
+        if engine == "daft":
+            return frame.with_column_renamed("extra", "id")
+        if engine == "ray":
+            return frame.rename_columns({"extra": "id"})
+        return frame.rename_columns(["id", *(["v"] if values is not None else [])])
+
+    dc.write(pa.table({"id": [1, 2], "v": ["a", "b"]}), "t", schema=KEYED)
+    dc.write(narrow([2, 3], ["B", "c"]), "t", mode="merge")
+    dc.write(narrow([4], ["d"]), "t")  # AUTO: a merge
+    dc.write(narrow([1]), "t", mode="delete")
+    assert _rows("t") == [
+        {"id": 2, "v": "B"},
+        {"id": 3, "v": "c"},
+        {"id": 4, "v": "d"},
+    ]
+    dc.write(narrow([7], ["g"]), "t", mode="replace")
+    assert _rows("t") == [{"id": 7, "v": "g"}]
+    assert dc.get_table("t").schema.field("id").type == pa.int64()
+
+
+def test_validate_columns_take_lossless_data_and_keep_their_type(catalog):
+    schema = dc.Schema.of(
+        [
+            dc.Field.of(pa.field("n", pa.int64()), consistency_type="validate"),
+            dc.Field.of(pa.field("x", pa.float64()), consistency_type="validate"),
+            dc.Field.of(pa.field("d", pa.decimal128(10, 2)), consistency_type="validate"),
+            dc.Field.of(pa.field("s", pa.string()), consistency_type="validate"),
+        ]
+    )
+    first = {"n": [1], "x": [1.5], "d": pa.array([1], pa.decimal128(10, 2)), "s": ["a"]}
+    dc.write(pa.table(first), "t", schema=schema)
+    narrower = {
+        "n": pa.array([2], pa.int8()),
+        "x": pa.array([2.5], pa.float32()),
+        "d": pa.array([2], pa.decimal128(4, 1)),
+        "s": pa.array(["b"], pa.large_string()),
+    }
+    dc.write(pa.table(narrower), "t")
+    info = dc.get_table("t")
+    assert [f.type for f in info.schema] == [f.type for f in schema]
+    got = dc.read("t", read_as=dc.DatasetType.PYARROW)
+    assert got.column("n").to_pylist() == [1, 2] and got.column("s").to_pylist() == ["a", "b"]
+    before = tree_digest(catalog.root)
+    for column, wider in (("n", pa.array([3.5])), ("x", pa.array([1], pa.int64()))):
+        with pytest.raises(dc.SchemaValidationError, match="VALIDATE"):
+            dc.write(pa.table({column: wider}), "t")
+    assert tree_digest(catalog.root) == before
+
+
+def test_a_table_default_of_validate_accepts_narrower_data(catalog):
+    validate = {dc.TableProperty.DEFAULT_SCHEMA_CONSISTENCY_TYPE: dc.SchemaConsistencyType.VALIDATE}
+    dc.write(pa.table({"n": [1]}), "t", table_properties=validate)
+    dc.write(pa.table({"n": pa.array([2], pa.int16())}), "t")
+    assert dc.read("t", read_as=dc.DatasetType.PYARROW).column("n").type == pa.int64()
+
+
+def test_a_new_table_declared_wider_than_its_data_keeps_the_declared_type(catalog):
+    dc.write(pa.table({"id": pa.array([1], pa.int32()), "v": ["a"]}), "t", schema=KEYED)
+    assert dc.get_table("t").schema.field("id").type == pa.int64()
+    with pytest.raises(dc.SchemaValidationError, match="int32"):
+        narrow = dc.Schema.of([dc.Field.of(pa.field("id", pa.int32()), is_merge_key=True)])
+        dc.write(pa.table({"id": [1]}), "u", schema=narrow)
+    assert not dc.table_exists("u")
+
+
+def test_unsigned_columns_take_and_widen_to_what_holds_every_value(catalog):
+    """The rule compares unsigned columns by the type they were written as (Delta stores them
+    as wider signed types or, for uint64, a decimal): narrower unsigned data goes in, a wider
+    one widens the column, and signed data into an unsigned column is refused."""
+    big = 2**64 - 1
+    dc.write(pa.table({"u": pa.array([big], pa.uint64())}), "t")
+    dc.write(pa.table({"u": pa.array([5], pa.uint32())}), "t", mode="append")
+    dc.write(pa.table({"u": pa.array([6], pa.uint8())}), "t", mode="append")
+    got = dc.read("t", read_as=dc.DatasetType.PYARROW)
+    assert got.schema.field("u").type == pa.uint64()
+    assert got.column("u").to_pylist() == [big, 5, 6]
+    before = tree_digest(catalog.root)
+    with pytest.raises(dc.SchemaValidationError, match=r"uint64.*int64|int64.*uint64"):
+        dc.write(pa.table({"u": pa.array([-1], pa.int64())}), "t", mode="append")
+    assert tree_digest(catalog.root) == before
+    dc.write(pa.table({"u": pa.array([1], pa.uint32())}), "w")
+    result = dc.write(pa.table({"u": pa.array([big], pa.uint64())}), "w", mode="append")
+    assert result.schema_changes == ("~u",)
+    got = dc.read("w", read_as=dc.DatasetType.PYARROW)
+    assert got.schema.field("u").type == pa.uint64()
+    assert got.column("u").to_pylist() == [1, big]
+    dc.write(pa.table({"s": pa.array([1], pa.uint32())}), "s")
+    dc.write(pa.table({"s": pa.array([-1], pa.int32())}), "s", mode="append")  # widens to int64
+    got = dc.read("s", read_as=dc.DatasetType.PYARROW)
+    assert got.schema.field("s").type == pa.int64() and got.column("s").to_pylist() == [1, -1]
