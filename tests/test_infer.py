@@ -141,6 +141,12 @@ def test_where_limits_rows(table):
         dc.infer(table, length_model(), namespace="lab", where="lang = 'en'")
 
 
+@pytest.mark.parametrize("sizes", [{"batch_size": 0}, {"concurrency": 0}])
+def test_batches_and_workers_are_at_least_one(table, sizes):
+    with pytest.raises(dc.InvalidArgumentError, match="at least 1"):
+        dc.infer(table, length_model(), namespace="lab", progress=False, **sizes)
+
+
 def test_time_travel_and_diff_between_model_versions(table):
     first = dc.infer(table, length_model("v1"), namespace="lab", progress=False)
     before = dc.read(table, "lab", read_as="pyarrow", version=first.table_version - 1)

@@ -116,6 +116,8 @@ BAD_LINES = [
     ("show 'unterminated", "Cannot split"),
     ("show shop.orders --version 99", "TableVersionNotFoundError"),
     ("show shop.orders --limit -1", "InvalidArgumentError"),
+    ("vacuum shop.orders", "See %dc vacuum --help"),
+    ("optimize shop.nope", "TableNotFoundError"),
 ]
 
 

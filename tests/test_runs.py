@@ -145,6 +145,8 @@ def test_a_failing_run_log_never_fails_the_run(tmp_path, caplog):
         lambda: dc.run("x", parameters=[1]),
         lambda: dc.runs(status="done"),
         lambda: dc.runs(limit=-1),
+        lambda: dc.runs(kind=5),
+        lambda: dc.runs(name=["nightly"]),
         lambda: dc.run_events(""),
         lambda: dc.init(events="postgres://db/runs"),
     ],

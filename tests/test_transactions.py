@@ -267,6 +267,9 @@ def test_optimize_compacts_and_keeps_rows(catalog):
     info = dc.get_table("t")
     assert info.file_count == 1 and info.row_count == 6
     assert dc.transactions(read_as="pandas")["operations"].iloc[0] == ["OPTIMIZE"]
+    with pytest.raises(dc.TableNotFoundError, match=r"cannot optimize 'default\.nope'"):
+        dc.optimize("nope")
+    assert not dc.table_exists("nope") and dc.transactions().num_rows == 7
 
 
 def test_log_is_compacted_and_read_incrementally(catalog, monkeypatch):

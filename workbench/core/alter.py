@@ -17,7 +17,6 @@ from workbench.core.context import operation
 from workbench.core.errors import (
     InvalidArgumentError,
     SchemaValidationError,
-    TableNotFoundError,
     TableValidationError,
 )
 from workbench.core.evolution import SchemaPlan, same_type, to_storage
@@ -91,12 +90,7 @@ def alter_table(
             )
         if table_level:
             _set_table_properties(txn, loc, table_level)
-        change = txn.touch_table(target.namespace, target.name)
-        if change.entry is None:
-            raise TableNotFoundError(
-                f"Table does not exist: cannot alter {loc.qualified!r} in catalog "
-                f"{loc.catalog_name!r}; create it first with dc.create_table(...) or dc.write(...)."
-            )
+        change = txn.touch_existing(target.namespace, target.name, f"alter {loc.qualified!r}")
         opened = change.table
         plan = SchemaPlan(opened.schema)
         if schema_updates is not None:

@@ -36,7 +36,7 @@ def optimize(
     transaction)."""
     loc = locate(table, namespace, catalog)
     with operation(loc.catalog, f"optimize {loc.qualified}") as txn:
-        change = txn.touch_table(loc.namespace, loc.name)
+        change = txn.touch_existing(loc.namespace, loc.name, f"optimize {loc.qualified!r}")
         small = [f for f in change.table.files if f.size < SMALL_FILE_BYTES]
         if len(small) < 2:
             return {"numFilesAdded": 0, "numFilesRemoved": 0}

@@ -36,6 +36,7 @@ from workbench.core.engine import DEFAULT_ENGINE
 from workbench.core.errors import (
     CommitOutcomeUnknownError,
     HistoricTransactionError,
+    TableNotFoundError,
     TransactionConflictError,
     TransactionError,
     WorkbenchError,
@@ -233,6 +234,17 @@ class Transaction:
         self.changes[key] = change
         if latest is not None and version > latest.version + 1:
             self._repair(change, version - 1)
+        return change
+
+    def touch_existing(self, namespace: str, name: str, doing: str) -> TableChange:
+        """``touch_table`` for a change that needs the table to exist (``doing`` names the
+        change for the error, e.g. "optimize 'default.users'")."""
+        change = self.touch_table(namespace, name)
+        if change.entry is None:
+            raise TableNotFoundError(
+                f"Table does not exist: cannot {doing} in catalog {self.catalog_name!r}; "
+                "create it first with dc.create_table(...) or dc.write(...)."
+            )
         return change
 
     def _refuse_tables_of_enclosing(self, key: tuple[str, str]) -> None:

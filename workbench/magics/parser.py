@@ -234,11 +234,14 @@ def _commands() -> dict[str, tuple[str, list[tuple[tuple[str, ...], dict]]]]:
 COMMANDS = _commands()
 
 
-def _parser() -> _Parser:
+def _parser() -> tuple[_Parser, dict[str, _Parser]]:
+    """The ``%dc`` parser, and each command's own parser by name."""
     root = _Parser(prog="%dc", add_help=False)
     sub = root.add_subparsers(dest="command", parser_class=_Parser)
+    commands = {}
     for name, (summary, arguments) in COMMANDS.items():
         command = sub.add_parser(name, help=summary, description=summary, prog=f"%dc {name}")
+        commands[name] = command
         for flags, options in arguments:
             command.add_argument(*flags, **options)
         if any("-o" in flags for flags, _ in arguments):  # its own -o (report's HTML file)
@@ -252,10 +255,10 @@ def _parser() -> _Parser:
                 help="also store the result in this variable",
             )
         command.add_argument("--debug", action="store_true", help="show full tracebacks")
-    return root
+    return root, commands
 
 
-_PARSER = _parser()
+_PARSER, _COMMAND_PARSERS = _parser()
 
 
 def parse(line: str) -> argparse.Namespace:
@@ -270,7 +273,10 @@ def parse(line: str) -> argparse.Namespace:
         raise MagicUsageError(
             f"Unknown command {words[0]!r}; commands are {', '.join(COMMANDS)} (see %dc help)."
         )
-    return _PARSER.parse_args(words)
+    args, extra = _PARSER.parse_known_args(words)
+    if extra:  # reported by the command's parser, so the hint names the command
+        _COMMAND_PARSERS[words[0]].error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 def help_text() -> str:

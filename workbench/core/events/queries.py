@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, fields
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.arguments import flag, optional_whole_number
+from workbench.core.arguments import flag, optional_whole_number, text
 from workbench.core.catalog import get_catalog
 from workbench.core.context import pinned_state
 from workbench.core.datasets import from_pyarrow, parse_dataset_type
@@ -55,8 +55,8 @@ def runs(
         found = event_log_for(catalog).latest()
         return _as(run_table(found[:limit] if limit is not None else found), read_as)
     found = event_log_for(catalog).runs(
-        name=name,
-        kind=kind,
+        name=text("name", name),
+        kind=text("kind", kind),
         status=status,
         since=None if since is None else instant_ns(since, "since"),
         until=None if until is None else instant_ns(until, "until"),

@@ -84,8 +84,8 @@ def infer(
     model version are unchanged since the last run are skipped unless ``force``. E.g.
     ``dc.infer("docs", dc.model(fn, inputs=["text"]))``."""
     chosen = resolve_model(model)
-    batch_size = optional_whole_number("batch_size", batch_size) or DEFAULT_BATCH_SIZE
-    concurrency = optional_whole_number("concurrency", concurrency)
+    batch_size = optional_whole_number("batch_size", batch_size, minimum=1) or DEFAULT_BATCH_SIZE
+    concurrency = optional_whole_number("concurrency", concurrency, minimum=1)
     row_filter("where", where)
     runner = get_engine(engine)
     loc = locate(table, namespace, catalog)
