@@ -179,6 +179,18 @@ def test_cli_exit_codes(catalog: Path, tmp_path: Path):
     assert _cli("report", "catalog_overview", "-p", "only-a-key", cwd=tmp_path) == 2
 
 
+def test_cli_refuses_a_root_that_does_not_exist(tmp_path: Path):
+    missing = tmp_path / "typo" / "catalog"
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", "--root", str(missing), "runs"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "the folder does not exist" in done.stderr
+    assert not (tmp_path / "typo").exists()  # nothing was created there
+
+
 MEDIA = ROOT / "media"
 # template -> its parameters on the sample catalog, and the fewest charts it must draw there
 TEMPLATES = {

@@ -4,6 +4,7 @@ terminal."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -51,6 +52,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; exit status 0, or 2 with the error's message."""
     args = _parser().parse_args(argv)
     try:
+        if args.root and "://" not in args.root and not os.path.isdir(args.root):
+            raise dc.CatalogNotFoundError(
+                f"No catalog at --root {args.root!r}: the folder does not exist; check the "
+                "path (the catalog of dc.init_local(path) or of %dc init path)."
+            )
         dc.init_local(args.root) if args.root else dc.init()
         if args.events:
             dc.init(events=args.events)
@@ -75,7 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = dc.report(
                 args.template, args.html, parse_parameters(args.parameter), args.as_of
             )
-            print(f"{result.html}\n{result.notebook}\nas of transaction {result.as_of}")
+            state = "an empty catalog" if result.as_of is None else f"transaction {result.as_of}"
+            print(f"{result.html}\n{result.notebook}\nas of {state}")
         else:
             for event in dc.run_events(args.run_id).to_pylist():
                 payload = next((v for k, v in event.items() if isinstance(v, dict)), {})
