@@ -54,6 +54,8 @@ def test_catalog_browser_lists_filters_and_previews(catalog):
     assert recent["rows_added"].tolist() == [1, 2], "recent history of the table, newest first"
     browser.filter_box.value = ""
     assert len(browser.table_list.options) == 2
+    with pytest.raises(dc.CatalogNotFoundError, match="'elsewhere' not found"):
+        CatalogBrowser(catalog="elsewhere")
 
 
 def test_history_browser_pages_filters_and_shows_a_selected_rows_detail(catalog):

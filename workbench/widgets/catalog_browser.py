@@ -20,7 +20,7 @@ class CatalogBrowser(widgets.HBox):
 
     def __init__(self, catalog: str | None = None, preview_rows: int = 20):
         self.preview_rows = preview_rows
-        default = catalog or catalog_name(dc.get_catalog())
+        default = catalog_name(dc.get_catalog(catalog))  # an unknown name: CatalogNotFoundError
         self.catalog_picker = widgets.Dropdown(
             options=list(dc.list_catalogs()), value=default, description="catalog"
         )
