@@ -141,7 +141,7 @@ def ray_timings(rows: int, rounds: int, folder: Path) -> dict[str, float]:
     import ray.data
 
     import workbench as dc
-    from workbench.core.engine import get_engine
+    from workbench.core.data.engine import get_engine
 
     start = seconds(lambda: get_engine("ray"))
     dc.init_local(folder / "catalog")
@@ -171,7 +171,8 @@ def ray_timings(rows: int, rounds: int, folder: Path) -> dict[str, float]:
 
 
 def _files(table: str) -> list[Any]:
-    from workbench.core.tables import locate, open_table
+    from workbench.core.catalog.tables import locate
+    from workbench.core.transactions.table_versions import open_table
 
     return open_table(locate(table)).files
 

@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from benchmarks.timing import seconds
-from workbench.core.events.log import EventLog, open_event_log
+from workbench.core.events.config import open_event_log
+from workbench.core.events.log import EventLog
 from workbench.core.events.model import Event, EventType
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "events.json"

@@ -116,9 +116,9 @@ def build_history(root: Path, total: int, tables: int = TABLES) -> None:
     """A catalog whose log holds ``total`` transactions over ``tables`` tables (see the module
     docstring)."""
     import workbench as dc
-    from workbench.core.catalog import get_catalog
-    from workbench.core.transaction import new_transaction_id
-    from workbench.core.txlog import log_of
+    from workbench.core.catalog.registry import get_catalog
+    from workbench.core.transactions.catalog_log import log_of
+    from workbench.core.transactions.transaction import new_transaction_id
 
     dc.init_local(str(root))
     for i in range(REAL_TRANSACTIONS):
@@ -167,8 +167,8 @@ def _cold(root: Path, code: str) -> float:
     script = (
         "import time, workbench as dc\n"
         f"dc.init_local({str(root)!r})\n"
-        "from workbench.core.catalog import get_catalog\n"
-        "from workbench.core.txlog import log_of\n"
+        "from workbench.core.catalog.registry import get_catalog\n"
+        "from workbench.core.transactions.catalog_log import log_of\n"
         "start = time.perf_counter()\n"
         f"{code}\n"
         "print(time.perf_counter() - start)\n"
@@ -182,8 +182,8 @@ def bench_history(root: Path, rounds: int) -> dict[str, float]:
     import deltalake
 
     import workbench as dc
-    from workbench.core.catalog import get_catalog
-    from workbench.core.context import view
+    from workbench.core.catalog.registry import get_catalog
+    from workbench.core.transactions.context import view
 
     cat = get_catalog()
     history = dc.transactions(read_as=dc.DatasetType.PYARROW)

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-import workbench as dc
+import workbench.api as dc
 from workbench.reports.arguments import REPORT_ARGUMENTS, parse_parameters
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
-import workbench as dc
+import workbench.api as dc
 
 NAMESPACE = "pipeline"
 MEDIA_NAMESPACE = "demo_media"

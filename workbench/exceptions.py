@@ -1,6 +1,6 @@
 """The errors workbench raises, importable as ``workbench.exceptions``."""
 
-from workbench.core.errors import (
+from workbench.core.base.errors import (
     AsOfUnitError,
     CatalogNotFoundError,
     CatalogReadOnlyError,

@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 import uuid
 
-from workbench.core.errors import EngineUnavailableError, WorkbenchError
+from workbench.core.base.errors import EngineUnavailableError, WorkbenchError
 
 START_SECONDS = 30.0
 

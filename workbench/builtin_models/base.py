@@ -9,7 +9,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from workbench.core.errors import InvalidArgumentError
+from workbench.core.base.errors import InvalidArgumentError
 from workbench.core.inference.model import Model, file_version
 
 if TYPE_CHECKING:

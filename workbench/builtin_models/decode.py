@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from workbench.core.dependencies import require
+from workbench.core.base.dependencies import require
 
 if TYPE_CHECKING:
     from PIL.Image import Image

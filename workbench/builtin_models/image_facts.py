@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from workbench.builtin_models import decode
 from workbench.builtin_models.base import BYTES_INPUT, BuiltinModel
-from workbench.core.dependencies import require
+from workbench.core.base.dependencies import require
 
 _SIDE = 512  # longest side the facts are computed at, so huge images cost no more
 _LEVELS = 8  # colour levels per channel when finding the dominant colour

@@ -12,7 +12,7 @@ import pyarrow as pa
 from workbench.builtin_models import decode
 from workbench.builtin_models.base import BYTES_INPUT, BuiltinModel
 from workbench.builtin_models.packages import onnx_session, package_file
-from workbench.core.dependencies import require
+from workbench.core.base.dependencies import require
 
 _CHUNK = 16  # images per ONNX call
 

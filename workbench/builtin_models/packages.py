@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import importlib.metadata
 
-from workbench.core.dependencies import INFERENCE_INSTALL, require
-from workbench.core.errors import MissingDependencyError
+from workbench.core.base.dependencies import INFERENCE_INSTALL, require
+from workbench.core.base.errors import MissingDependencyError
 
 # silero-vad's wheel declares torch, which workbench never imports: install it without deps.
 SILERO_INSTALL = "pip install --no-deps 'silero-vad==6.2.3' (make install does this)"

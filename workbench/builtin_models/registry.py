@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from workbench.core.errors import MissingDependencyError, UnknownModelError
+from workbench.core.base.errors import MissingDependencyError, UnknownModelError
 from workbench.core.inference.model import Model
+from workbench.core.inference.resolve import use_named_models
 
 # name -> "module:class"; a model's module (and its runtime) is imported only when it is made.
 BUILTINS: dict[str, str] = {
@@ -30,6 +31,9 @@ def builtin(name: str, **parameters: Any) -> Model:
         )
     module, cls = BUILTINS[name].split(":")
     return getattr(importlib.import_module(module), cls)(**parameters)
+
+
+use_named_models(builtin)
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from workbench.builtin_models.registry import builtin
-from workbench.core.arguments import whole_number
-from workbench.core.datasets import from_pyarrow, parse_dataset_type
-from workbench.core.errors import InvalidArgumentError, SchemaValidationError
+from workbench.core.base.arguments import whole_number
+from workbench.core.base.errors import InvalidArgumentError, SchemaValidationError
+from workbench.core.base.types import DatasetType
+from workbench.core.data.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.inference.model import Model
-from workbench.core.reader import read
-from workbench.core.types import DatasetType
+from workbench.core.io.reader import read
 
 if TYPE_CHECKING:
     import numpy as np

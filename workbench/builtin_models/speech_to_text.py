@@ -11,7 +11,7 @@ import pyarrow as pa
 from workbench.builtin_models import decode
 from workbench.builtin_models.base import BYTES_INPUT, BuiltinModel
 from workbench.builtin_models.packages import package_file
-from workbench.core.dependencies import require
+from workbench.core.base.dependencies import require
 
 RATE = 16_000
 

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from workbench.builtin_models.base import TEXT_INPUT, BuiltinModel, by_length
 from workbench.builtin_models.packages import onnx_session, package_file
-from workbench.core.dependencies import require
+from workbench.core.base.dependencies import require
 
 DIMENSIONS = 384
 _CHUNK = 32  # texts per ONNX call

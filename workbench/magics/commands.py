@@ -15,9 +15,9 @@ from datetime import datetime, timedelta
 from html import escape
 from typing import Any
 
-import workbench as dc
-from workbench.core.errors import InvalidArgumentError, InvalidUrlError
-from workbench.core.urls import parse_url
+import workbench.api as dc
+from workbench.core.base.errors import InvalidArgumentError, InvalidUrlError
+from workbench.core.io.urls import parse_url
 from workbench.magics.parser import MagicUsageError, help_text
 from workbench.reports import parse_parameters
 
@@ -391,7 +391,7 @@ class Commands:
 
 
 def _default_catalog_name() -> str:
-    from workbench.core.catalog import catalog_name
+    from workbench.core.catalog.registry import catalog_name
 
     return catalog_name(dc.get_catalog())
 

@@ -22,8 +22,8 @@ TABLE_COMMANDS = {
 
 def completions(line: str) -> list[str]:
     """Candidates for the word being typed at the end of a ``%dc`` line (after the magic name)."""
-    import workbench as dc
-    from workbench.core.catalog import catalog_name
+    import workbench.api as dc
+    from workbench.core.catalog.registry import catalog_name
 
     try:
         words = shlex.split(line)

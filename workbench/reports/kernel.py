@@ -22,8 +22,9 @@ def open_pinned_catalog() -> None:
     """Register the report's catalog as the default and pin it (see ``environment``). If that
     fails, no catalog stays registered, so the notebook's first read fails loudly instead of
     reading another catalog."""
-    from workbench.core.catalog import Catalog, CatalogProperties, clear_catalogs, init
-    from workbench.core.context import pin
+    from workbench.core.catalog.registry import Catalog, CatalogProperties, clear_catalogs
+    from workbench.core.session import init
+    from workbench.core.transactions.context import pin
 
     root = os.environ.get(CATALOG_ROOT)
     if not root:

@@ -17,10 +17,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from workbench.core.arguments import flag
-from workbench.core.dependencies import require
-from workbench.core.errors import InvalidArgumentError, ReportFailedError
-from workbench.core.models import html_table
+from workbench.core.base.arguments import flag
+from workbench.core.base.dependencies import require
+from workbench.core.base.errors import InvalidArgumentError, ReportFailedError
+from workbench.core.catalog.descriptions import html_table
 from workbench.reports.kernel import START_UP, pinned_environment
 
 TEMPLATES = Path(__file__).resolve().parent.parent.parent / "notebooks"  # bundled templates
@@ -84,8 +84,9 @@ def report(
     (default ``reports/<name>.html``) with the executed notebook beside it; raise
     ``ReportFailedError`` if a cell raises (the HTML still shows the error first). ``progress``
     shows a bar over the notebook's cells."""
-    import workbench as dc
-    from workbench.core.catalog import catalog_name, get_catalog
+    from workbench.core.catalog.registry import catalog_name, get_catalog
+    from workbench.core.events.runs import run as recorded_run
+    from workbench.version import __version__
 
     if parameters is not None and not isinstance(parameters, Mapping):
         raise InvalidArgumentError(
@@ -108,14 +109,14 @@ def report(
     cat = get_catalog(catalog)
     pinned = _pin(as_of, catalog)
     recorded = {**(parameters or {}), "as_of": pinned}
-    with dc.run(f"report {path.stem}", recorded, kind="report", catalog=catalog) as run:
+    with recorded_run(f"report {path.stem}", recorded, kind="report", catalog=catalog) as run:
         started = time.perf_counter()
         header = {
             "catalog": f"{catalog_name(cat)} ({cat.root})",
             "as of transaction": pinned or "(empty catalog)",
             "parameters": json.dumps(parameters or {}, default=str, sort_keys=True),
             "template": str(path),
-            "workbench": dc.__version__,
+            "workbench": __version__,
             "run at (UTC)": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
             "run id": run.run_id,
         }
@@ -144,9 +145,9 @@ def report(
 def _pin(as_of: Any, catalog: str | None) -> str | None:
     """The id of the transaction to read: the newest one at or before ``as_of`` (now if None),
     so a rerun shows the same numbers after later commits."""
-    from workbench.core.catalog import get_catalog
-    from workbench.core.history import transactions
-    from workbench.core.timetravel import resolve_sequence
+    from workbench.core.catalog.registry import get_catalog
+    from workbench.core.transactions.history import transactions
+    from workbench.core.transactions.time_travel import resolve_sequence
 
     history = transactions(catalog=catalog).select(["transaction_id", "sequence"]).to_pylist()
     if not history:
@@ -163,7 +164,7 @@ def _kernel_environment(cat: Any, pinned: str | None) -> dict[str, str]:
     variables object stores read, ``AWS_ENDPOINT_URL``, ..., and the run log this process
     writes to), and plotly's renderer that embeds plotly.js in each figure, so any notebook's
     charts draw in the HTML offline."""
-    from workbench.core.catalog import catalog_name
+    from workbench.core.catalog.registry import catalog_name
     from workbench.core.events.config import events_uri
 
     options = {key.upper(): value for key, value in cat.properties.storage_options.items()}

@@ -7,9 +7,9 @@ from typing import Any
 
 import ipywidgets as widgets
 
-import workbench as dc
-from workbench.core.catalog import catalog_name
-from workbench.core.errors import WorkbenchError
+import workbench.api as dc
+from workbench.core.base.errors import WorkbenchError
+from workbench.core.catalog.registry import catalog_name
 from workbench.widgets.grid import Grid
 from workbench.widgets.history import readable
 from workbench.widgets.render import error_html

@@ -9,10 +9,10 @@ from typing import Any
 import ipywidgets as widgets
 import pyarrow as pa
 
-import workbench as dc
+import workbench.api as dc
+from workbench.core.catalog.tables import locate
 from workbench.core.media.columns import URI_PROPERTY, arrow_schema
 from workbench.core.media.html import media_cells
-from workbench.core.tables import locate
 from workbench.widgets.render import error_html
 
 PROVENANCE_PREFIXES = ("_model_", "_input_")  # dc.infer's bookkeeping columns, not predictions

@@ -7,7 +7,7 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
-import workbench as dc
+import workbench.api as dc
 from workbench.widgets.grid import Grid
 from workbench.widgets.render import TIME_AXIS, chart_times, text, when
 

@@ -8,7 +8,7 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
-import workbench as dc
+import workbench.api as dc
 from workbench.widgets.grid import Grid
 from workbench.widgets.render import duration, status_html, text, when
 

@@ -9,7 +9,7 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
-import workbench as dc
+import workbench.api as dc
 from workbench.core.events.queries import STATUSES
 from workbench.widgets.grid import Grid
 from workbench.widgets.render import (

@@ -6,8 +6,8 @@ from typing import Any
 
 import ipywidgets as widgets
 
-import workbench as dc
-from workbench.core.errors import WorkbenchError
+import workbench.api as dc
+from workbench.core.base.errors import WorkbenchError
 from workbench.widgets.grid import Grid
 from workbench.widgets.render import error_html, text, when
 

@@ -5,13 +5,14 @@ Delta log at ``<catalog root>/_workbench/events``."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from workbench.core.config import file_settings
-from workbench.core.errors import EventLogUnavailableError, WorkbenchError
+from workbench.core.base.errors import EventLogUnavailableError, WorkbenchError
+from workbench.core.base.settings import file_settings
+from workbench.core.events.log import parse_event_log_uri
 
 if TYPE_CHECKING:
-    from workbench.core.catalog import Catalog
+    from workbench.core.catalog.registry import Catalog
     from workbench.core.events.log import EventLog
 
 EVENTS_KEY = "_workbench/events"
@@ -22,8 +23,6 @@ _open: dict[str, EventLog] = {}
 def configure_events(uri: str | None) -> None:
     """Send every catalog's runs to the log at ``uri`` (None: back to the default places)."""
     if uri is not None:
-        from workbench.core.events.log import parse_event_log_uri
-
         parse_event_log_uri(uri)  # a malformed URI is an error now, not at the first run
     _configured["uri"] = uri
 
@@ -46,8 +45,7 @@ def events_uri(catalog: Catalog) -> str:
 
 def event_log_for(catalog: str | None = None) -> EventLog:
     """The (cached) run log of a catalog by name (the default catalog's when None)."""
-    from workbench.core.catalog import get_catalog
-    from workbench.core.events.log import open_event_log
+    from workbench.core.catalog.registry import get_catalog
 
     cat = get_catalog(catalog)
     uri = events_uri(cat)
@@ -63,3 +61,16 @@ def event_log_for(catalog: str | None = None) -> EventLog:
                 "writable, or choose another with dc.init(events=...) or WORKBENCH_EVENTS."
             ) from e
     return _open[uri]
+
+
+def open_event_log(uri: str, **options: Any) -> EventLog:
+    """The event log a URI names: ``sqlite:///abs/path.db`` or ``delta:///abs/path`` (or an
+    object-store form, ``delta+s3://bucket/path``, with storage ``options``)."""
+    backend, location = parse_event_log_uri(uri, options)
+    if backend == "sqlite":
+        from workbench.core.events.sqlite import SqliteEventLog  # each backend loads on use
+
+        return SqliteEventLog(location)
+    from workbench.core.events.delta import DeltaEventLog
+
+    return DeltaEventLog(location, storage_options=options or None)

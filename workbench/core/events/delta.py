@@ -28,7 +28,8 @@ import pyarrow.parquet as pq
 from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import DeltaError
 
-from workbench.core.deltalog import add_action, append_commit, now_ms
+from workbench.core.delta.commits import add_action, append_commit, now_ms
+from workbench.core.delta.data_files import WrittenFile, footer_stats
 from workbench.core.events.log import RunRecord
 from workbench.core.events.model import (
     COMMON_FIELDS,
@@ -47,8 +48,7 @@ from workbench.core.events.records import (
     by_name,
     run_records,
 )
-from workbench.core.files import WrittenFile, footer_stats
-from workbench.core.storage import Storage
+from workbench.core.storage.store import Storage
 
 VERSION_PROPERTY = "workbench.eventSchemaVersion"
 EVENTS_KEY = "workbench.events"  # commit-info key holding the commit's events as rows

@@ -106,7 +106,7 @@ URI_FORMS = ("sqlite:///abs/path.db", "delta:///abs/path", "delta+s3://bucket/pa
 def parse_event_log_uri(uri: object, options: Mapping[str, Any] | None = None) -> tuple[str, str]:
     """The backend (``sqlite`` or ``delta``) and location a run-log URI names, checked without
     opening anything."""
-    from workbench.core.errors import InvalidArgumentError
+    from workbench.core.base.errors import InvalidArgumentError
 
     scheme, separator, rest = uri.partition("://") if isinstance(uri, str) else ("", "", "")
     if separator and rest.startswith("/") and scheme == "sqlite" and not options:
@@ -119,16 +119,3 @@ def parse_event_log_uri(uri: object, options: Mapping[str, Any] | None = None) -
     raise InvalidArgumentError(
         f"Cannot open a run log at {uri!r}{extra}; use one of: {', '.join(URI_FORMS)}."
     )
-
-
-def open_event_log(uri: str, **options: Any) -> EventLog:
-    """The event log a URI names: ``sqlite:///abs/path.db`` or ``delta:///abs/path`` (or an
-    object-store form, ``delta+s3://bucket/path``, with storage ``options``)."""
-    backend, location = parse_event_log_uri(uri, options)
-    if backend == "sqlite":
-        from workbench.core.events.sqlite import SqliteEventLog
-
-        return SqliteEventLog(location)
-    from workbench.core.events.delta import DeltaEventLog
-
-    return DeltaEventLog(location, storage_options=options or None)

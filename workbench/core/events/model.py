@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from workbench.core.errors import EventLogVersionError
+from workbench.core.base.errors import EventLogVersionError
 
 
 class EventType(str, Enum):

@@ -6,17 +6,17 @@ from __future__ import annotations
 from dataclasses import asdict, fields
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.arguments import flag, optional_whole_number, text
-from workbench.core.catalog import get_catalog
-from workbench.core.context import pinned_state
-from workbench.core.datasets import from_pyarrow, parse_dataset_type
-from workbench.core.errors import InvalidArgumentError
+from workbench.core.base.arguments import flag, optional_whole_number, text
+from workbench.core.base.errors import InvalidArgumentError
+from workbench.core.base.types import DatasetType
+from workbench.core.catalog.registry import get_catalog
+from workbench.core.data.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.events.config import event_log_for
 from workbench.core.events.log import RunRecord, RunStatus
-from workbench.core.history import history_table
-from workbench.core.timetravel import instant_ns, resolve_sequence
-from workbench.core.txlog import CatalogState, log_of
-from workbench.core.types import DatasetType
+from workbench.core.transactions.catalog_log import CatalogState, log_of
+from workbench.core.transactions.context import pinned_state
+from workbench.core.transactions.history import history_table
+from workbench.core.transactions.time_travel import instant_ns, resolve_sequence
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -97,7 +97,7 @@ def lineage(
     read_as: DatasetType | str = DatasetType.PYARROW,
 ) -> Any:
     """The runs whose transactions changed a table, newest first."""
-    from workbench.core.tables import locate
+    from workbench.core.catalog.tables import locate
 
     loc = locate(table, namespace, catalog)
     found = event_log_for(catalog).touching(f"{loc.namespace}.{loc.table_name}")

@@ -14,12 +14,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from workbench.core.errors import InvalidArgumentError
+from workbench.core.base.errors import InvalidArgumentError
+from workbench.core.catalog.versions import split_key
 from workbench.core.events.model import Event, EventType, new_id, this_process
+from workbench.core.transactions.transaction import on_commit
 
 if TYPE_CHECKING:
     from workbench.core.events.log import EventLog
-    from workbench.core.transaction import Transaction
+    from workbench.core.transactions.transaction import Transaction
 
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -113,7 +115,7 @@ class _RunBlock:
         self._tokens: list[Any] = []
 
     def __enter__(self) -> Run:
-        from workbench.core.catalog import catalog_name, get_catalog
+        from workbench.core.catalog.registry import catalog_name, get_catalog
 
         name, kind, parameters, catalog = self._args
         run = Run(name, kind, parameters, catalog_name(get_catalog(catalog)))
@@ -184,8 +186,6 @@ def transaction_committed(txn: Transaction, rows: list[dict[str, Any]]) -> None:
     current = _current.get()
     if current is None:
         return
-    from workbench.core.versions import split_key
-
     tables = sorted(
         {f"{r['namespace']}.{split_key(r['table_name'])[0]}" for r in rows if r["table_name"]}
     )
@@ -199,6 +199,9 @@ def transaction_committed(txn: Transaction, rows: list[dict[str, Any]]) -> None:
         },
         catalog=txn.catalog_name,
     )
+
+
+on_commit(transaction_committed)
 
 
 def _text(what: str, value: object) -> None:

@@ -8,15 +8,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from workbench.core.arguments import optional_whole_number, row_filter
-from workbench.core.context import operation
-from workbench.core.engine import get_engine
-from workbench.core.errors import (
+from workbench.core.base.arguments import optional_whole_number, row_filter
+from workbench.core.base.errors import (
     InvalidArgumentError,
     MergeKeyError,
     OutputColumnTypeError,
     TableValidationError,
 )
+from workbench.core.base.progress import progress as progress_bar
+from workbench.core.catalog.tables import Location, OpenTable, locate
+from workbench.core.data.engine import get_engine
 from workbench.core.events.runs import run
 from workbench.core.inference.plan import (
     DEFAULT_BATCH_SIZE,
@@ -37,17 +38,16 @@ from workbench.core.inference.resolve import (
 from workbench.core.inference.result import InferResult
 from workbench.core.inference.worker import model_failure, typed_by_first_batch
 from workbench.core.media.columns import SHA256_COLUMN
-from workbench.core.progress import progress as progress_bar
-from workbench.core.tables import Location, OpenTable, locate, open_table
-from workbench.core.versions import for_read
+from workbench.core.transactions.context import operation
+from workbench.core.transactions.table_versions import for_read, open_table
 
 if TYPE_CHECKING:
     import pyarrow as pa
     import pyarrow.dataset as pads
 
-    from workbench.core.engine import Engine
+    from workbench.core.data.engine import Engine
     from workbench.core.inference.model import Model
-    from workbench.core.transaction import Transaction
+    from workbench.core.transactions.transaction import Transaction
 
 INFER_OPERATION = "INFER"
 
@@ -200,7 +200,8 @@ def _check_target(model: Model, keys: list[str], target: OpenTable) -> None:
     """Refuse outputs that would land in a key column, or in a column of another type."""
     import pyarrow as pa
 
-    from workbench.core.evolution import same_type, storage_schema
+    from workbench.core.schema.arrow_types import same_type
+    from workbench.core.schema.evolution import storage_schema
 
     missing = [k for k in keys if k not in target.schema.names]
     if missing:
@@ -237,8 +238,8 @@ def _select(
     """Read the rows in scope (keys and inputs) and keep those that need the model."""
     import pyarrow as pa
 
-    from workbench.core.snapshot import ordered_dataset
-    from workbench.core.type_notes import with_written_types
+    from workbench.core.delta.snapshot import ordered_dataset
+    from workbench.core.schema.type_notes import with_written_types
 
     content = SHA256_COLUMN if SHA256_COLUMN in source.schema.names else None
     sources = {i: (content if i in fetch and content else c) for i, c in bindings.items()}
@@ -307,8 +308,8 @@ def _merge(
 ) -> int:
     """MERGE the predictions into the target table in the open transaction (creating it, keyed
     like the input, when it does not exist)."""
-    from workbench.core.schema import Field, Schema
-    from workbench.core.writer import write
+    from workbench.core.io.writer import write
+    from workbench.core.schema.table_schema import Field, Schema
 
     if exists:
         result = write(outputs, loc.table_name, loc.namespace, loc.catalog_name, mode="merge")

@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.errors import InvalidArgumentError, ModelOutputsError
+from workbench.core.base.errors import InvalidArgumentError, ModelOutputsError
 
 if TYPE_CHECKING:
     import pyarrow as pa

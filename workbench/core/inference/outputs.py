@@ -10,7 +10,7 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.errors import ModelOutputsError
+from workbench.core.base.errors import ModelOutputsError
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from workbench.core.inference.model import Model
-    from workbench.core.storage import Storage
+    from workbench.core.storage.store import Storage
 
 INPUT_PREFIX = "__wb_in_"  # work-table column holding a model input's values
 HASH_COLUMN = "__wb_input_hash"  # work-table column holding each row's input hash

@@ -3,17 +3,25 @@ to fix them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.errors import InputColumnError, InvalidArgumentError
+from workbench.core.base.errors import InputColumnError, InvalidArgumentError, UnknownModelError
 from workbench.core.inference.model import Model
 from workbench.core.media.columns import URI_PROPERTY
 
 if TYPE_CHECKING:
-    from workbench.core.tables import OpenTable
+    from workbench.core.catalog.tables import OpenTable
 
 FETCHED_KINDS = ("bytes", "text")
+_named_models: list[Callable[[str], Model]] = []
+
+
+def use_named_models(lookup: Callable[[str], Model]) -> None:
+    """Let ``dc.infer`` take a model by name through ``lookup`` (the built-in models register
+    theirs, so core never imports them)."""
+    if lookup not in _named_models:
+        _named_models.append(lookup)
 
 
 def resolve_model(model: Model | str) -> Model:
@@ -25,9 +33,12 @@ def resolve_model(model: Model | str) -> Model:
             f"model={model!r} must be a model (dc.model(fn, outputs=...)) or a built-in "
             "model's name."
         )
-    from workbench.builtin_models.registry import builtin
-
-    return builtin(model)
+    if not _named_models:
+        raise UnknownModelError(
+            f"No model is named {model!r}: no named models are registered (import workbench "
+            "loads the built-in ones); pass a model made with dc.model(...)."
+        )
+    return _named_models[-1](model)
 
 
 def media_uri_column(table: OpenTable) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.core.models import html_table
+from workbench.core.catalog.descriptions import html_table
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.errors import ModelFailedError
+from workbench.core.base.errors import ModelFailedError
 from workbench.core.inference.plan import (
     HASH_COLUMN,
     input_column,
@@ -101,7 +101,7 @@ def _inputs(work: pa.Table, plan: PredictPlan) -> dict[str, list[Any]]:
 
 def _fetched(uris: list[str | None], storage: Any) -> list[bytes | None]:
     """The bytes behind each URI (None for a null URI), with the catalog's credentials."""
-    from workbench.core.media.fetch import options_for, read_many
+    from workbench.core.storage.fetch import options_for, read_many
 
     present = [u for u in uris if u is not None]
     options = options_for(present[0], storage) if present else {}

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from workbench.core.schema import Schema
+    from workbench.core.schema.table_schema import Schema
 
 URI_PROPERTY = "workbench.media.uriColumn"  # names the column holding each row's file URI
 URI_COLUMN = "uri"
@@ -43,6 +43,6 @@ def arrow_schema() -> pa.Schema:
 
 def table_schema() -> Schema:
     """The workbench schema a new media table is created with (merge key ``key``)."""
-    from workbench.core.schema import Field, Schema
+    from workbench.core.schema.table_schema import Field, Schema
 
     return Schema.of([Field.of(f, is_merge_key=f.name == KEY_COLUMN) for f in arrow_schema()])

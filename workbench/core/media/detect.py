@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from workbench.core.dependencies import require
+from workbench.core.base.dependencies import require
 from workbench.core.media.columns import AUDIO, IMAGE, OTHER, TEXT
 
 

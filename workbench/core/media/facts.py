@@ -6,7 +6,7 @@ import io
 import wave
 from typing import Any
 
-from workbench.core.dependencies import require
+from workbench.core.base.dependencies import require
 from workbench.core.media.columns import AUDIO, IMAGE, TEXT
 
 FACT_COLUMNS = (

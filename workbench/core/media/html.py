@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from workbench.core.arguments import row_filter, text, whole_number
-from workbench.core.dependencies import require
+from workbench.core.base.arguments import row_filter, text, whole_number
+from workbench.core.base.dependencies import require
 from workbench.core.media.columns import AUDIO, IMAGE, TEXT, URI_PROPERTY
-from workbench.core.media.fetch import options_for, read_many
+from workbench.core.storage.fetch import options_for, read_many
 
 THUMBNAIL_PX = 96
 MAX_IMAGE_BYTES = 20 * 1024**2  # larger images are not decoded for a thumbnail
@@ -81,8 +81,9 @@ def show(
     """A preview of a table's first ``limit`` rows (``where`` a pyarrow expression keeping some,
     ``as_of`` a past catalog state): in a notebook an HTML table, with a thumbnail, audio
     player or text snippet per row when it is a media table."""
-    from workbench.core.reader import read
-    from workbench.core.tables import get_table, locate
+    from workbench.core.catalog.tables import locate
+    from workbench.core.io.reader import read
+    from workbench.core.ops.tables import get_table
 
     limit = whole_number("limit", limit, minimum=1)
     text("table", table, optional=False)

@@ -9,19 +9,19 @@ from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.arguments import flag, text
-from workbench.core.errors import NotAMediaTableError
+from workbench.core.base.arguments import flag, text
+from workbench.core.base.errors import NotAMediaTableError
+from workbench.core.base.progress import progress
 from workbench.core.media.columns import KEY_COLUMN, URI_COLUMN, URI_PROPERTY, arrow_schema
 from workbench.core.media.detect import detect
 from workbench.core.media.facts import facts
-from workbench.core.media.fetch import read_many
 from workbench.core.media.scan import MediaFile, Source, open_source, scan
-from workbench.core.progress import progress
+from workbench.core.storage.fetch import read_many
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from workbench.core.tables import Location
+    from workbench.core.catalog.tables import Location
 
 CHUNK = 64  # files read into memory at once
 STAT_COLUMNS = [KEY_COLUMN, "size", "modified"]
@@ -92,8 +92,8 @@ def import_media(
     changed files (size or modified time differ) update theirs, and rows of files gone from the
     folder are deleted only with ``prune=True``. An unchanged folder commits nothing. All
     changes are one catalog transaction: a failed import changes nothing."""
-    from workbench.core.context import operation
-    from workbench.core.tables import locate
+    from workbench.core.catalog.tables import locate
+    from workbench.core.transactions.context import operation
 
     flag("recursive", recursive)
     flag("prune", prune)
@@ -130,8 +130,8 @@ def _stat(file: MediaFile) -> tuple[int, Any]:
 def _stored(loc: Location) -> dict[str, tuple[int, Any]] | None:
     """Each stored key's size and modified time; None when the table does not exist. Raises
     ``NotAMediaTableError`` for a table without a media table's columns."""
-    from workbench.core.reader import read
-    from workbench.core.tables import get_table, table_exists
+    from workbench.core.io.reader import read
+    from workbench.core.ops.tables import get_table, table_exists
 
     name, namespace, catalog = loc.table_name, loc.namespace, loc.catalog_name
     if not table_exists(name, namespace, catalog):
@@ -199,9 +199,9 @@ def _apply(loc: Location, rows: pa.Table, gone: list[str], create: bool) -> int 
     keys; the table's new Delta version, or None when there was nothing to write."""
     import pyarrow as pa
 
+    from workbench.core.base.types import TableWriteMode
+    from workbench.core.io.writer import write
     from workbench.core.media.columns import table_schema
-    from workbench.core.types import TableWriteMode
-    from workbench.core.writer import write
 
     where = (loc.table_name, loc.namespace, loc.catalog_name)
     marker = {URI_PROPERTY: URI_COLUMN}

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from workbench.core.errors import InvalidArgumentError, MediaNotFoundError, NotAFolderError
-from workbench.core.media.fetch import options_for
-from workbench.core.storage import Storage, is_local, local_path
+from workbench.core.base.errors import InvalidArgumentError, MediaNotFoundError, NotAFolderError
+from workbench.core.storage.fetch import options_for
+from workbench.core.storage.store import Storage, is_local, local_path
 
 
 @dataclass(frozen=True)

@@ -12,23 +12,24 @@ import contextlib
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from workbench.core.engine import Engine, Rewrite
-from workbench.core.errors import MergeKeyError
-from workbench.core.merge_order import Ranking, refuse_ordered_duplicates
-from workbench.core.schema import Schema
-from workbench.core.snapshot import DataFile, candidate_files
-from workbench.core.type_notes import noted_type
-from workbench.core.types import DatasetType
+from workbench.core.base.errors import MergeKeyError
+from workbench.core.base.types import DatasetType
+from workbench.core.data.engine import Engine
+from workbench.core.delta.data_files import Rewrite
+from workbench.core.delta.snapshot import DataFile, candidate_files
+from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
+from workbench.core.schema.table_schema import Schema
+from workbench.core.schema.type_notes import noted_type
 from workbench.engines.daft.write import conform, daft_type, io_config, write_frame
 
 if TYPE_CHECKING:
     import daft
     import pyarrow as pa
 
-    from workbench.core.files import WrittenFile
+    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.delta.data_files import WrittenFile
     from workbench.core.inference.model import Model
     from workbench.core.inference.plan import PredictPlan
-    from workbench.core.tables import OpenTable
 
 FILE_COLUMN = "__wb_file"
 ROW_COLUMN = "__wb_row"

@@ -6,16 +6,16 @@ from __future__ import annotations
 import shutil
 from typing import TYPE_CHECKING
 
-from workbench.core.conform import column_plan
-from workbench.core.files import WrittenFile, describe_file, new_batch
-from workbench.core.storage import storage_for
+from workbench.core.delta.data_files import WrittenFile, describe_file, new_batch
+from workbench.core.schema.conform import column_plan
+from workbench.core.storage.store import storage_for
 
 if TYPE_CHECKING:
     import daft
     import pyarrow as pa
 
-    from workbench.core.schema import Schema
-    from workbench.core.storage import Storage
+    from workbench.core.schema.table_schema import Schema
+    from workbench.core.storage.store import Storage
 
 FOLDER_PREFIX = "daft-"
 

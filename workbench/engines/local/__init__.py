@@ -6,25 +6,25 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from workbench.core.conform import conform
-from workbench.core.datasets import from_pyarrow, to_pyarrow
-from workbench.core.engine import Engine, Rewrite
-from workbench.core.files import WrittenFile, write_parts
+from workbench.core.base.types import DatasetType
+from workbench.core.data.datasets import from_pyarrow, to_pyarrow
+from workbench.core.data.engine import Engine
+from workbench.core.delta.data_files import Rewrite, WrittenFile, write_parts
+from workbench.core.delta.snapshot import ordered_dataset, parquet_files
 from workbench.core.inference.worker import in_batches
-from workbench.core.keys import unique_keys
-from workbench.core.schema import Schema
-from workbench.core.snapshot import ordered_dataset, parquet_files
-from workbench.core.type_notes import with_written_types
-from workbench.core.types import DatasetType
+from workbench.core.schema.conform import conform
+from workbench.core.schema.merge_keys import unique_keys
+from workbench.core.schema.table_schema import Schema
+from workbench.core.schema.type_notes import with_written_types
 from workbench.engines.local import rewrite, sql
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from workbench.core.catalog.tables import OpenTable
     from workbench.core.inference.model import Model
     from workbench.core.inference.plan import PredictPlan
-    from workbench.core.merge_order import Ranking
-    from workbench.core.tables import OpenTable
+    from workbench.core.schema.merge_order import Ranking
 
 
 class LocalEngine(Engine):

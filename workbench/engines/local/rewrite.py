@@ -11,15 +11,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.engine import Rewrite
-from workbench.core.files import discard, write_part
-from workbench.core.snapshot import DataFile, candidate_files, ordered_dataset
+from workbench.core.delta.data_files import Rewrite, discard, write_part
+from workbench.core.delta.snapshot import DataFile, candidate_files, ordered_dataset
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from workbench.core.schema import Schema
-    from workbench.core.tables import OpenTable
+    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.schema.table_schema import Schema
 
 
 def key_range(source: pa.Table, keys: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from workbench.core.datasets import brief
-from workbench.core.errors import InvalidArgumentError
-from workbench.core.snapshot import ordered_dataset
-from workbench.core.tables import vacuumed
+from workbench.core.base.errors import InvalidArgumentError
+from workbench.core.catalog.tables import vacuumed
+from workbench.core.data.datasets import brief
+from workbench.core.delta.snapshot import ordered_dataset
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from workbench.core.tables import OpenTable
+    from workbench.core.catalog.tables import OpenTable
 
 _READ_ONLY = ("SELECT", "EXPLAIN")  # statement types a query may be
 

@@ -12,8 +12,8 @@ from ray.data.block import BlockMetadata
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from workbench.core.snapshot import DataFile
-    from workbench.core.storage import Storage
+    from workbench.core.delta.snapshot import DataFile
+    from workbench.core.storage.store import Storage
 
 
 def read_file(

@@ -13,15 +13,22 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from workbench.core.conform import conform
-from workbench.core.engine import Engine, Rewrite
-from workbench.core.files import WrittenFile, discard, discard_batch, new_batch, write_part
-from workbench.core.keys import unique_keys
-from workbench.core.merge_order import Ranking, refuse_ordered_duplicates
-from workbench.core.schema import Schema
-from workbench.core.snapshot import DataFile, candidate_files, plain_schema
-from workbench.core.storage import storage_for
-from workbench.core.types import DatasetType
+from workbench.core.base.types import DatasetType
+from workbench.core.data.engine import Engine
+from workbench.core.delta.data_files import (
+    Rewrite,
+    WrittenFile,
+    discard,
+    discard_batch,
+    new_batch,
+    write_part,
+)
+from workbench.core.delta.snapshot import DataFile, candidate_files, plain_schema
+from workbench.core.schema.conform import conform
+from workbench.core.schema.merge_keys import unique_keys
+from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
+from workbench.core.schema.table_schema import Schema
+from workbench.core.storage.store import storage_for
 from workbench.engines.daft.engine import leading_files
 from workbench.engines.local.rewrite import delete_rows, key_range, merge_rows
 from workbench.engines.ray import runtime
@@ -30,10 +37,10 @@ if TYPE_CHECKING:
     import pyarrow as pa
     import ray.data
 
+    from workbench.core.catalog.tables import OpenTable
     from workbench.core.inference.model import Model
     from workbench.core.inference.plan import PredictPlan
-    from workbench.core.storage import Storage
-    from workbench.core.tables import OpenTable
+    from workbench.core.storage.store import Storage
 
 POSITION = "__wb_position"
 
@@ -305,7 +312,7 @@ def _source(blocks: list[Any], schema: Schema) -> pa.Table:
 def _schema_of(data: ray.data.Dataset) -> Any:
     """The Dataset's schema; ``SchemaValidationError`` when Ray has none (an empty dataset
     made from pandas keeps no columns)."""
-    from workbench.core.errors import SchemaValidationError
+    from workbench.core.base.errors import SchemaValidationError
 
     schema = data.schema()
     if schema is None:
@@ -321,7 +328,7 @@ def _arrow_block(block: Any) -> pa.Table:
     """A block as Arrow (a pandas block converted with its dtypes noted, as local data is)."""
     import pyarrow as pa
 
-    from workbench.core.pandas_io import arrow_from_pandas
+    from workbench.core.data.pandas_io import arrow_from_pandas
 
     return block if isinstance(block, pa.Table) else arrow_from_pandas(block)
 
@@ -331,14 +338,14 @@ def _inexact_block(block: pa.Table, targets: Mapping[str, pa.DataType]) -> pa.Ta
     to its type exactly."""
     import pyarrow as pa
 
-    from workbench.core.lossless import exactly_cast
+    from workbench.core.schema.integral_floats import exactly_cast
 
     _, cast = exactly_cast(block, targets)
     return pa.table({name: [name not in cast] for name in targets})
 
 
 def _cast_block(block: pa.Table, targets: Mapping[str, pa.DataType]) -> pa.Table:
-    from workbench.core.lossless import exactly_cast
+    from workbench.core.schema.integral_floats import exactly_cast
 
     return exactly_cast(block, targets)[0]
 

@@ -12,9 +12,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from workbench.core.config import environment_settings, file_settings, known_settings
-from workbench.core.engine import engine_settings
-from workbench.core.errors import EngineUnavailableError
+from workbench.core.base.errors import EngineUnavailableError
+from workbench.core.base.settings import environment_settings, file_settings, known_settings
+from workbench.core.data.engine import engine_settings
 
 KEYS = ("address", "num_cpus", "object_store_memory")
 LOCAL_OBJECT_STORE_BYTES = 256 * 1024**2

@@ -33,20 +33,22 @@ Catalogs = dict[str, tuple[str, dict[str, str]]]  # name -> (root, storage optio
 
 def _use_catalogs(catalogs: Catalogs, default: str | None, options: dict[str, str]) -> None:
     """Register in this (worker) process the catalogs the driver had, or the ``root`` option."""
-    import workbench as dc
+    from workbench.core.catalog.registry import Catalog, CatalogProperties, init_local
+    from workbench.core.session import init
 
     if "root" in options:
-        dc.init_local(options["root"])
+        init_local(options["root"])
     elif catalogs:
-        dc.init(
-            {n: dc.Catalog(dc.CatalogProperties(r, dict(o))) for n, (r, o) in catalogs.items()},
+        init(
+            {n: Catalog(CatalogProperties(r, dict(o))) for n, (r, o) in catalogs.items()},
             default,
         )
 
 
 def _open(options: dict[str, str]) -> Any:
     """The table the options name, at the requested point."""
-    from workbench.core.tables import locate, open_table
+    from workbench.core.catalog.tables import locate
+    from workbench.core.transactions.table_versions import open_table
 
     namespace, _, table = options["path"].rpartition(".")
     as_of = options.get("asOf")
@@ -62,7 +64,7 @@ def _open(options: dict[str, str]) -> Any:
 
 def source_for_driver() -> type[DataSource]:
     """The data source class carrying this process's catalogs to Spark's Python workers."""
-    from workbench.core.catalog import default_catalog_name, list_catalogs
+    from workbench.core.catalog.registry import default_catalog_name, list_catalogs
 
     catalogs = {
         name: (c.root, dict(c.properties.storage_options)) for name, c in list_catalogs().items()
@@ -134,12 +136,12 @@ class _Writer(DataSourceArrowWriter):
         catalogs: Catalogs,
         default: str | None,
     ):
-        import workbench as dc
+        from workbench.core.catalog.registry import get_catalog
 
         self.options = options
         self.overwrite = overwrite
         self.catalogs, self.default = catalogs, default
-        root = dc.get_catalog(options.get("catalog")).root
+        root = get_catalog(options.get("catalog")).root
         self.staging = os.path.join(root, "_workbench", "staging", uuid.uuid4().hex)
 
     def write(self, batches: Iterator[Any]) -> WriterCommitMessage:
@@ -159,7 +161,8 @@ class _Writer(DataSourceArrowWriter):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        import workbench as dc
+        from workbench.core.io.writer import write
+        from workbench.core.ops.tables import table_exists
 
         try:
             _use_catalogs(self.catalogs, self.default, self.options)
@@ -168,9 +171,9 @@ class _Writer(DataSourceArrowWriter):
             namespace, _, table = self.options["path"].rpartition(".")
             catalog = self.options.get("catalog")
             mode = "replace" if self.overwrite else "append"
-            if not dc.table_exists(table, namespace or None, catalog):
+            if not table_exists(table, namespace or None, catalog):
                 mode = "create"
-            dc.write(data, table, namespace or None, catalog, mode=mode, auto_create_namespace=True)
+            write(data, table, namespace or None, catalog, mode=mode, auto_create_namespace=True)
         finally:
             shutil.rmtree(self.staging, ignore_errors=True)
 

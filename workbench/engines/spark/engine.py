@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from workbench.core.engine import Engine, Rewrite
-from workbench.core.merge_order import Ranking
-from workbench.core.types import DatasetType
+from workbench.core.base.types import DatasetType
+from workbench.core.data.engine import Engine
+from workbench.core.delta.data_files import Rewrite
+from workbench.core.schema.merge_order import Ranking
 from workbench.engines.spark import write
 from workbench.engines.spark.files import arrow_schema
 from workbench.engines.spark.settings import check
@@ -16,11 +17,11 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
-    from workbench.core.files import WrittenFile
+    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.delta.data_files import WrittenFile
     from workbench.core.inference.model import Model
     from workbench.core.inference.plan import PredictPlan
-    from workbench.core.schema import Schema
-    from workbench.core.tables import OpenTable
+    from workbench.core.schema.table_schema import Schema
 
 
 class SparkEngine(Engine):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from workbench.core.errors import TableValidationError
-from workbench.core.schema import Schema
-from workbench.core.storage import Storage, is_local
-from workbench.core.tables import OpenTable
+from workbench.core.base.errors import TableValidationError
+from workbench.core.catalog.tables import OpenTable
+from workbench.core.schema.table_schema import Schema
+from workbench.core.storage.store import Storage, is_local
 from workbench.engines.spark.files import spark_schema
 from workbench.engines.spark.remote import read_remote
 from workbench.engines.spark.session import spark_session

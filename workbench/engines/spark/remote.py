@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from workbench.core.files import WrittenFile, discard_batch, new_batch, write_part
-from workbench.core.schema import Schema
-from workbench.core.storage import Storage
+from workbench.core.delta.data_files import WrittenFile, discard_batch, new_batch, write_part
+from workbench.core.schema.table_schema import Schema
+from workbench.core.storage.store import Storage
 
 if TYPE_CHECKING:
     import pyarrow as pa

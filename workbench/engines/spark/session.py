@@ -8,7 +8,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.core.catalog import on_catalogs_changed
+from workbench.core.catalog.registry import on_catalogs_changed
 from workbench.engines.spark.settings import current
 
 if TYPE_CHECKING:

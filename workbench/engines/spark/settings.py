@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.core.config import environment_settings, file_settings, known_settings
-from workbench.core.engine import engine_settings
+from workbench.core.base.settings import environment_settings, file_settings, known_settings
+from workbench.core.data.engine import engine_settings
 
 
 @dataclass(frozen=True)

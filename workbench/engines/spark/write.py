@@ -11,15 +11,14 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from workbench.core.commit import quote_identifier
-from workbench.core.conform import column_plan
-from workbench.core.engine import Rewrite
-from workbench.core.errors import MergeKeyError
-from workbench.core.files import WrittenFile, describe_file
-from workbench.core.merge_order import Ranking, refuse_ordered_duplicates
-from workbench.core.schema import Schema
-from workbench.core.snapshot import DataFile, candidate_files
-from workbench.core.storage import Storage, is_local, storage_for
+from workbench.core.base.errors import MergeKeyError
+from workbench.core.delta.data_files import Rewrite, WrittenFile, describe_file
+from workbench.core.delta.snapshot import DataFile, candidate_files
+from workbench.core.schema.conform import column_plan
+from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
+from workbench.core.schema.table_schema import Schema
+from workbench.core.storage.store import Storage, is_local, storage_for
+from workbench.core.transactions.staging import quote_identifier
 from workbench.engines.spark.files import spark_schema, staging_folder, written_files
 from workbench.engines.spark.read import read_files
 from workbench.engines.spark.remote import FILE_COLUMN, write_remote
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
-    from workbench.core.tables import OpenTable
+    from workbench.core.catalog.tables import OpenTable
 
 
 def conform(frame: DataFrame, schema: Schema, fill_missing: bool) -> DataFrame:

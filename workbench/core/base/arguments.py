@@ -1,0 +1,84 @@
+"""Checks of the public API's arguments (numbers, flags, text, row filters), so a wrong type or
+sign fails clearly, up front."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from datetime import timedelta
+from typing import Any
+
+from workbench.core.base.errors import InvalidArgumentError
+
+
+def whole_number(name: str, value: Any, minimum: int = 0) -> int:
+    """``value`` as an int of at least ``minimum``; bools, floats and strings are refused."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidArgumentError(
+            f"{name}={value!r} must be a whole number (int) of at least {minimum}, not "
+            f"{type(value).__name__}; e.g. {name}={max(minimum, 10)}."
+        )
+    if value < minimum:
+        raise InvalidArgumentError(
+            f"{name}={value} is below {minimum}; pass a whole number of at least {minimum}, "
+            f"e.g. {name}={max(minimum, 10)}."
+        )
+    return int(value)
+
+
+def optional_whole_number(name: str, value: Any, minimum: int = 0) -> int | None:
+    """Like ``whole_number``, with None meaning "not given"."""
+    return None if value is None else whole_number(name, value, minimum)
+
+
+def seconds(name: str, value: Any) -> float:
+    """A non-negative, finite duration given as a ``timedelta`` or a number of seconds."""
+    if isinstance(value, timedelta):
+        total = value.total_seconds()
+    elif isinstance(value, numbers.Real) and not isinstance(value, bool):
+        total = float(value)
+    else:
+        raise InvalidArgumentError(
+            f"{name}={value!r} must be a datetime.timedelta or a number of seconds, not "
+            f"{type(value).__name__}; e.g. {name}=timedelta(days=7)."
+        )
+    if not math.isfinite(total) or total < 0:
+        raise InvalidArgumentError(
+            f"{name}={value!r} must be a finite, non-negative duration, e.g. "
+            f"{name}=timedelta(days=7)."
+        )
+    return total
+
+
+def flag(name: str, value: Any) -> bool:
+    """A yes/no argument: only ``True`` or ``False`` (a string like 'no' would read as yes)."""
+    if not isinstance(value, bool):
+        raise InvalidArgumentError(
+            f"{name}={value!r} must be True or False, not {type(value).__name__}."
+        )
+    return value
+
+
+def text(name: str, value: Any, optional: bool = True) -> str | None:
+    """A string argument (None allowed when ``optional``)."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgumentError(
+            f"{name}={value!r} must be a string, not {type(value).__name__}."
+        )
+    return value
+
+
+def row_filter(name: str, value: Any) -> Any:
+    """A row filter: None or a pyarrow expression (e.g. ``pc.field("kind") == "image"``)."""
+    if value is None:
+        return None
+    import pyarrow.dataset as pads
+
+    if not isinstance(value, pads.Expression):
+        raise InvalidArgumentError(
+            f"{name}={value!r} must be a pyarrow expression, e.g. "
+            f"{name}=pyarrow.compute.field('lang') == 'en'."
+        )
+    return value

@@ -1,0 +1,31 @@
+"""Validation of catalog, namespace, table and tag names, so no name can reach outside a root.
+
+Namespace and table names are used verbatim as folder names (``<root>/<namespace>/<table>``)
+and a tag as ``<tag>.json``; everything else the layout stores (incarnations, claims, markers)
+has a fixed-length name. So a name may be as long as the longest file name the catalog's storage
+holds, less any suffix the layout adds to it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from workbench.core.base.errors import InvalidNameError
+
+MAX_NAME_LENGTH = 255  # NAME_MAX of common local filesystems; object stores allow more
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+
+
+def validate_name(kind: str, name: object, max_length: int = MAX_NAME_LENGTH) -> str:
+    """Return ``name`` if it is a legal ``kind`` name, else raise ``InvalidNameError``."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise InvalidNameError(
+            f"Invalid {kind} name {name!r}: use letters, digits, '_' or '-', starting with a "
+            f"letter or digit (names starting with '_' are reserved), e.g. 'my_{kind}'."
+        )
+    if len(name) > max_length:
+        raise InvalidNameError(
+            f"The {kind} name {name[:20]}... is {len(name)} characters long; at most {max_length} "
+            "fit in this catalog's storage layout. Use a shorter name."
+        )
+    return name

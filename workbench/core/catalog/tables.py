@@ -1,0 +1,220 @@
+"""Table addressing, opening and lifecycle: create, drop, exists, list, describe."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from workbench.core.base.errors import (
+    InvalidNameError,
+    NamespaceNotFoundError,
+    TableVersionNotFoundError,
+)
+from workbench.core.base.names import validate_name
+from workbench.core.base.types import (
+    DatasetType,
+    SchemaEvolutionMode,
+    TableProperty,
+)
+from workbench.core.catalog.descriptions import TableRef
+from workbench.core.catalog.properties import (
+    SCHEMALESS_PROPERTY,
+    decode_reader_types,
+)
+from workbench.core.catalog.registry import DEFAULT_NAMESPACE, Catalog, catalog_name, get_catalog
+from workbench.core.catalog.versions import key_name, label, split_key
+from workbench.core.delta.commits import TableActions
+from workbench.core.delta.snapshot import DataFile, data_files_of, in_write_order
+from workbench.core.schema.table_schema import Schema, stored_schema
+
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
+
+
+PATH_MAX = 4096  # Linux's limit on a path's length
+# Longest path inside a table folder: a Spark part file in its staging folder, or a checkpoint.
+LONGEST_FILE_SUFFIX = 128
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a table version lives: its catalog, namespace and the name the catalog records
+    it under (the table's name for version 1, see ``versions``), validated."""
+
+    catalog: Catalog
+    catalog_name: str
+    namespace: str
+    name: str
+
+    @property
+    def uri(self) -> str:
+        """URI or path of the Delta table folder."""
+        return self.catalog.uri(self.namespace, self.name)
+
+    @property
+    def table_name(self) -> str:
+        """The table's name (without its version)."""
+        return split_key(self.name)[0]
+
+    @property
+    def version_name(self) -> str:
+        """The name of the table version (``1`` unless another was named)."""
+        return split_key(self.name)[1]
+
+    @property
+    def ref(self) -> TableRef:
+        """The public reference to this table."""
+        return TableRef(self.table_name, self.namespace, self.catalog_name)
+
+    @property
+    def qualified(self) -> str:
+        """``namespace.table`` for messages (with the version when it is not the first)."""
+        return f"{self.namespace}.{label(self.name)}"
+
+    def versioned(self, version: str) -> Location:
+        """The location of another version of the same table."""
+        return replace(self, name=key_name(self.table_name, version))
+
+
+def locate(table: str, namespace: str | None = None, catalog: str | None = None) -> Location:
+    """Validate names and resolve the catalog of a table (its version 1; see ``versions``)."""
+    cat = get_catalog(catalog)
+    loc = Location(
+        cat,
+        catalog_name(cat),
+        namespace_name(cat, namespace),
+        validate_name("table", table, cat.max_name_length),
+    )
+    if cat.is_local and len(os.fsencode(loc.uri)) + LONGEST_FILE_SUFFIX > PATH_MAX:
+        raise InvalidNameError(
+            f"The folder of table {loc.qualified[:40]}... would be {len(loc.uri)} characters "
+            f"long; with the files inside it that passes the {PATH_MAX}-byte path limit. Use "
+            "shorter names or a catalog root nearer the top of the filesystem."
+        )
+    return loc
+
+
+def locate_key(key: str, namespace: str, catalog: str) -> Location:
+    """The location of a table version from the name the catalog records it under."""
+    table, version = split_key(key)
+    return locate(table, namespace, catalog).versioned(version)
+
+
+def namespace_name(catalog: Catalog, namespace: str | None) -> str:
+    """The validated namespace name (None means the default namespace; "" is invalid)."""
+    if namespace is None:
+        return DEFAULT_NAMESPACE
+    return validate_name("namespace", namespace, catalog.max_name_length)
+
+
+def require_namespace(loc: Location, exists: bool) -> None:
+    """Raise ``NamespaceNotFoundError`` unless the table's namespace exists."""
+    if not exists:
+        raise NamespaceNotFoundError(
+            f"Namespace {loc.namespace!r} does not exist in catalog {loc.catalog_name!r}; create "
+            "it with dc.create_namespace(...) or pass auto_create_namespace=True."
+        )
+
+
+@dataclass
+class OpenTable:
+    """A table at one version as the catalog shows it: its files, schema and properties. The
+    files come from the table's Delta log, plus actions the catalog committed that are not yet
+    in it, plus, inside a transaction, the transaction's own staged changes."""
+
+    loc: Location
+    uri: str
+    incarnation: str
+    version: int
+    schema: Schema
+    properties: dict[str, str]
+    files: list[DataFile]
+    reader_version: int = 1
+    # the Delta table's id: its metaData action keeps it across versions
+    table_id: str = ""
+    reader_features: tuple[str, ...] = ()
+
+    @property
+    def storage_options(self) -> dict[str, str] | None:
+        """Options for reaching the catalog's storage (credentials, endpoint)."""
+        return self.loc.catalog.properties.storage_options or None
+
+    @property
+    def schemaless(self) -> bool:
+        """True for tables that record files as a manifest instead of rows."""
+        return self.properties.get(SCHEMALESS_PROPERTY) == "true"
+
+    @property
+    def reader_types(self) -> list[DatasetType]:
+        """Dataset types every write must stay readable by."""
+        return decode_reader_types(self.properties)
+
+    @property
+    def evolution_mode(self) -> SchemaEvolutionMode:
+        """How writes may change the schema."""
+        value = self.properties.get(TableProperty.SCHEMA_EVOLUTION_MODE.value)
+        return SchemaEvolutionMode(value) if value else SchemaEvolutionMode.AUTO
+
+    def with_actions(self, actions: TableActions, version: int) -> OpenTable:
+        """The table after ``actions`` (files added and removed, metadata changed)."""
+        import pyarrow as pa
+        from deltalake import Schema as DeltaSchema
+
+        files = {f.path: f for f in self.files}
+        for path in actions.removes:
+            files.pop(path, None)
+        for path, add in actions.adds.items():
+            files[path] = DataFile.from_add(add["add"], self.uri)
+        schema, properties, reader = self.schema, self.properties, self.reader_version
+        table_id = self.table_id
+        if actions.metadata:
+            meta = actions.metadata["metaData"]
+            properties, table_id = dict(meta["configuration"]), meta["id"]
+            arrow = pa.schema(DeltaSchema.from_json(meta["schemaString"]).to_arrow())
+            schema = stored_schema(arrow, properties)
+        features = self.reader_features
+        if actions.protocol:
+            reader = actions.protocol["protocol"]["minReaderVersion"]
+            features = tuple(actions.protocol["protocol"].get("readerFeatures") or ())
+        return replace(
+            self,
+            version=version,
+            schema=schema,
+            properties=properties,
+            files=in_write_order(list(files.values())),
+            reader_version=reader,
+            table_id=table_id,
+            reader_features=features,
+        )
+
+
+def empty_table(loc: Location, uri: str, incarnation: str) -> OpenTable:
+    """A table before its first commit (its staged actions give it a schema)."""
+    return OpenTable(loc, uri, incarnation, -1, Schema([]), {}, [])
+
+
+def from_delta(loc: Location, uri: str, incarnation: str, delta: DeltaTable) -> OpenTable:
+    """A table at the version a ``DeltaTable`` handle reads."""
+    import pyarrow as pa
+
+    return OpenTable(
+        loc,
+        uri,
+        incarnation,
+        delta.version(),
+        stored_schema(pa.schema(delta.schema().to_arrow()), delta.metadata().configuration),
+        dict(delta.metadata().configuration),
+        data_files_of(delta, uri),
+        delta.protocol().min_reader_version,
+        delta.metadata().id,
+        tuple(delta.protocol().reader_features or ()),
+    )
+
+
+def vacuumed(opened: OpenTable, cause: Exception) -> TableVersionNotFoundError:
+    """The error for a read of a table version whose files ``dc.vacuum`` removed."""
+    return TableVersionNotFoundError(
+        f"Version {opened.version} of table {opened.loc.qualified!r} can no longer be read: "
+        f"dc.vacuum removed files it needs ({cause})."
+    )

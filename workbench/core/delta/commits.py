@@ -1,0 +1,215 @@
+"""Delta Lake commits written directly: one newline-delimited JSON file per version, published
+with a put-if-absent, so a version is written exactly once and a retry of the same commit finds
+its own file.
+
+Workbench writes each table's commit itself (protocol and metadata for a new or changed table,
+add and remove actions for files, an app-transaction id and commit info) because no deltalake
+call stages files and changes the schema in one commit. Readers (deltalake, Spark, Daft,
+polars, DuckDB) read these commits like any other.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.schema.table_schema import SCHEMA_ID_PROPERTY
+
+if TYPE_CHECKING:
+    from workbench.core.delta.data_files import WrittenFile
+    from workbench.core.delta.snapshot import DataFile
+    from workbench.core.schema.table_schema import Schema
+    from workbench.core.storage.store import Storage
+
+APP_ID = "workbench"  # the app-transaction id of catalog commits (its version: the log sequence)
+READER_VERSION = 1
+WRITER_VERSION = 2
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds, as Delta actions record times."""
+    return time.time_ns() // 1_000_000
+
+
+def commit_key(table_key: str, version: int) -> str:
+    """The key of a table's commit file for ``version``."""
+    return f"{table_key}/_delta_log/{version:020d}.json"
+
+
+def schema_string(schema: Schema) -> str:
+    """A schema as Delta's ``schemaString`` (workbench's field metadata included)."""
+    from deltalake import Schema as DeltaSchema
+
+    return DeltaSchema.from_arrow(schema.arrow).to_json()
+
+
+def metadata_action(
+    schema: Schema, configuration: dict[str, str], table_id: str | None = None
+) -> dict[str, Any]:
+    """A ``metaData`` action: the table's schema and properties (with the schema's version)."""
+    return {
+        "metaData": {
+            "id": table_id or str(uuid.uuid4()),
+            "name": None,
+            "description": None,
+            "format": {"provider": "parquet", "options": {}},
+            "schemaString": schema_string(schema),
+            "partitionColumns": [],
+            "configuration": {**configuration, SCHEMA_ID_PROPERTY: str(schema.id)},
+            "createdTime": now_ms(),
+        }
+    }
+
+
+def protocol_action(schema: Schema) -> dict[str, Any]:
+    """The protocol a table of ``schema`` needs: reader 1, writer 2 (plain Parquet), or the
+    ``timestampNtz`` feature when a column holds timestamps without a time zone."""
+    if any(_naive_timestamps(f.type) for f in schema):
+        features = ["timestampNtz"]
+        return {
+            "protocol": {
+                "minReaderVersion": 3,
+                "minWriterVersion": 7,
+                "readerFeatures": features,
+                "writerFeatures": features,
+            }
+        }
+    return {"protocol": {"minReaderVersion": READER_VERSION, "minWriterVersion": WRITER_VERSION}}
+
+
+def _naive_timestamps(t: Any) -> bool:
+    import pyarrow.types as pt
+
+    if pt.is_timestamp(t):
+        return t.tz is None
+    return any(_naive_timestamps(t.field(i).type) for i in range(t.num_fields))
+
+
+def add_action(relative_path: str, written: WrittenFile, modified_ms: int) -> dict[str, Any]:
+    """An ``add`` action for a file in the table folder."""
+    return {
+        "add": {
+            "path": relative_path,
+            "partitionValues": {},
+            "size": written.size,
+            "modificationTime": modified_ms,
+            "dataChange": True,
+            "stats": written.stats,
+        }
+    }
+
+
+def remove_action(file: DataFile) -> dict[str, Any]:
+    """A ``remove`` action for a file of the table's current version."""
+    return {
+        "remove": {
+            "path": file.path,
+            "deletionTimestamp": now_ms(),
+            "dataChange": True,
+            "extendedFileMetadata": True,
+            "partitionValues": {},
+            "size": file.size,
+        }
+    }
+
+
+@dataclass
+class TableActions:
+    """The Delta actions of one table change, staged until the catalog commits them."""
+
+    protocol: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    adds: dict[str, dict[str, Any]] = field(default_factory=dict)  # path -> add action
+    removes: dict[str, dict[str, Any]] = field(default_factory=dict)  # path -> remove action
+
+    @property
+    def empty(self) -> bool:
+        """True when there is nothing to commit."""
+        return not (self.protocol or self.metadata or self.adds or self.removes)
+
+    def to_json(self) -> str:
+        """The actions as JSON, as the catalog log records them."""
+        return json.dumps(
+            {
+                "protocol": self.protocol,
+                "metadata": self.metadata,
+                "adds": list(self.adds.values()),
+                "removes": list(self.removes.values()),
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> TableActions:
+        """Actions recorded by ``to_json``."""
+        data = json.loads(text)
+        return cls(
+            data["protocol"],
+            data["metadata"],
+            {a["add"]["path"]: a for a in data["adds"]},
+            {r["remove"]["path"]: r for r in data["removes"]},
+        )
+
+    def lines(self) -> list[dict[str, Any]]:
+        """The actions in commit order: protocol, metadata, removes, adds."""
+        head = [a for a in (self.protocol, self.metadata) if a]
+        return [*head, *self.removes.values(), *self.adds.values()]
+
+
+def commit_file(
+    actions: TableActions,
+    transaction_id: str,
+    sequence: int,
+    operation: str,
+    extra: dict[str, Any] | None = None,
+) -> bytes:
+    """The bytes of a table commit for a catalog transaction (``sequence`` is its log
+    sequence, recorded as Delta app-transaction version; ``extra`` goes into commit info)."""
+    info = {
+        "commitInfo": {
+            "timestamp": now_ms(),
+            "operation": operation,
+            "operationParameters": {},
+            "engineInfo": "workbench",
+            "workbench.txn": transaction_id,
+            "workbench.operation": operation,
+            "workbench.sequence": sequence,
+            **(extra or {}),
+        }
+    }
+    txn = {"txn": {"appId": APP_ID, "version": sequence, "lastUpdated": now_ms()}}
+    return "".join(json.dumps(a) + "\n" for a in [info, txn, *actions.lines()]).encode()
+
+
+def append_commit(actions: list[dict[str, Any]], extra: dict[str, Any]) -> bytes:
+    """The bytes of a blind-append commit of ``actions`` (the append-only logs' commits);
+    ``extra`` goes into commit info."""
+    info = {
+        "commitInfo": {
+            "timestamp": now_ms(),
+            "operation": "WRITE",
+            "operationParameters": {"mode": "Append"},
+            "engineInfo": "workbench",
+            **extra,
+        }
+    }
+    return "".join(json.dumps(a) + "\n" for a in [info, *actions]).encode()
+
+
+def write_commit(storage: Storage, table_key: str, version: int, content: bytes) -> bool:
+    """Publish a table commit; False if that version exists already."""
+    return storage.put_if_absent(commit_key(table_key, version), content)
+
+
+def read_commit_info(storage: Storage, table_key: str, version: int) -> dict[str, Any] | None:
+    """The commit info of a table version (None if the version does not exist)."""
+    data = storage.get(commit_key(table_key, version))
+    if data is None:
+        return None
+    for line in data.decode().splitlines():
+        action = json.loads(line)
+        if "commitInfo" in action:
+            return action["commitInfo"]
+    return {}

@@ -1,0 +1,175 @@
+"""Data files as Delta actions: Parquet written in a table's declared types, and add/remove
+actions with statistics taken from the files' footers (shared by every engine)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import uuid
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.schema.conform import conform
+from workbench.core.storage.store import storage_for
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+
+    from workbench.core.delta.snapshot import DataFile
+    from workbench.core.schema.table_schema import Schema
+    from workbench.core.storage.store import Storage
+
+ROWS_PER_FILE = 4_000_000  # the local engine splits bigger writes into several files
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    """A Parquet file an engine wrote into a table folder, described for its add action."""
+
+    uri: str  # absolute path or URI
+    size: int
+    stats: str  # Delta statistics JSON: row count, per-column min/max and null counts
+
+    @property
+    def rows(self) -> int:
+        """Rows in the file."""
+        return int(json.loads(self.stats)["numRecords"])
+
+
+@dataclass
+class Rewrite:
+    """Files an engine wrote into a table folder and the table files they replace."""
+
+    written: list[str] = field(default_factory=list)  # paths or URIs of new files
+    removed: list[DataFile] = field(default_factory=list)
+    updated: int = 0  # rows of the removed files that took new values (MERGE)
+
+
+def filesystem_of(uri: str, storage: Storage | None = None) -> tuple[pafs.FileSystem, str]:
+    """The pyarrow filesystem holding a path or URI (through ``storage`` when given: Ray tasks
+    and Spark executors get it passed, as they do not share this process's catalogs)."""
+    return (storage or storage_for(uri)).locate(uri)
+
+
+def new_batch() -> str:
+    """An id shared by the files of one write, so a failed write's files can be found."""
+    return uuid.uuid4().hex[:12]
+
+
+def write_part(
+    data: pa.Table,
+    schema: Schema,
+    folder: str,
+    index: int = 0,
+    batch: str | None = None,
+    storage: Storage | None = None,
+) -> WrittenFile:
+    """Write ``data`` as one new Parquet file in ``schema``'s types (absent columns filled with
+    their defaults) into a table folder, with plain Arrow types and no workbench metadata.
+    ``index`` numbers the parts of one write in write order; ``batch`` names the write."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = conform(data, schema, fill_missing=True, table=folder.rsplit("/", 1)[-1])
+    plain = pa.schema([pa.field(f.name, f.type, f.arrow.nullable) for f in schema])
+    name = f"part-{index:05d}-{batch or new_batch()}-{uuid.uuid4().hex[:12]}.snappy.parquet"
+    uri = f"{folder.rstrip('/')}/{name}"
+    storage = storage or storage_for(uri)
+    fs, path = storage.locate(uri)
+    collected: list[pq.FileMetaData] = []
+    try:
+        with storage.open_output(uri) as out:
+            pq.write_table(
+                pa.Table.from_arrays(data.columns, schema=plain),
+                out,
+                compression="snappy",
+                metadata_collector=collected,
+            )
+            size = out.tell()
+    except BaseException:
+        with suppress(FileNotFoundError):
+            fs.delete_file(path)  # a part written half-way
+        raise
+    return WrittenFile(uri, size, footer_stats(collected[0]))
+
+
+def write_parts(data: pa.Table, schema: Schema, folder: str) -> list[WrittenFile]:
+    """Write ``data`` as one or more parts of at most ``ROWS_PER_FILE`` rows, in order."""
+    return [
+        write_part(data.slice(start, ROWS_PER_FILE), schema, folder, index)
+        for index, start in enumerate(range(0, data.num_rows, ROWS_PER_FILE))
+    ]
+
+
+def describe_file(uri: str, storage: Storage | None = None) -> WrittenFile:
+    """A file another writer (e.g. Spark) put into a table folder, read from its footer."""
+    import pyarrow.parquet as pq
+
+    fs, path = filesystem_of(uri, storage)
+    with fs.open_input_file(path) as source:
+        meta = pq.ParquetFile(source).metadata
+        size = source.size()
+    return WrittenFile(uri, size, footer_stats(meta))
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if value == value and abs(value) != float("inf") else None
+    if isinstance(value, datetime.datetime):
+        return value.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    return None
+
+
+def footer_stats(meta: pq.FileMetaData) -> str:
+    """Delta ``stats`` JSON (row count, per-column min/max and null counts) from a footer."""
+    minimum: dict[str, Any] = {}
+    maximum: dict[str, Any] = {}
+    nulls: dict[str, int] = {}
+    for c in range(meta.num_columns):
+        name = meta.schema.column(c).path
+        if "." in name:  # nested leaves are not described
+            continue
+        groups = [meta.row_group(g).column(c).statistics for g in range(meta.num_row_groups)]
+        if not groups or any(s is None for s in groups):
+            continue
+        nulls[name] = sum(s.null_count for s in groups)
+        if all(s.has_min_max for s in groups):
+            low = _json_value(min(s.min for s in groups))
+            high = _json_value(max(s.max for s in groups))
+            if low is not None and high is not None:
+                minimum[name], maximum[name] = low, high
+    return json.dumps(
+        {
+            "numRecords": meta.num_rows,
+            "minValues": minimum,
+            "maxValues": maximum,
+            "nullCount": nulls,
+        }
+    )
+
+
+def discard_batch(folder: str, batch: str) -> None:
+    """Delete the files a failed write of ``batch`` left in a table folder."""
+    import pyarrow.fs as pafs
+
+    fs, path = filesystem_of(folder)
+    selector = pafs.FileSelector(path, allow_not_found=True)
+    for info in fs.get_file_info(selector):
+        if f"-{batch}-" in info.base_name:
+            with suppress(FileNotFoundError):
+                fs.delete_file(info.path)
+
+
+def discard(files: list[WrittenFile]) -> None:
+    """Delete files written for a change that will not be committed."""
+    for f in files:
+        fs, path = filesystem_of(f.uri)
+        with suppress(FileNotFoundError):
+            fs.delete_file(path)

@@ -1,0 +1,154 @@
+"""The data files of a table version: the one reader of Delta add actions, their write order,
+and a pyarrow dataset over them in the table's schema, for engines to read."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+    from deltalake import DeltaTable
+
+    from workbench.core.catalog.tables import OpenTable
+
+# Writers may truncate long string statistics (Delta allows it), so a long maximum is not an
+# upper bound; strings at least this long are treated as unbounded above.
+TRUNCATED_STRING_STATS = 32
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One data file of a table version, with its row count and per-column min/max."""
+
+    path: str  # relative and URL-encoded, as in the Delta log
+    absolute: str  # path or URI to open
+    size: int
+    rows: int
+    modified: int  # ms since the epoch; files of later commits are newer
+    low: dict[str, Any]
+    high: dict[str, Any]
+
+    def upper(self, column: str) -> Any:
+        """The column's maximum when it is a true upper bound (None if unknown)."""
+        high = self.high.get(column)
+        if isinstance(high, str) and len(high) >= TRUNCATED_STRING_STATS:
+            return None
+        return high
+
+    @classmethod
+    def from_add(cls, add: dict[str, Any], table_uri: str) -> DataFile:
+        """A file of an ``add`` action (its statistics JSON decoded; times stay text)."""
+        stats = json.loads(add.get("stats") or "{}")
+        return cls(
+            add["path"],
+            f"{table_uri.rstrip('/')}/{unquote(add['path'])}",
+            add["size"],
+            stats.get("numRecords", 0),
+            add.get("modificationTime", 0),
+            stats.get("minValues", {}),
+            stats.get("maxValues", {}),
+        )
+
+
+def in_write_order(files: list[DataFile]) -> list[DataFile]:
+    """Files oldest commit first, and within a commit by name (writers number their parts)."""
+    return sorted(files, key=lambda f: (f.modified, f.path))
+
+
+def data_files_of(delta: DeltaTable, table_uri: str) -> list[DataFile]:
+    """The files of a Delta table version in write order, with statistics."""
+    import pyarrow as pa
+
+    actions = pa.table(delta.get_add_actions(flatten=True))
+    if not actions.num_rows:
+        return []
+    stats = {
+        name: actions.column(name).to_pylist()
+        for name in actions.column_names
+        if name.startswith(("min.", "max."))
+    }
+    base = table_uri.rstrip("/")
+
+    def bound(prefix: str, i: int) -> dict[str, Any]:
+        return {n[4:]: v[i] for n, v in stats.items() if n.startswith(prefix) and v[i] is not None}
+
+    return in_write_order(
+        [
+            DataFile(
+                path,
+                f"{base}/{unquote(path)}",
+                size,
+                rows or 0,
+                modified,
+                bound("min.", i),
+                bound("max.", i),
+            )
+            for i, (path, size, rows, modified) in enumerate(
+                zip(
+                    actions.column("path").to_pylist(),
+                    actions.column("size_bytes").to_pylist(),
+                    actions.column("num_records").to_pylist(),
+                    actions.column("modification_time").cast(pa.int64()).to_pylist(),
+                    strict=True,
+                )
+            )
+        ]
+    )
+
+
+def candidate_files(
+    files: list[DataFile], low: dict[str, Any], high: dict[str, Any]
+) -> list[DataFile]:
+    """Files whose statistics allow a key within [low, high] on every key column; files without
+    usable statistics are always candidates."""
+    return [f for f in files if all(_may_overlap(f, k, low[k], high[k]) for k in low)]
+
+
+def _may_overlap(f: DataFile, key: str, low: Any, high: Any) -> bool:
+    file_low, file_high = f.low.get(key), f.upper(key)
+    try:
+        if file_low is not None and file_low > high:
+            return False
+        return not (file_high is not None and file_high < low)
+    except TypeError:  # statistics of another representation (e.g. naive vs aware times)
+        return True
+
+
+def plain_schema(opened: OpenTable) -> pa.Schema:
+    """The table's Arrow schema as stored in its files (no workbench metadata)."""
+    import pyarrow as pa
+
+    return pa.schema([pa.field(f.name, f.type) for f in opened.schema])
+
+
+def ordered_dataset(opened: OpenTable, files: list[DataFile] | None = None) -> pads.Dataset:
+    """The table's files (or ``files``) as one pyarrow dataset in the table's schema, in write
+    order; columns missing from older files read as nulls."""
+    import pyarrow.dataset as pads
+
+    storage = opened.loc.catalog.storage
+    parquet = pads.ParquetFileFormat()
+    fragments = [  # sizes from the Delta log spare object stores a request per file
+        parquet.make_fragment(storage.fs_path(f.absolute), storage.filesystem, file_size=f.size)
+        for f in (opened.files if files is None else files)
+    ]
+    return pads.FileSystemDataset(
+        fragments, opened.schema.arrow, parquet, filesystem=storage.filesystem
+    )
+
+
+def parquet_files(opened: OpenTable) -> Any:
+    """The table's Parquet files as lazy ``pyarrow.parquet.ParquetFile`` objects, in write
+    order: a list, or the ``ParquetFile`` itself when there is one (as DeltaCAT gives them)."""
+    import pyarrow.parquet as pq
+
+    storage = opened.loc.catalog.storage
+    files = [
+        pq.ParquetFile(storage.filesystem.open_input_file(storage.fs_path(f.absolute)))
+        for f in opened.files
+    ]
+    return files[0] if len(files) == 1 else files

@@ -1,0 +1,48 @@
+"""Table versions this process has opened, kept so that other versions near them are built
+from the actions the catalog log recorded instead of replaying the table's Delta log (on an
+object store, a listing and a request per commit since the last checkpoint)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from workbench.core.delta.commits import TableActions
+
+if TYPE_CHECKING:
+    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.transactions.catalog_log import TransactionLog
+
+MAX_ADVANCE = 100  # versions applied on top of a remembered one before reading Delta again
+MAX_REMEMBERED = 256  # table versions kept, least recently used dropped first
+
+_tables: OrderedDict[tuple[str, str, int], OpenTable] = OrderedDict()
+
+
+def remember(table: OpenTable) -> None:
+    """Keep a table version for later opens."""
+    key = (table.uri, table.incarnation, table.version)
+    _tables[key] = table
+    _tables.move_to_end(key)
+    while len(_tables) > MAX_REMEMBERED:
+        _tables.popitem(last=False)
+
+
+def recall(uri: str, incarnation: str, version: int, log: TransactionLog) -> OpenTable | None:
+    """The table at ``version``, from the nearest remembered version at or below it and the
+    log's actions after that; None when none is near or an action is not at hand."""
+    bases = [
+        v
+        for (u, i, v) in _tables
+        if u == uri and i == incarnation and version - MAX_ADVANCE <= v <= version
+    ]
+    if not bases:
+        return None
+    table = _tables[(uri, incarnation, max(bases))]
+    for next_version in range(table.version + 1, version + 1):
+        found = log.actions_for(incarnation, next_version, known_only=True)
+        if found is None or found[1] is None:
+            return None
+        table = table.with_actions(TableActions.from_json(found[1]), next_version)
+    remember(table)
+    return table

@@ -1,0 +1,151 @@
+"""``diff``: what changed in a table between two points, by merge key where the table has keys."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.core.base.errors import InvalidArgumentError, TableVersionNotFoundError
+from workbench.core.base.types import DEFAULT_ENGINE
+from workbench.core.catalog.descriptions import html_table
+from workbench.core.catalog.tables import OpenTable, locate
+from workbench.core.data.engine import get_engine
+from workbench.core.transactions.staging import quote_identifier
+from workbench.core.transactions.table_versions import open_table
+from workbench.core.transactions.time_travel import check_unit
+
+
+@dataclass(frozen=True)
+class TableDiff:
+    """Rows added, removed and changed (matched by merge key) and schema changes."""
+
+    table: str
+    before: str
+    after: str
+    added: int
+    removed: int
+    changed: int
+    schema_changes: list[str] = field(default_factory=list)
+    keyed: bool = True
+
+    def _summary(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "from": self.before,
+            "to": self.after,
+            "rows added": self.added,
+            "rows removed": self.removed,
+            "rows changed": self.changed if self.keyed else "n/a (no merge keys)",
+            "schema changes": ", ".join(self.schema_changes) or "-",
+        }
+
+    def __str__(self) -> str:
+        return "\n".join(f"{k}: {v}" for k, v in self._summary().items())
+
+    def _repr_html_(self) -> str:
+        return html_table(self._summary(), "wb-diff")
+
+
+VERSION_LIMIT = 10**12  # ints below are Delta versions, above are ns timestamps
+
+
+def _is_version(point: Any) -> bool:
+    return (
+        isinstance(point, numbers.Integral)
+        and not isinstance(point, bool)
+        and (point < VERSION_LIMIT)
+    )
+
+
+def _open_at(loc: Any, point: Any, argument: str) -> OpenTable:
+    """A table at a Delta version (int below 10**12), an ``as_of`` point, or now (None);
+    ``argument`` names the point in errors."""
+    if _is_version(point):
+        try:
+            return open_table(loc, version=point)
+        except TableVersionNotFoundError:
+            reading = (
+                f"{argument}={point} is no Delta version of table {loc.qualified!r}; as "
+                "nanoseconds since the epoch it is"
+            )
+            check_unit(loc.catalog, point, argument, reading)
+            raise
+    return open_table(loc, as_of=point)
+
+
+def _describe_point(opened: OpenTable, spec: Any) -> str:
+    shown = spec is None or _is_version(spec)
+    return f"version {opened.version}" + ("" if shown else f" ({spec})")
+
+
+def _compared(columns: Sequence[str], common: list[str], keys: list[str]) -> list[str]:
+    """The asked-for columns to compare, checked to exist at both points."""
+    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+        raise InvalidArgumentError(f"columns={columns!r} must be a list of column names")
+    missing = [c for c in columns if c not in common]
+    if missing or not columns:
+        raise InvalidArgumentError(
+            f"columns={list(columns)!r}: {missing or 'none given'} not in the table at both "
+            f"points; compare some of {common}"
+        )
+    return [c for c in columns if c not in keys]
+
+
+def diff(
+    table: str,
+    namespace: str | None = None,
+    before: Any = None,
+    after: Any = None,
+    catalog: str | None = None,
+    columns: Sequence[str] | None = None,
+) -> TableDiff:
+    """Compare a table at ``before`` with ``after`` (default: now). A point is a Delta version
+    (an int below 10**12) or an ``as_of`` value (ns, datetime, transaction id or tag).
+    ``columns`` limits the comparison to those columns (e.g. one model's outputs)."""
+    loc = locate(table, namespace, catalog)
+    old, new = _open_at(loc, before, "before"), _open_at(loc, after, "after")
+    old_types = {f.name: f.type for f in old.schema}
+    new_types = {f.name: f.type for f in new.schema}
+    changes = [f"+{c}" for c in new_types if c not in old_types]
+    changes += [f"-{c}" for c in old_types if c not in new_types]
+    changes += [
+        f"~{c}: {old_types[c]} -> {new_types[c]}"
+        for c in new_types
+        if c in old_types and old_types[c] != new_types[c]
+    ]
+    keys = new.schema.merge_keys
+    common = [c for c in new_types if c in old_types]
+    if columns is not None:
+        common = [c for c in common if c in keys] + _compared(columns, common, keys)
+    quoted = {c: quote_identifier(c, '"') for c in common}
+    cols = ", ".join(quoted.values())
+    if keys:
+        on = " AND ".join(f"o.{quoted[k]} = n.{quoted[k]}" for k in keys)
+        values = [c for c in common if c not in keys]
+        distinct = " OR ".join(f"o.{quoted[c]} IS DISTINCT FROM n.{quoted[c]}" for c in values)
+        distinct = distinct or "FALSE"
+        query = (
+            f"SELECT (SELECT count(*) FROM new n ANTI JOIN old o ON {on}),"
+            f" (SELECT count(*) FROM old o ANTI JOIN new n ON {on}),"
+            f" (SELECT count(*) FROM old o JOIN new n ON {on} WHERE {distinct})"
+        )
+    else:
+        query = (
+            f"SELECT (SELECT count(*) FROM (SELECT {cols} FROM new EXCEPT ALL "
+            f"SELECT {cols} FROM old)), (SELECT count(*) FROM (SELECT {cols} FROM old "
+            f"EXCEPT ALL SELECT {cols} FROM new)), 0"
+        )
+    counts = get_engine(DEFAULT_ENGINE).sql(query, {"old": old, "new": new})
+    added, removed, changed = (counts.column(i)[0].as_py() for i in range(3))
+    return TableDiff(
+        table=loc.qualified,
+        before=_describe_point(old, before),
+        after=_describe_point(new, after),
+        added=int(added),
+        removed=int(removed),
+        changed=int(changed),
+        schema_changes=changes,
+        keyed=bool(keys),
+    )

@@ -1,0 +1,107 @@
+"""``read``: a table (or one of its versions) as any dataset type, through the engine that
+produces it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from workbench.core.base.arguments import optional_whole_number
+from workbench.core.base.errors import (
+    InvalidArgumentError,
+    TableValidationError,
+)
+from workbench.core.base.types import DatasetType
+from workbench.core.catalog.tables import OpenTable, locate, vacuumed
+from workbench.core.data.datasets import from_pyarrow, parse_dataset_type
+from workbench.core.data.engine import engine_for_dataset_type
+from workbench.core.data.manifest import manifest_view, manifest_view_columns
+from workbench.core.data.read_options import check_read_options
+from workbench.core.transactions.table_versions import open_table
+
+
+def read(
+    table: str,
+    namespace: str | None = None,
+    catalog: str | None = None,
+    read_as: DatasetType | str = DatasetType.DAFT,
+    columns: Sequence[str] | None = None,
+    version: int | None = None,
+    as_of: Any = None,
+    limit: int | None = None,
+    *,
+    table_version: str | None = None,
+    file_path_column: str | None = None,
+    table_type: DatasetType | str | None = None,
+    **read_options: Any,
+) -> Any:
+    """Read a table as ``read_as``: as the catalog shows it, at a Delta ``version``, or ``as_of``
+    a past moment, transaction id or tag; its current version, or ``table_version`` (each
+    table version is a Delta table of its own); ``limit`` reads only the first rows. Lazy dataset
+    types (Daft, Ray, Spark) read nothing until used. Schemaless tables give their manifest.
+
+    ``file_path_column`` adds a column naming each row's data file. DeltaCAT's ``table_type``
+    and reader options (``max_parallelism``, ``pre_buffer``, ...) are accepted and change
+    nothing; an unknown keyword is an error."""
+    read_as = parse_dataset_type(read_as)
+    if table_type is not None:
+        parse_dataset_type(table_type)
+    check_read_options(read_options)
+    limit = optional_whole_number("limit", limit)
+    if file_path_column is not None and (
+        not isinstance(file_path_column, str) or not file_path_column
+    ):
+        raise InvalidArgumentError(
+            f"file_path_column={file_path_column!r} must be a column name (a non-empty str)."
+        )
+    opened = open_table(locate(table, namespace, catalog), version, as_of, table_version)
+    names = manifest_view_columns(opened.schema.names) if opened.schemaless else opened.schema.names
+    if columns is not None:
+        columns = _check_columns(opened, names, columns, file_path_column)
+    if file_path_column in names:
+        raise InvalidArgumentError(
+            f"file_path_column={file_path_column!r} is already a column of "
+            f"{opened.loc.qualified!r}; choose another name."
+        )
+    if read_as is DatasetType.PYARROW_PARQUET and (columns is not None or limit is not None):
+        raise InvalidArgumentError(
+            "read_as=PYARROW_PARQUET gives the table's files as they are; columns= and limit= "
+            "do not apply (pass columns to ParquetFile.read(columns=...) instead)."
+        )
+    if opened.schemaless:
+        if read_as is DatasetType.PYARROW_PARQUET:
+            raise TableValidationError(
+                f"Table {opened.loc.qualified!r} is schemaless; read its manifest as another type "
+                "and load the files with dc.from_manifest_table(...)."
+            )
+        return from_pyarrow(manifest_view(opened, columns), read_as)
+    try:
+        engine = engine_for_dataset_type(read_as)
+        return engine.read(opened, read_as, columns, limit, file_path_column)
+    except FileNotFoundError as e:
+        raise vacuumed(opened, e) from e
+
+
+def _check_columns(
+    opened: OpenTable, names: list[str], columns: Any, path_column: str | None
+) -> list[str]:
+    """The columns asked for, among ``names`` (the path column, which the read adds, left
+    out)."""
+    if isinstance(columns, str):
+        columns = [columns]
+    elif isinstance(columns, Iterable):
+        columns = list(columns)
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+        raise InvalidArgumentError(
+            f"columns={columns!r} must be a column name or a list of names, e.g. "
+            "columns=['id', 'name']."
+        )
+    columns = [c for c in columns if c != path_column]
+    unknown = [c for c in columns if c not in names]
+    if unknown:
+        raise InvalidArgumentError(
+            f"Table {opened.loc.qualified!r} has no column(s) {unknown}; its columns are {names}."
+        )
+    if len(set(columns)) != len(columns):
+        raise InvalidArgumentError(f"columns={columns} names a column twice; list each once.")
+    return columns

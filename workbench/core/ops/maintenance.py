@@ -1,0 +1,164 @@
+"""Maintenance: compact a table's files, and vacuum what no retained time-travel point needs."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from workbench.core.base.arguments import flag, seconds
+from workbench.core.base.types import DEFAULT_ENGINE
+from workbench.core.catalog.folders import (
+    DROPPED_KEY,
+    dropped_key,
+    folder_identity,
+    live_key,
+    move_folder,
+    remove_folder,
+)
+from workbench.core.catalog.registry import Catalog, get_catalog
+from workbench.core.catalog.tables import locate
+from workbench.core.delta.commits import commit_key
+from workbench.core.delta.data_files import Rewrite, write_parts
+from workbench.core.delta.snapshot import ordered_dataset
+from workbench.core.transactions.catalog_log import log_of
+from workbench.core.transactions.context import operation
+from workbench.core.transactions.staging import staged_or_undone
+
+SMALL_FILE_BYTES = 64 * 1024**2  # files below this size are compacted together
+
+
+def optimize(
+    table: str, namespace: str | None = None, catalog: str | None = None
+) -> dict[str, Any]:
+    """Compact a table's small files into larger ones, keeping their rows' order (one catalog
+    transaction)."""
+    loc = locate(table, namespace, catalog)
+    with operation(loc.catalog, f"optimize {loc.qualified}") as txn:
+        change = txn.touch_existing(loc.namespace, loc.name, f"optimize {loc.qualified!r}")
+        small = [f for f in change.table.files if f.size < SMALL_FILE_BYTES]
+        if len(small) < 2:
+            return {"numFilesAdded": 0, "numFilesRemoved": 0}
+        with staged_or_undone(txn, change, "the table was not changed") as made:
+            rows = ordered_dataset(change.table, small).to_table()
+            made.append(Rewrite(write_parts(rows, change.table.schema, loc.uri), small))
+            txn.stage(change, made[0])
+        txn.record(change, "OPTIMIZE", engine=DEFAULT_ENGINE)
+    return {
+        "numFilesAdded": len(made[0].written),
+        "numFilesRemoved": len(small),
+        "filesAdded": {"totalSize": sum(f.size for f in made[0].written)},
+        "filesRemoved": {"totalSize": sum(f.size for f in small)},
+    }
+
+
+@dataclass
+class VacuumResult:
+    """What ``vacuum`` removed (or would remove, with ``dry_run``)."""
+
+    files: list[str] = field(default_factory=list)
+    dropped_tables: list[str] = field(default_factory=list)
+    orphan_tables: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return (
+            f"{len(self.files)} data file(s), {len(self.dropped_tables)} dropped table(s), "
+            f"{len(self.orphan_tables)} orphaned table folder(s) removed"
+        )
+
+
+def _retention_ns(retain: timedelta | float | int) -> int:
+    return int(seconds("retain", retain) * 1_000_000_000)
+
+
+def vacuum(
+    catalog: str | None = None,
+    retain: timedelta | float | int = timedelta(days=7),
+    dry_run: bool = False,
+) -> VacuumResult:
+    """Delete files that no time-travel point within ``retain`` (or the latest state) needs,
+    dropped tables older than that, and folders of creates that never committed."""
+    flag("dry_run", dry_run)
+    cutoff = time.time_ns() - _retention_ns(retain)
+    cat = get_catalog(catalog)
+    log = log_of(cat)
+    current = log.refresh()
+    at_cutoff = [r for r in log.rows if r["end_time"] <= cutoff]
+    oldest = log.state_at(at_cutoff[-1]["sequence"]) if at_cutoff else None
+    keep: dict[tuple[str, str, str], set[int]] = {}  # (ns, table, incarnation) -> versions
+    for state in (current, oldest):
+        for (ns, name), entry in state.tables.items() if state else ():
+            keep.setdefault((ns, name, entry.incarnation), set()).add(entry.version)
+    for row in log.rows:
+        if row["end_time"] > cutoff and row["table_version"] is not None:
+            key = (row["namespace"], row["table_name"], row["incarnation"])
+            keep.setdefault(key, set()).add(row["table_version"])
+    result = VacuumResult()
+    with operation(cat, "vacuum") as txn:
+        for (ns, name), entry in current.tables.items():
+            txn.touch_table(ns, name)  # its lease keeps writers from staging files meanwhile
+            versions = keep[(ns, name, entry.incarnation)]
+            result.files += _vacuum_table(cat, live_key(ns, name), versions, dry_run)
+        for (_, _, incarnation), versions in keep.items():
+            if cat.storage.exists(commit_key(dropped_key(incarnation), 0)):
+                result.files += _vacuum_table(cat, dropped_key(incarnation), versions, dry_run)
+    _remove_unneeded_folders(cat, {k[2] for k in keep}, current.tables, dry_run, result)
+    return result
+
+
+def _vacuum_table(catalog: Catalog, key: str, versions: set[int], dry_run: bool) -> list[str]:
+    """Files of a table folder that none of ``versions`` reads (deleted unless ``dry_run``)."""
+    from deltalake import DeltaTable
+
+    table = DeltaTable(catalog.uri(*key.split("/")), storage_options=_options(catalog))
+    unused = table.vacuum(
+        retention_hours=0,
+        dry_run=True,  # only lists; workbench deletes, so no vacuum commit lands in the table
+        enforce_retention_duration=False,
+        keep_versions=sorted(versions),
+        full=True,
+    )
+    if not dry_run:
+        for path in unused:
+            catalog.storage.delete(f"{key}/{path}")
+    return [catalog.uri(*key.split("/"), path) for path in unused]
+
+
+def _options(catalog: Catalog) -> dict[str, str] | None:
+    return catalog.properties.storage_options or None
+
+
+def _remove_unneeded_folders(
+    cat: Catalog,
+    needed: set[str],
+    live: dict[tuple[str, str], Any],
+    dry_run: bool,
+    result: VacuumResult,
+) -> None:
+    """Dropped tables no retained point needs; table folders of creates that never committed;
+    expired leases."""
+    storage = cat.storage
+    for incarnation in storage.folders(DROPPED_KEY):
+        if incarnation not in needed:
+            result.dropped_tables.append(incarnation)
+            if not dry_run:
+                remove_folder(cat, f"{DROPPED_KEY}/{incarnation}")
+    committed = {(r["namespace"], r["table_name"], r["incarnation"]) for r in log_of(cat).rows}
+    for ns in storage.folders(""):
+        if ns.startswith(("_", ".")):
+            continue
+        for name in storage.folders(ns):
+            if (ns, name) in live:
+                continue
+            identity = folder_identity(cat, live_key(ns, name))
+            if identity is None:
+                continue  # no Delta log: a create may be staging files here right now
+            dropped = [i for (n, t, i) in committed if (n, t) == (ns, name) and i in identity]
+            if dropped and dropped[0] in needed:  # a drop whose folder move was interrupted
+                if not dry_run:
+                    move_folder(cat, live_key(ns, name), dropped_key(dropped[0]))
+                continue
+            result.orphan_tables.append(f"{ns}.{name}")
+            if not dry_run:
+                remove_folder(cat, live_key(ns, name))

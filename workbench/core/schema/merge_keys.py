@@ -1,0 +1,79 @@
+"""Merge-key checks: keys present, never null, unique (or de-duplicated on request)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.core.base.errors import InvalidArgumentError, MergeKeyError
+from workbench.core.schema.merge_order import Ranking, winners
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+DEDUPE_CHOICES = (None, "first", "last")
+
+
+def check_dedupe(dedupe: str | None) -> None:
+    """Raise ``InvalidArgumentError`` for an unknown ``dedupe`` choice."""
+    if dedupe not in DEDUPE_CHOICES:
+        raise InvalidArgumentError(
+            f"dedupe={dedupe!r} is not supported; use None (duplicates are an error), 'first' "
+            "or 'last' (keep that row of each duplicated key)."
+        )
+
+
+def require_key_columns(columns: list[str], keys: list[str], table: str, action: str) -> None:
+    """Raise ``MergeKeyError`` unless every merge-key column is among ``columns``."""
+    missing = [k for k in keys if k not in columns]
+    if missing:
+        raise MergeKeyError(
+            f"{action} on table {table!r} needs its merge key column(s) {missing} in the data; "
+            f"the data has {columns}."
+        )
+
+
+def unique_keys(
+    data: pa.Table, keys: list[str], table: str, dedupe: str | None, order: Ranking = ()
+) -> pa.Table:
+    """Return ``data`` with non-null, unique merge keys, de-duplicating if asked to, or by the
+    merge ``order`` when the schema has one."""
+    import pyarrow as pa
+
+    for key in keys:
+        nulls = data.column(key).null_count
+        if nulls:
+            raise MergeKeyError(
+                f"{nulls} row(s) written to table {table!r} have a null merge key {key!r}; drop "
+                "those rows or fill the key before writing."
+            )
+    distinct = _distinct_count(data, keys)
+    if distinct == data.num_rows:
+        return data
+    if order:
+        return winners(data, keys, order, dedupe)
+    if dedupe is None:
+        raise MergeKeyError(
+            f"{data.num_rows - distinct} row(s) written to table {table!r} repeat a merge key "
+            f"{keys}; remove the duplicates or pass dedupe='last' (or 'first') to keep one row "
+            "per key."
+        )
+    position = "__workbench_row"
+    numbered = data.append_column(position, pa.array(range(data.num_rows), pa.int64()))
+    agg = "max" if dedupe == "last" else "min"
+    keep = numbered.group_by(keys).aggregate([(position, agg)]).column(f"{position}_{agg}")
+    return data.take(keep.sort())
+
+
+def _distinct_count(data: pa.Table, keys: list[str]) -> int:
+    """Number of distinct (non-null) key tuples; sorting beats hashing for one numeric key."""
+    import numpy as np
+    import pyarrow.compute as pc
+    import pyarrow.types as pt
+
+    if len(keys) > 1:
+        return data.select(keys).group_by(keys).aggregate([]).num_rows
+    column = data.column(keys[0])
+    if column.num_chunks and (pt.is_integer(column.type) or pt.is_temporal(column.type)):
+        ordered = np.sort(column.to_numpy())
+        return int(np.count_nonzero(ordered[1:] != ordered[:-1])) + min(len(ordered), 1)
+    return len(pc.unique(column))

@@ -1,0 +1,357 @@
+"""A catalog root's storage: a local folder or an object store (``s3://``, ``gs://``, ``az://``).
+
+Small metadata objects (Delta commits, leases, tags) go through obstore, the Python face of the
+Rust ``object_store`` that delta-rs uses, because it offers put-if-absent on every store (a
+conditional put on S3): the one primitive the commit protocol needs. Parquet goes through the
+matching pyarrow filesystem. Storage options use delta-rs's names (``AWS_ENDPOINT_URL``,
+``AWS_ACCESS_KEY_ID``, ``AWS_ALLOW_HTTP``, ...), so one dict configures every library.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
+
+_S3_KEYS = {
+    "aws_endpoint_url": "endpoint",
+    "aws_endpoint": "endpoint",
+    "endpoint_url": "endpoint",
+    "aws_access_key_id": "access_key_id",
+    "aws_secret_access_key": "secret_access_key",
+    "aws_session_token": "session_token",
+    "aws_region": "region",
+    "aws_default_region": "region",
+}
+
+
+def is_local(root: str) -> bool:
+    """True for a path or ``file://`` URI on the local filesystem."""
+    return "://" not in root or root.startswith("file://")
+
+
+def local_path(root: str) -> str:
+    """The filesystem path of a local root."""
+    return root.removeprefix("file://")
+
+
+def _flag(value: Any) -> bool:
+    return str(value).lower() in ("1", "true", "yes")
+
+
+_known: dict[str, Storage] = {}  # root -> storage, for the catalogs of this process
+
+
+def storage_for(uri: str) -> Storage:
+    """The storage holding a path or URI: that of the catalog whose root contains it (with the
+    catalog's credentials), else a plain one for its bucket or the local disk."""
+    matches = [root for root in _known if uri.startswith(root.rstrip("/") + "/")]
+    if matches:
+        return _known[max(matches, key=len)]
+    if is_local(uri):
+        return Storage("/")
+    scheme, _, rest = uri.partition("://")
+    return Storage(f"{scheme}://{rest.split('/', 1)[0]}")
+
+
+def remember(storage: Storage) -> Storage:
+    """Make a catalog's storage the one ``storage_for`` finds for paths under its root."""
+    _known[storage.root] = storage
+    return storage
+
+
+@dataclass(frozen=True)
+class Storage:
+    """Object access under one root. Keys are '/'-separated paths relative to the root."""
+
+    root: str
+    options: dict[str, str] = field(default_factory=dict)
+
+    def __reduce__(self) -> tuple[type[Storage], tuple[str, dict[str, str]]]:
+        # Only the root and options travel to Ray tasks and Spark executors; each side opens
+        # its own connections.
+        return Storage, (self.root, dict(self.options))
+
+    # -------------------------------------------------------------------- stores and filesystems
+    def _store(self, write: bool = False) -> Any:
+        """The store to use; None for reads of a local root that does not exist yet (a write
+        creates it)."""
+        missing = "store" not in self.__dict__ and is_local(self.root)
+        if missing and not os.path.isdir(local_path(self.root)):
+            if not write:
+                return None
+            os.makedirs(local_path(self.root), exist_ok=True)
+        return self.store
+
+    @cached_property
+    def store(self) -> Any:
+        """The obstore store rooted at the catalog root."""
+        from obstore.store import LocalStore, S3Store, from_url
+
+        if is_local(self.root):
+            return LocalStore(local_path(self.root))
+        scheme, _, rest = self.root.partition("://")
+        bucket, _, prefix = rest.partition("/")
+        if scheme in ("s3", "s3a"):
+            config, client = self._s3_config()
+            return S3Store(bucket, prefix=prefix or None, config=config, client_options=client)
+        return from_url(self.root, config=dict(self.options) or None)
+
+    @property
+    def s3(self) -> dict[str, Any]:
+        """S3 settings by name (endpoint, access_key_id, secret_access_key, session_token,
+        region, allow_http) for engines that take them in their own form."""
+        config, client = self._s3_config()
+        return {**config, "allow_http": bool(client.get("allow_http"))}
+
+    def _s3_config(self) -> tuple[dict[str, str], dict[str, Any]]:
+        """S3 settings from the options, over ``AWS_*`` environment variables (which delta-rs
+        also reads), so every library sees the same endpoint, credentials and region."""
+        config: dict[str, str] = {}
+        client: dict[str, Any] = {}
+        environment = {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
+        for key, value in {**environment, **self.options}.items():
+            name = key.lower()
+            if name in ("aws_allow_http", "allow_http"):
+                client["allow_http"] = _flag(value)
+            elif name in _S3_KEYS:
+                config[_S3_KEYS[name]] = value
+            elif name.removeprefix("aws_") in _S3_KEYS.values():
+                config[name.removeprefix("aws_")] = value
+        return config, client
+
+    @cached_property
+    def filesystem(self) -> pafs.FileSystem:
+        """A pyarrow filesystem for the root's data files."""
+        import pyarrow.fs as pafs
+
+        if is_local(self.root):
+            return pafs.LocalFileSystem()
+        if self.root.startswith(("s3://", "s3a://")):
+            config, client = self._s3_config()
+            endpoint = config.get("endpoint")
+            scheme = "https"
+            if endpoint and "://" in endpoint:
+                scheme, _, endpoint = endpoint.partition("://")
+            return pafs.S3FileSystem(
+                access_key=config.get("access_key_id"),
+                secret_key=config.get("secret_access_key"),
+                session_token=config.get("session_token"),
+                region=config.get("region"),
+                endpoint_override=endpoint,
+                scheme="http" if client.get("allow_http") and scheme == "http" else scheme,
+            )
+        return pafs.FileSystem.from_uri(self.root)[0]
+
+    def fs_path(self, uri_or_key: str) -> str:
+        """A URI under the root, or a key, as a path of ``filesystem``."""
+        if "://" in uri_or_key:
+            return local_path(uri_or_key) if is_local(uri_or_key) else uri_or_key.split("://")[1]
+        if is_local(self.root) and os.path.isabs(uri_or_key):
+            return uri_or_key
+        if is_local(self.root):
+            return f"{local_path(self.root).rstrip('/')}/{uri_or_key}"
+        return f"{self.root.split('://', 1)[1].rstrip('/')}/{uri_or_key}"
+
+    def locate(self, uri: str) -> tuple[pafs.FileSystem, str]:
+        """The filesystem and its path for a URI (or local path) under this storage."""
+        return self.filesystem, self.fs_path(uri)
+
+    def uri(self, key: str) -> str:
+        """The URI (or local path) of a key."""
+        return f"{self.root.rstrip('/')}/{key}"
+
+    @contextmanager
+    def open_output(self, uri: str) -> Iterator[Any]:
+        """A stream to write a new file at ``uri`` (under the root) into, for pyarrow writers:
+        on an object store one request for a small file and a multipart upload for a big one
+        (pyarrow's own S3 stream always makes three requests), nothing stored if it fails."""
+        if is_local(self.root):
+            path = self.fs_path(uri)
+            # a table created inside an open transaction has no folder until it commits
+            self.filesystem.create_dir(path.rsplit("/", 1)[0], recursive=True)
+            with self.filesystem.open_output_stream(path) as out:
+                yield out
+            return
+        import obstore
+
+        key = self.fs_path(uri)[len(self.fs_path("")) :]
+        with _os_errors(self.root), obstore.open_writer(self._store(write=True), key) as writer:
+            yield _Sink(writer)
+
+    # ------------------------------------------------------------------------------ objects
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        """Write ``data`` at ``key`` unless an object is there already; True if written. The
+        write is atomic: readers see all of it or nothing."""
+        import obstore
+        from obstore.exceptions import AlreadyExistsError
+
+        try:
+            with _os_errors(self.root):
+                obstore.put(self._store(write=True), key, data, mode="create")
+        except (AlreadyExistsError, FileExistsError):
+            return False
+        return True
+
+    def put(self, key: str, data: bytes) -> None:
+        """Write (or replace) the object at ``key``."""
+        import obstore
+
+        with _os_errors(self.root):
+            obstore.put(self._store(write=True), key, data)
+
+    def get(self, key: str) -> bytes | None:
+        """The object's bytes, or None when there is none."""
+        import obstore
+
+        store = self._store()
+        if store is None:
+            return None
+        try:
+            with _os_errors(self.root):
+                return bytes(obstore.get(store, key).bytes())
+        except FileNotFoundError:
+            self.check_bucket()
+            return None
+
+    def exists(self, key: str) -> bool:
+        """True when an object is at ``key``."""
+        import obstore
+
+        store = self._store()
+        if store is None:
+            return False
+        try:
+            with _os_errors(self.root):
+                obstore.head(store, key)
+        except FileNotFoundError:
+            self.check_bucket()
+            return False
+        return True
+
+    def check_bucket(self) -> None:
+        """Raise ``StorageUnreachableError`` if an object store root's bucket does not exist
+        (checked once, by a listing: a missing object and a missing bucket look alike to a
+        read of one object)."""
+        if not is_local(self.root):
+            self._bucket_listed  # noqa: B018 - the listing raises when there is no bucket
+
+    @cached_property
+    def _bucket_listed(self) -> bool:
+        import obstore
+
+        with _os_errors(self.root):
+            obstore.list_with_delimiter(self.store, None)
+        return True
+
+    def delete(self, key: str) -> None:
+        """Delete the object at ``key`` (nothing happens if there is none)."""
+        import obstore
+
+        store = self._store()
+        if store is not None:
+            with suppress(FileNotFoundError), _os_errors(self.root):
+                obstore.delete(store, key)
+
+    def list(self, prefix: str) -> list[dict[str, Any]]:
+        """Objects under ``prefix`` (path, size, last_modified)."""
+        import obstore
+
+        store = self._store()
+        if store is None:
+            return []
+        try:
+            with _os_errors(self.root):
+                return [m for chunk in obstore.list(store, prefix) for m in chunk]
+        except FileNotFoundError:
+            return []
+
+    def folders(self, prefix: str) -> list[str]:
+        """Names of the folders directly under ``prefix`` ('' for the root), sorted."""
+        import obstore
+
+        store = self._store()
+        if store is None:
+            return []
+        try:
+            with _os_errors(self.root):
+                listed = obstore.list_with_delimiter(store, prefix or None)
+        except FileNotFoundError:
+            return []
+        return sorted(p.rstrip("/").rsplit("/", 1)[-1] for p in listed["common_prefixes"])
+
+
+class _Sink:
+    """An obstore writer as the file object pyarrow writes to (it counts what it got)."""
+
+    closed = False
+
+    def __init__(self, writer: Any):
+        self._writer = writer
+        self._written = 0
+
+    def write(self, data: Any) -> int:
+        self._writer.write(bytes(data))
+        self._written += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self._written
+
+    def flush(self) -> None:
+        """Parts are uploaded as they fill; the rest when the writer closes."""
+
+    def writable(self) -> bool:
+        return True
+
+
+_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+_NO_BUCKET = "<Code>NoSuchBucket</Code>"
+
+
+@contextmanager
+def _os_errors(root: str) -> Iterator[None]:
+    """obstore's errors from the local filesystem as the ``OSError`` they stand for (so a
+    read-only folder raises ``PermissionError``); an object store that cannot be reached, a
+    missing bucket or refused credentials as ``StorageUnreachableError`` saying what to check."""
+    from obstore.exceptions import AlreadyExistsError, BaseError, NotFoundError
+
+    try:
+        yield
+    except AlreadyExistsError:
+        raise
+    except NotFoundError as e:
+        if _NO_BUCKET in str(e):
+            raise _unreachable(root, e) from e
+        raise
+    except BaseError as e:
+        found = _OS_ERROR.search(str(e))
+        if found is None:  # a network or service failure
+            raise _unreachable(root, e) from e
+        code = int(found.group(1))
+        raise OSError(code, os.strerror(code), str(e).splitlines()[0]) from e
+
+
+def _unreachable(root: str, error: Exception) -> Exception:
+    from workbench.core.base.errors import StorageUnreachableError
+
+    text = str(error)
+    if _NO_BUCKET in text:
+        bucket = root.split("://", 1)[1].split("/", 1)[0]
+        return StorageUnreachableError(
+            f"The bucket {bucket!r} of catalog root {root!r} does not exist; create it first, "
+            "or point the catalog at an existing bucket."
+        )
+    return StorageUnreachableError(
+        f"The object store of catalog root {root!r} could not be reached or refused the "
+        f"request ({text.splitlines()[0]}). Check the catalog's storage options: "
+        "AWS_ENDPOINT_URL (with AWS_ALLOW_HTTP=true for an http:// endpoint), the credentials "
+        "(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and AWS_REGION."
+    )

@@ -1,0 +1,416 @@
+"""The catalog transaction log: a Delta table of committed changes, and the state it implies.
+
+One row per table (or namespace) a transaction changed, with the Delta actions the table change
+consists of. A transaction commits by publishing the log's next Delta version with a
+put-if-absent: that single write is the commit point of the whole catalog transaction. The log
+is the source of truth for what the catalog shows; the tables' own Delta commits are written
+from the recorded actions afterwards (see ``rollforward``).
+
+Reading the latest state costs one existence check of the next log commit. New commits are
+read incrementally, from the copy of their rows each commit carries in its commit info (JSON),
+so following the log needs no Parquet reader. Every ``STATE_EVERY`` commits the state is saved,
+so a fresh process reads that and the few commits after it; the full history (time travel,
+``dc.transactions``) is read only when asked for. The log is compacted and checkpointed every
+``COMPACT_EVERY`` commits.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.base.errors import CommitOutcomeUnknownError, LogVersionError
+from workbench.core.catalog.registry import DEFAULT_NAMESPACE
+from workbench.core.catalog.versions import is_version_key, split_key
+from workbench.core.delta.commits import (
+    add_action,
+    append_commit,
+    commit_key,
+    metadata_action,
+    now_ms,
+    protocol_action,
+)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from workbench.core.catalog.registry import Catalog
+
+LOG_KEY = "_workbench/transactions"
+STATE_KEY = "_workbench/state"
+LOG_PATH = tuple(LOG_KEY.split("/"))
+LOG_SCHEMA_VERSION = 2
+SCHEMA_VERSION_PROPERTY = "workbench.logSchemaVersion"
+COMPACT_EVERY = 100
+STATE_EVERY = 25
+ROWS_KEY = "workbench.rows"  # commit-info key holding the commit's rows as JSON
+NAMESPACE_CREATED = "CREATE_NAMESPACE"
+NAMESPACE_DROPPED = "DROP_NAMESPACE"
+
+
+def log_schema() -> pa.Schema:
+    """Columns of the catalog log (schema version 2: version 1 plus ``actions``)."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("transaction_id", pa.string()),  # time-ordered, unique
+            ("sequence", pa.int64()),  # Delta version of the log commit that recorded it
+            ("start_time", pa.int64()),  # ns since epoch
+            ("end_time", pa.int64()),  # ns since epoch, strictly increasing per catalog
+            ("commit_message", pa.string()),
+            ("status", pa.string()),  # COMMITTED
+            ("operation", pa.string()),  # e.g. CREATE_TABLE+WRITE_MERGE, DROP_TABLE
+            ("namespace", pa.string()),
+            ("table_name", pa.string()),  # null for namespace rows
+            ("table_version", pa.int64()),  # Delta version after the change; null = dropped
+            ("incarnation", pa.string()),  # unique id of the table's creation
+            ("rows_added", pa.int64()),
+            ("rows_removed", pa.int64()),
+            ("engine", pa.string()),
+            ("details", pa.string()),  # JSON, e.g. model name and parameters
+            ("actions", pa.string()),  # JSON: the Delta actions of the table change (v2)
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class TableEntry:
+    """A table as a catalog state records it: Delta version and incarnation."""
+
+    version: int
+    incarnation: str
+
+
+@dataclass
+class CatalogState:
+    """Namespaces and table versions after the transaction with ``sequence`` committed."""
+
+    sequence: int = -1
+    end_time: int = 0
+    # Every catalog starts with the namespace ``default`` (as in DeltaCAT); it can be dropped.
+    namespaces: set[str] = field(default_factory=lambda: {DEFAULT_NAMESPACE})
+    tables: dict[tuple[str, str], TableEntry] = field(default_factory=dict)
+    # (namespace, table) -> names of its later versions; built on first use, reset by apply
+    _later: dict[tuple[str, str], list[str]] | None = field(default=None, repr=False, compare=False)
+
+    def later_versions(self, namespace: str, table: str) -> list[str]:
+        """The names this state records a table's versions after the first under."""
+        if self._later is None:
+            self._later = {}
+            for ns, name in self.tables:
+                if is_version_key(name):
+                    self._later.setdefault((ns, split_key(name)[0]), []).append(name)
+        return self._later.get((namespace, table), [])
+
+    def copy(self) -> CatalogState:
+        """An independent copy."""
+        return CatalogState(self.sequence, self.end_time, set(self.namespaces), dict(self.tables))
+
+    def apply(self, row: dict[str, Any]) -> None:
+        """Apply one log row."""
+        self.sequence, self.end_time = row["sequence"], row["end_time"]
+        self._later = None
+        if row["table_name"] is None:
+            if row["operation"] == NAMESPACE_DROPPED:
+                self.namespaces.discard(row["namespace"])
+            else:
+                self.namespaces.add(row["namespace"])
+            return
+        key = (row["namespace"], row["table_name"])
+        if row["table_version"] is None:
+            self.tables.pop(key, None)
+        else:
+            self.namespaces.add(row["namespace"])
+            self.tables[key] = TableEntry(row["table_version"], row["incarnation"])
+
+    def encode(self, log_version: int) -> bytes:
+        """The state as JSON, as saved every ``STATE_EVERY`` commits."""
+        return json.dumps(
+            {
+                "schema_version": LOG_SCHEMA_VERSION,
+                "sequence": self.sequence,
+                "end_time": self.end_time,
+                "log_version": log_version,
+                "namespaces": sorted(self.namespaces),
+                "tables": [[ns, t, e.version, e.incarnation] for (ns, t), e in self.tables.items()],
+            }
+        ).encode()
+
+    @classmethod
+    def decode(cls, data: bytes) -> tuple[CatalogState, int]:
+        """A saved state and the log version it was taken at."""
+        saved = json.loads(data)
+        _check_version(saved.get("schema_version", 1), "the saved catalog state")
+        tables = {(ns, t): TableEntry(v, inc) for ns, t, v, inc in saved["tables"]}
+        return (
+            cls(saved["sequence"], saved["end_time"], set(saved["namespaces"]), tables),
+            saved["log_version"],
+        )
+
+
+class TransactionLog:
+    """Reads and commits a catalog's log, caching the latest state and the rows read."""
+
+    def __init__(self, catalog: Catalog):
+        self.catalog = catalog
+        self.storage = catalog.storage
+        self.version = -1  # Delta version of the log read so far
+        self.state = CatalogState()
+        self.last_entry: list[dict[str, Any]] = []  # rows of the newest transaction
+        self._history: list[dict[str, Any]] | None = None  # every row, once loaded
+        self._states: dict[int, CatalogState] = {}
+        self._by_version: dict[tuple[str, int], dict[str, Any]] = {}  # rows read, by table version
+        self._schema_version = LOG_SCHEMA_VERSION
+
+    @property
+    def uri(self) -> str:
+        """Where the log's Delta table lives."""
+        return self.catalog.uri(*LOG_PATH)
+
+    # -------------------------------------------------------------------------------- reading
+    def refresh(self) -> CatalogState:
+        """Bring the cache up to the newest log commit and return the latest state (one request
+        when nothing is new: the fetch of the next commit)."""
+        if self.version < 0:
+            if not self.storage.exists(commit_key(LOG_KEY, 0)):
+                return self.state
+            self._load_saved_state()
+        self._load_new()
+        return self.state
+
+    def _load_saved_state(self) -> None:
+        pointer = self.storage.get(f"{STATE_KEY}/_latest")
+        saved = self.storage.get(f"{STATE_KEY}/{int(pointer):020d}.json") if pointer else None
+        if saved is None:
+            self._load_history()
+            return
+        self.state, self.version = CatalogState.decode(saved)
+
+    def _load_history(self) -> None:
+        """Read every row up to the newest commit (the full history)."""
+        import pyarrow as pa
+        from deltalake import DeltaTable
+
+        table = DeltaTable(self.uri, storage_options=self._options())
+        data = table.to_pyarrow_table()
+        if "actions" not in data.column_names:  # a log of schema version 1
+            data = data.append_column("actions", pa.nulls(data.num_rows, pa.string()))
+        rows = data.sort_by("sequence").to_pylist()
+        self.version = table.version()
+        found = int(table.metadata().configuration.get(SCHEMA_VERSION_PROPERTY, "1"))
+        _check_version(found, f"the catalog log at {self.uri!r}")
+        self._schema_version = found
+        self._history = []
+        self.state = CatalogState()
+        self._extend(rows)
+
+    def _load_new(self) -> None:
+        new_rows: list[dict[str, Any]] = []
+        while True:
+            data = self.storage.get(commit_key(LOG_KEY, self.version + 1))
+            if data is None:
+                break
+            self.version += 1
+            added, operation, inline = _commit_contents(data)
+            if operation == "OPTIMIZE":
+                continue  # compaction rewrites rows already read
+            if inline is not None:
+                new_rows.extend(inline)
+                continue
+            for path in added:  # commits of older workbench versions
+                new_rows.extend(_parquet_rows(self.storage.get(f"{LOG_KEY}/{path}")))
+        self._extend(sorted(new_rows, key=lambda r: r["sequence"]))
+
+    def _extend(self, rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
+        state = self.state.copy()
+        for row in rows:
+            row.setdefault("actions", None)
+            state.apply(row)
+            if row["table_version"] is not None:
+                self._by_version[(row["incarnation"], row["table_version"])] = row
+        if rows:
+            last = rows[-1]["sequence"]
+            self.last_entry = [r for r in rows if r["sequence"] == last]
+        if self._history is not None:
+            self._history.extend(rows)
+        self.state = state
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Every row of the log up to the last refresh, oldest first (read when first asked)."""
+        return self._full_history()
+
+    def _full_history(self) -> list[dict[str, Any]]:
+        if self._history is None and self.version < 0:
+            self._history = []  # nothing committed yet: no log table to read
+        if self._history is None:
+            version = self.version
+            self._load_history()
+            if self.version < version:  # compaction raced the read: read what is missing
+                self._load_new()
+        return self._history
+
+    def recorded_versions(self, incarnation: str) -> list[int]:
+        """The Delta versions of a table incarnation that committed transactions recorded: the
+        only versions the catalog ever showed (others belong to failed or unfinished ones)."""
+        return [
+            r["table_version"]
+            for r in self.rows
+            if r["incarnation"] == incarnation and r["table_version"] is not None
+        ]
+
+    def actions_for(
+        self, incarnation: str, version: int, known_only: bool = False
+    ) -> tuple[dict[str, Any], str] | None:
+        """The row that recorded a table version, and its actions (None if not in the log;
+        ``known_only``: if not among the rows read so far)."""
+        row = self._by_version.get((incarnation, version))
+        if row is None and not known_only and self._history is None:
+            self._full_history()  # indexes every row
+            row = self._by_version.get((incarnation, version))
+        return None if row is None else (row, row["actions"])
+
+    def state_at(self, sequence: int) -> CatalogState:
+        """The state right after the transaction with ``sequence`` committed."""
+        self.refresh()
+        if sequence not in self._states:
+            state = CatalogState()
+            for row in self.rows:
+                if row["sequence"] > sequence:
+                    break
+                state.apply(row)
+            self._states[sequence] = state
+        return self._states[sequence]
+
+    def next_sequence(self) -> int:
+        """The sequence the next commit will get: the log's next Delta version."""
+        self.refresh()
+        return self.version + 1
+
+    # ------------------------------------------------------------------------------ committing
+    def commit(self, rows: list[dict[str, Any]]) -> bool:
+        """Publish ``rows`` as the log's next version (their ``sequence``) with a
+        put-if-absent: the commit point of a catalog transaction. False if another commit took
+        that version (the caller validates again and retries)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        sequence = rows[0]["sequence"]
+        buffer = io.BytesIO()
+        collected: list[Any] = []
+        pq.write_table(
+            pa.Table.from_pylist(rows, schema=log_schema()), buffer, metadata_collector=collected
+        )
+        data_name = f"part-{sequence:020d}-{uuid.uuid4().hex[:12]}.snappy.parquet"
+        self.storage.put(f"{LOG_KEY}/{data_name}", buffer.getvalue())
+        content = self._commit_bytes(rows, data_name, collected[0], buffer)
+        try:
+            published = self.storage.put_if_absent(commit_key(LOG_KEY, sequence), content)
+        except OSError:
+            # The put may have landed before the connection failed: the stored commit decides.
+            stored = self._stored_commit(rows)
+            if stored is None:  # it did not: the put failed and nothing was committed
+                self.storage.delete(f"{LOG_KEY}/{data_name}")
+                raise
+            published = stored == content
+        if not published:
+            self.storage.delete(f"{LOG_KEY}/{data_name}")
+            return False
+        self.version = sequence
+        self._schema_version = LOG_SCHEMA_VERSION
+        if sequence == 0:
+            self._history = []  # this process made the log: it knows the whole history
+        self._extend(rows)
+        self._maintain(sequence)
+        return True
+
+    def _stored_commit(self, rows: list[dict[str, Any]]) -> bytes | None:
+        """After a failed put: what the log version the rows were meant for holds."""
+        try:
+            return self.storage.get(commit_key(LOG_KEY, rows[0]["sequence"]))
+        except OSError as e:
+            raise CommitOutcomeUnknownError(
+                f"The catalog storage failed while transaction {rows[0]['transaction_id']} "
+                f"was being committed ({e}), and whether it committed cannot be told now. Its "
+                "files are kept; check dc.transactions() once the storage answers again."
+            ) from e
+
+    def _commit_bytes(self, rows: list[dict], data_name: str, meta: Any, buffer: Any) -> bytes:
+        from workbench.core.delta.data_files import WrittenFile, footer_stats
+        from workbench.core.schema.table_schema import Schema
+
+        actions: list[dict[str, Any]] = []
+        if rows[0]["sequence"] == 0:
+            actions.append(protocol_action(Schema.of(log_schema())))
+        if rows[0]["sequence"] == 0 or self._schema_version < LOG_SCHEMA_VERSION:
+            configuration = {SCHEMA_VERSION_PROPERTY: str(LOG_SCHEMA_VERSION)}
+            actions.append(metadata_action(Schema.of(log_schema()), configuration))
+        written = WrittenFile(
+            self.storage.uri(f"{LOG_KEY}/{data_name}"), len(buffer.getvalue()), footer_stats(meta)
+        )
+        actions.append(add_action(data_name, written, now_ms()))
+        # the rows again in commit info, so reading new commits needs no Parquet
+        extra = {"workbench.txn": rows[0]["transaction_id"], ROWS_KEY: rows}
+        return append_commit(actions, extra)
+
+    def _maintain(self, sequence: int) -> None:
+        """Save the state now and then; compact and checkpoint the log less often."""
+        if sequence and sequence % STATE_EVERY == 0:  # state 0 is the empty one
+            self.storage.put(f"{STATE_KEY}/{sequence:020d}.json", self.state.encode(self.version))
+            self.storage.put(f"{STATE_KEY}/_latest", str(sequence).encode())
+        if sequence and sequence % COMPACT_EVERY == 0:
+            from deltalake import DeltaTable
+
+            table = DeltaTable(self.uri, storage_options=self._options())
+            table.optimize.compact()
+            table.create_checkpoint()
+            self.refresh()
+
+    def _options(self) -> dict[str, str] | None:
+        return self.catalog.properties.storage_options or None
+
+
+def _check_version(found: int, what: str) -> None:
+    if found > LOG_SCHEMA_VERSION:
+        raise LogVersionError(
+            f"{what[0].upper()}{what[1:]} was written by a newer workbench (log schema {found}; "
+            f"this one reads up to {LOG_SCHEMA_VERSION}); upgrade workbench to open it."
+        )
+
+
+def _parquet_rows(content: bytes) -> list[dict[str, Any]]:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(io.BytesIO(content)).to_pylist()
+
+
+def _commit_contents(data: bytes) -> tuple[list[str], str, list[dict[str, Any]] | None]:
+    """The files a log commit added, its operation name and the rows it carries inline (None
+    for commits that do not)."""
+    added, operation, inline = [], "", None
+    for line in data.decode().splitlines():
+        action = json.loads(line)
+        if "add" in action:
+            added.append(action["add"]["path"])
+        elif "commitInfo" in action:
+            operation = action["commitInfo"].get("operation", "")
+            inline = action["commitInfo"].get(ROWS_KEY)
+    return added, operation, inline
+
+
+_logs: dict[str, TransactionLog] = {}
+
+
+def log_of(catalog: Catalog) -> TransactionLog:
+    """The cached log reader of a catalog (one per root in this process)."""
+    log = _logs.get(catalog.root)
+    if log is None:
+        catalog.check_root()
+        log = _logs[catalog.root] = TransactionLog(catalog)
+    return log

@@ -1,0 +1,108 @@
+"""Opening a table version as the catalog log records it: the folder of the incarnation an
+entry names, the versions readable, and the table as a transaction (or a view) shows it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.base.arguments import whole_number
+from workbench.core.base.errors import TableNotFoundError, TableVersionNotFoundError
+from workbench.core.catalog.folders import dropped_key, dropped_path, live_path
+from workbench.core.catalog.tables import Location, OpenTable, empty_table, from_delta
+from workbench.core.delta.commits import TableActions, commit_key
+from workbench.core.delta.snapshot_cache import recall, remember
+from workbench.core.transactions.catalog_log import log_of
+
+if TYPE_CHECKING:
+    from workbench.core.catalog.registry import Catalog
+    from workbench.core.transactions.catalog_log import TableEntry
+    from workbench.core.transactions.transaction import Transaction
+
+
+def table_uri(catalog: Catalog, namespace: str, name: str, entry: TableEntry) -> str:
+    """Folder of the table incarnation ``entry`` refers to: the live folder for the table the
+    catalog shows now, else the dropped folder (if its drop has been applied)."""
+    current = log_of(catalog).state.tables.get((namespace, name))
+    if current is not None and current.incarnation == entry.incarnation:
+        return live_path(catalog, namespace, name)
+    if catalog.storage.exists(commit_key(dropped_key(entry.incarnation), 0)):
+        return dropped_path(catalog, entry.incarnation)
+    return live_path(catalog, namespace, name)
+
+
+def open_in(
+    seen: Transaction, loc: Location, version: int | None = None, as_of: Any = None
+) -> OpenTable:
+    """Open a table version as a transaction (or view) ``seen`` shows it."""
+    entry = seen.entry(loc.namespace, loc.name)
+    if entry is None:
+        from workbench.core.transactions.time_travel import before_history_note
+
+        when = "" if as_of is None else f" as of {as_of!r}"
+        when += before_history_note(seen, as_of)
+        raise TableNotFoundError(
+            f"Table does not exist: {loc.qualified!r} is not in catalog "
+            f"{loc.catalog_name!r}{when}; list tables with dc.list_tables(...) or create it with "
+            "dc.write(...)."
+        )
+    if version is not None:
+        _check_version(loc, entry, whole_number("version", version))
+    change = seen.changes.get((loc.namespace, loc.name))
+    if change is not None and version in (None, entry.version):
+        return change.table
+    return committed_table(loc, entry, version)
+
+
+def committed_table(loc: Location, entry: TableEntry, version: int | None = None) -> OpenTable:
+    """A table at a version the catalog log recorded (its newest by default). Versions the log
+    committed but the table's Delta log does not hold yet are built from the log's actions."""
+    from deltalake.exceptions import DeltaError
+    from deltalake.exceptions import TableNotFoundError as DeltaTableNotFound
+
+    from workbench.core.delta.table_cache import at_version, head_version
+
+    uri = table_uri(loc.catalog, loc.namespace, loc.name, entry)
+    options = loc.catalog.properties.storage_options or None
+    wanted = entry.version if version is None else version
+    log = log_of(loc.catalog)
+    recalled = recall(uri, entry.incarnation, wanted, log)
+    if recalled is not None:
+        return replace(recalled, loc=loc)
+    try:
+        head = min(head_version(uri, entry.incarnation, options, wanted), wanted)
+        table = (
+            from_delta(
+                loc, uri, entry.incarnation, at_version(uri, entry.incarnation, head, options)
+            )
+            if head >= 0
+            else empty_table(loc, uri, entry.incarnation)
+        )
+    except (DeltaError, DeltaTableNotFound, FileNotFoundError) as e:
+        raise TableVersionNotFoundError(
+            f"Version {wanted} of table {loc.qualified!r} can no longer be read: dc.vacuum removed "
+            f"the files it needs ({e})."
+        ) from e
+    for pending in range(head + 1, wanted + 1):
+        _, actions = log.actions_for(entry.incarnation, pending) or (None, None)
+        if actions is None:
+            raise TableVersionNotFoundError(
+                f"Version {pending} of table {loc.qualified!r} is in neither its Delta log nor the "
+                "catalog log; the table folder was changed outside workbench."
+            )
+        table = table.with_actions(TableActions.from_json(actions), pending)
+    remember(table)
+    return table
+
+
+def _check_version(loc: Location, entry: TableEntry, version: int) -> None:
+    """Only versions a committed catalog transaction recorded (or the one in view) are readable;
+    other Delta versions hold rows of failed or unfinished transactions."""
+    recorded = log_of(loc.catalog).recorded_versions(entry.incarnation)
+    readable = sorted({v for v in recorded if v <= entry.version} | {entry.version})
+    if version not in readable:
+        shown = ", ".join(map(str, readable[-10:]))
+        raise TableVersionNotFoundError(
+            f"Table {loc.qualified!r} has no version {version}; its readable versions are "
+            f"{'..., ' if len(readable) > 10 else ''}{shown} (see dc.transactions(table=...))."
+        )

@@ -1,0 +1,120 @@
+"""How a write becomes staged Delta actions of a transaction, the same for every engine: the
+new table's protocol and metadata, schema evolution (added columns, and widened types by a
+rewrite of every row), table properties, and the engine's files. A write that fails leaves its
+transaction as it was and deletes the files it wrote."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from workbench.core.base.errors import (
+    TableValidationError,
+    TransactionConflictError,
+    WorkbenchError,
+    WriteFailedError,
+)
+from workbench.core.catalog.properties import SCHEMALESS_PROPERTY
+from workbench.core.data.manifest import manifest_schema
+from workbench.core.delta.commits import metadata_action, protocol_action
+from workbench.core.delta.data_files import Rewrite, discard, write_parts
+from workbench.core.schema.conform import conform
+from workbench.core.schema.evolution import SchemaPlan
+from workbench.core.schema.table_schema import Schema
+
+if TYPE_CHECKING:
+    from workbench.core.catalog.tables import Location, OpenTable
+    from workbench.core.transactions.transaction import TableChange, Transaction
+
+
+def quote_identifier(column: str, mark: str = "`") -> str:
+    """A column name quoted for SQL: backticks for Spark and deltalake, '"' for DuckDB."""
+    return mark + column.replace(mark, mark * 2) + mark
+
+
+def stage_new_table(
+    txn: Transaction,
+    change: TableChange,
+    schema: Schema,
+    configuration: dict[str, str],
+    rewrite: Rewrite | None = None,
+) -> None:
+    """Stage the first version of a table: protocol, metadata and the rewrite's files."""
+    txn.stage(change, rewrite, metadata_action(schema, configuration), protocol_action(schema))
+
+
+def stage_new_schemaless_table(
+    txn: Transaction, change: TableChange, configuration: dict[str, str]
+) -> None:
+    """Stage the first version of a schemaless table: a manifest of the files written to it."""
+    schema = Schema.of(manifest_schema())
+    stage_new_table(txn, change, schema, {**configuration, SCHEMALESS_PROPERTY: "true"})
+
+
+def stage_schema_and_properties(
+    txn: Transaction, change: TableChange, plan: SchemaPlan, properties: dict[str, str]
+) -> None:
+    """Stage what a write changes of the table itself: widened types, removed columns and
+    past defaults of added ones (every row rewritten), added columns, and table properties
+    that differ."""
+    table = change.table
+    configuration = {**table.properties, **properties}
+    if plan.schema.id == table.schema.id and configuration == table.properties:
+        return
+    rewrite = None
+    if plan.rewrites and table.files:
+        from workbench.core.delta.snapshot import ordered_dataset
+
+        rows = ordered_dataset(table).to_table()
+        rows = conform(rows, plan.schema, True, table.loc.qualified, past=True)
+        rewrite = Rewrite(written=write_parts(rows, plan.schema, table.uri), removed=table.files)
+    metadata = metadata_action(plan.schema, configuration, table.table_id or None)
+    protocol = protocol_action(plan.schema)
+    upgrade = protocol["protocol"]["minReaderVersion"] > table.reader_version
+    txn.stage(change, rewrite, metadata, protocol if upgrade else None)
+
+
+@contextmanager
+def staged_or_undone(
+    txn: Transaction, change: TableChange, outcome: str
+) -> Iterator[list[Rewrite]]:
+    """Run the steps of one write; if any fails, put the table change back as it was, delete
+    the files the write made (staged or not: the block lists its rewrites in the list it is
+    given), and raise a typed error saying the table did not change."""
+    restore = txn.savepoint(change)
+    before = len(change.written)
+    made: list[Rewrite] = []
+    try:
+        yield made
+    except BaseException as e:
+        staged = {w.uri for w in change.written[:before]}
+        made_now = change.written[before:] + [w for r in made for w in r.written]
+        discard(list({w.uri: w for w in made_now if w.uri not in staged}.values()))
+        restore()
+        reraise(e, change.table.loc, outcome)
+
+
+def reraise(error: BaseException, loc: Location, outcome: str) -> None:
+    """Raise ``error`` as a workbench error that says what happened to the table."""
+    from deltalake.exceptions import CommitFailedError
+
+    if isinstance(error, (WorkbenchError, KeyboardInterrupt, SystemExit)):
+        raise error
+    if isinstance(error, CommitFailedError):
+        raise TransactionConflictError(
+            f"A concurrent writer committed to table {loc.qualified!r} first ({error}); "
+            f"{outcome}. Retry the write (dc.run_transaction retries automatically)."
+        ) from error
+    raise WriteFailedError(
+        f"Writing to table {loc.qualified!r} failed ({error}); {outcome}."
+    ) from error
+
+
+def check_append_only(opened: OpenTable, removes: bool) -> None:
+    """Refuse removing rows of a table whose ``delta.appendOnly`` property is set."""
+    if removes and opened.properties.get("delta.appendOnly", "false").lower() == "true":
+        raise TableValidationError(
+            f"Table {opened.loc.qualified!r} is append-only (delta.appendOnly=true), so rows "
+            "cannot be replaced or deleted; use mode ADD/APPEND, or set the property to false."
+        )

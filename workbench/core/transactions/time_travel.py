@@ -1,0 +1,198 @@
+"""Catalog-wide time travel: resolve ``as_of`` (ns, datetime, transaction id or tag) to a state."""
+
+from __future__ import annotations
+
+import json
+import numbers
+import time
+from bisect import bisect_right
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.base.errors import AsOfUnitError, TimeTravelError
+from workbench.core.base.names import validate_name
+from workbench.core.transactions.catalog_log import CatalogState, log_of
+
+if TYPE_CHECKING:
+    from workbench.core.catalog.registry import Catalog
+    from workbench.core.transactions.transaction import Transaction
+
+
+TAG_SUFFIX = ".json"
+
+
+TAG_FOLDER = "_workbench/tags"
+STAGING_SUFFIX = 4  # a local store writes "<name>#<n>" first, then renames it into place
+
+
+def tag_key(catalog: Catalog, name: str) -> str:
+    limit = catalog.max_name_length - len(TAG_SUFFIX) - STAGING_SUFFIX
+    return f"{TAG_FOLDER}/{validate_name('tag', name, limit)}{TAG_SUFFIX}"
+
+
+def resolve_sequence(catalog: Catalog, as_of: Any, argument: str = "as_of") -> int:
+    """The sequence of the last transaction committed at or before ``as_of`` (given as the
+    ``argument`` parameter, named in errors)."""
+    log = log_of(catalog)
+    log.refresh()
+    if not log.rows:
+        raise TimeTravelError(
+            f"Catalog {catalog.root!r} has no committed transactions yet, so there is no past "
+            "state to read."
+        )
+    if isinstance(as_of, str):
+        named = _sequence_of_name(catalog, as_of)
+        if named is not None:
+            return named
+        as_of = _iso_time(catalog, as_of, argument)
+    moment = instant_ns(as_of, argument)
+    if moment > time.time_ns():
+        raise TimeTravelError(
+            f"Historic timestamp {argument}={as_of!r} cannot be set in the future; time travel "
+            "reads the past (omit it to read the latest state)."
+        )
+    position = bisect_right(log.rows, moment, key=lambda row: row["end_time"])
+    if position == 0:
+        check_unit(catalog, as_of, argument)
+        return -1  # before the first transaction: the empty catalog
+    return log.rows[position - 1]["sequence"]
+
+
+# Units an integer time is mistaken for, with their size in nanoseconds.
+_SLIPS = (("seconds", 10**9), ("milliseconds", 10**6), ("microseconds", 10**3))
+
+
+def _first_commit_ns(catalog: Catalog) -> int | None:
+    rows = log_of(catalog).rows
+    return rows[0]["end_time"] if rows else None
+
+
+def _utc(ns: int) -> str:
+    seconds, nanos = divmod(ns, _NS)
+    moment = _EPOCH + timedelta(seconds=seconds)
+    return f"{moment:%Y-%m-%d %H:%M:%S}.{nanos:09d} UTC"
+
+
+def check_unit(catalog: Catalog, value: Any, argument: str = "as_of", reading: str = "") -> None:
+    """Raise ``AsOfUnitError`` when an integer time before the catalog's first transaction
+    would fall inside its history read as seconds, milliseconds or microseconds (``reading``:
+    how the caller read the value, for the message)."""
+    first = _first_commit_ns(catalog)
+    if first is None or not _is_integer(value) or int(value) >= first:
+        return
+    value, now = int(value), time.time_ns()
+    reading = reading or (
+        f"{argument}={value} is read as nanoseconds since the epoch, as integer times always are:"
+    )
+    for unit, size in _SLIPS:
+        if (value + 1) * size > first and value * size <= now:
+            raise AsOfUnitError(
+                f"{reading} {_utc(value)}, before the catalog's first transaction "
+                f"({_utc(first)}). It looks like {unit} ({_utc(value * size)}): pass "
+                f"{argument}={value} * {size}, time.time_ns() or a datetime."
+            )
+
+
+def before_history_note(seen: Transaction, as_of: Any = None) -> str:
+    """Why a read-only view ``seen`` (of ``as_of``, when given) shows an empty catalog: it is
+    before the first transaction ("" for views of a later state)."""
+    first = _first_commit_ns(seen.catalog)
+    if first is None or not seen.read_only or seen.state.sequence != -1:
+        return ""
+    point = f"{as_of} is {_utc(int(as_of))}, " if _is_integer(as_of) else ""
+    return (
+        f" (integer as_of values are nanoseconds since the epoch: {point}before the catalog's "
+        f"first transaction at {_utc(first)})"
+    )
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_NS = 1_000_000_000
+
+
+def _aware_ns(moment: datetime) -> int:
+    """Exact ns since the epoch of a timezone-aware datetime (integer arithmetic, no floats)."""
+    return (moment - _EPOCH) // timedelta(microseconds=1) * 1000
+
+
+def _local_wall_ns(wall_ns: int) -> int:
+    """The instant of a naive wall-clock time in local time, read as ``datetime.timestamp()``
+    reads a naive datetime."""
+    seconds, nanos = divmod(wall_ns, _NS)
+    naive = datetime(1970, 1, 1) + timedelta(seconds=seconds)
+    return _aware_ns(naive.astimezone()) + nanos
+
+
+def instant_ns(value: Any, argument: str = "as_of") -> int:
+    """ns since the epoch of a time given as ns (int or numpy int), a datetime, a pandas
+    Timestamp or a numpy datetime64, exactly. Naive datetimes and Timestamps are local time;
+    numpy datetime64 values are UTC, as numpy defines them."""
+    if _is_integer(value):
+        return int(value)
+    if type(value).__module__.startswith("pandas") and hasattr(value, "nanosecond"):
+        if value != value:  # NaT
+            raise TimeTravelError(f"{argument}=NaT is not a time; pass a real timestamp.")
+        return int(value.value) if value.tzinfo is not None else _local_wall_ns(int(value.value))
+    if isinstance(value, datetime):
+        try:
+            return _aware_ns(value if value.tzinfo is not None else value.astimezone())
+        except (ValueError, OverflowError) as e:
+            raise TimeTravelError(
+                f"{argument}={value!r} is outside the range of times this machine can place ({e})."
+            ) from e
+    if type(value).__name__ == "datetime64" and type(value).__module__ == "numpy":
+        import numpy as np
+
+        if np.isnat(value):
+            raise TimeTravelError(f"{argument}=NaT is not a time; pass a real timestamp.")
+        return int(value.astype("datetime64[ns]").astype(np.int64))  # numpy times are UTC
+    raise TimeTravelError(
+        f"{argument}={value!r} is not a time: pass ns since the epoch (int), a datetime or pandas "
+        "Timestamp (naive means local time), a transaction id or a tag name."
+    )
+
+
+def _sequence_of_name(catalog: Catalog, name: str) -> int | None:
+    """The sequence of the transaction with id ``name`` or tagged ``name``, if any."""
+    for row in log_of(catalog).rows:
+        if row["transaction_id"] == name:
+            return row["sequence"]
+    tagged = _read_tags(catalog).get(name)
+    return None if tagged is None else _sequence_of_name(catalog, tagged)
+
+
+def _iso_time(catalog: Catalog, text: str, argument: str) -> datetime:
+    """An ISO 8601 time given as text (e.g. '2026-11-21T09:30'), for as_of strings that name no
+    transaction or tag."""
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise TimeTravelError(
+            f"{argument}={text!r} is neither a transaction id, a tag of catalog "
+            f"{catalog.root!r}, nor an ISO time like '2026-11-21T09:30'; see dc.transactions() "
+            "and dc.tags()."
+        ) from None
+
+
+def state_as_of(catalog: Catalog, as_of: Any) -> CatalogState:
+    """The catalog state right after the transaction ``as_of`` resolves to."""
+    return log_of(catalog).state_at(resolve_sequence(catalog, as_of))
+
+
+def tags(catalog: str | None = None) -> dict[str, str]:
+    """Every tag of a catalog and the transaction it names."""
+    from workbench.core.catalog.registry import get_catalog
+
+    return _read_tags(get_catalog(catalog))
+
+
+def _read_tags(catalog: Catalog) -> dict[str, str]:
+    found = {}
+    for meta in sorted(catalog.storage.list(TAG_FOLDER), key=lambda m: m["path"]):
+        name = meta["path"].rsplit("/", 1)[-1].removesuffix(TAG_SUFFIX)
+        found[name] = json.loads(catalog.storage.get(meta["path"]))["transaction_id"]
+    return found

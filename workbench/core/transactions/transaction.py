@@ -1,0 +1,597 @@
+"""Catalog transactions: many table and namespace changes made visible together, or not at all.
+
+A transaction pins the catalog state when it starts. Writes stage their data files in the
+table folders and their Delta actions in the transaction; nothing reaches a table's Delta log
+before commit, so no reader of a table folder ever sees an uncommitted row, while reads inside
+the transaction see its own changes. Before changing a table the transaction takes the table's
+lease, queueing behind another writer of it.
+
+Commit is optimistic: the transaction checks that every table it read or wrote is still at the
+version it saw in the newest log state, then publishes the log's next version with a
+put-if-absent (the commit point). If another transaction took that version, it checks again
+against the new entries and retries. Afterwards the tables' Delta commits are written from the
+actions recorded in the entry (``rollforward``); a crash there loses nothing, since the next
+user of the catalog finishes the job.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.base.errors import (
+    CommitOutcomeUnknownError,
+    HistoricTransactionError,
+    TableNotFoundError,
+    TransactionConflictError,
+    TransactionError,
+    WorkbenchError,
+    WriteFailedError,
+)
+from workbench.core.base.types import DEFAULT_ENGINE
+from workbench.core.catalog.folders import (
+    dropped_key,
+    folder_identity,
+    live_key,
+    move_folder,
+    remove_folder,
+)
+from workbench.core.delta.commits import (
+    TableActions,
+    add_action,
+    commit_key,
+    metadata_action,
+    now_ms,
+    remove_action,
+)
+from workbench.core.delta.data_files import discard
+from workbench.core.delta.table_cache import head_version
+from workbench.core.storage import leases
+from workbench.core.transactions.catalog_log import (
+    NAMESPACE_CREATED,
+    NAMESPACE_DROPPED,
+    CatalogState,
+    TableEntry,
+    log_of,
+)
+from workbench.core.transactions.rollforward import apply_entry, settle
+
+if TYPE_CHECKING:
+    from workbench.core.catalog.registry import Catalog
+    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.delta.data_files import Rewrite, WrittenFile
+
+MAX_COMMIT_ATTEMPTS = 100  # log versions taken by others before giving up
+
+
+def new_transaction_id() -> str:
+    """A unique, fixed-length id that sorts by creation time (transactions, incarnations)."""
+    return f"{time.time_ns():016x}{secrets.token_hex(6)}"
+
+
+_commit_listeners: list[Callable[[Transaction, list[dict[str, Any]]], None]] = []
+
+
+def on_commit(listener: Callable[[Transaction, list[dict[str, Any]]], None]) -> None:
+    """Call ``listener(transaction, log_rows)`` after every commit that changed something (the
+    run log links runs to their transactions this way, without the log knowing runs)."""
+    if listener not in _commit_listeners:
+        _commit_listeners.append(listener)
+
+
+@dataclass
+class TableChange:
+    """What a transaction does to one table: its staged Delta actions and their effect."""
+
+    namespace: str
+    name: str
+    incarnation: str
+    pinned: TableEntry | None  # the committed entry the change is based on
+    table: OpenTable  # the table as this transaction sees it: committed plus staged
+    version: int  # the Delta version the commit writes
+    actions: TableActions = field(default_factory=TableActions)
+    written: list[WrittenFile] = field(default_factory=list)
+    superseded: list[WrittenFile] = field(default_factory=list)  # staged, then replaced
+    operations: list[str] = field(default_factory=list)
+    engines: list[str] = field(default_factory=list)
+    rows_added: int = 0
+    rows_removed: int = 0
+    dropped: bool = False
+    details: dict[str, Any] = field(default_factory=dict)  # JSON-able, for the log row
+
+    @property
+    def entry(self) -> TableEntry | None:
+        """The table as this transaction sees it (None when absent or dropped)."""
+        if self.dropped:
+            return None
+        if self.actions.empty:
+            return self.pinned
+        return TableEntry(self.version, self.incarnation)
+
+
+class Transaction:
+    """One catalog transaction; use ``dc.transaction()`` rather than creating it directly."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        catalog_name: str,
+        commit_message: str | None = None,
+        state: CatalogState | None = None,
+        read_only: bool = False,
+        since_ns: int | None = None,
+        enclosing: Transaction | None = None,
+        read_only_reason: str | None = None,
+    ):
+        self.catalog = catalog
+        self.enclosing = enclosing  # the transaction open around this one (independent of it)
+        self.catalog_name = catalog_name
+        self.id = new_transaction_id()
+        self.start_time = time.time_ns()
+        self.since_ns = since_ns or self.start_time  # first attempt's start, across retries
+        self.commit_message = commit_message
+        if state is None:
+            settle(catalog)
+            state = log_of(catalog).state
+        self.state = state
+        self.read_only = read_only
+        self.read_only_reason = read_only_reason  # why writes are refused, when not as_of
+        self.reads: dict[tuple[str, str], TableEntry | None] = {}
+        self.changes: dict[tuple[str, str], TableChange] = {}
+        self.wanted: set[tuple[str, str]] = set()  # tables it set out to write
+        self.namespace_changes: dict[str, str] = {}
+        self.closed = False
+        self._last_ms = 0
+
+    # ----------------------------------------------------------------------------- what it sees
+    def entry(self, namespace: str, name: str, record: bool = True) -> TableEntry | None:
+        """The table as this transaction sees it; remembers the read for conflict checks
+        unless ``record`` is False."""
+        key = (namespace, name)
+        if key in self.changes:
+            return self.changes[key].entry
+        found = self.state.tables.get(key)
+        if record:
+            self.reads.setdefault(key, found)
+        return found
+
+    def has_namespace(self, namespace: str) -> bool:
+        """True when the namespace exists in this transaction's view."""
+        change = self.namespace_changes.get(namespace)
+        if change is not None:
+            return change == NAMESPACE_CREATED
+        return namespace in self.state.namespaces
+
+    def namespaces(self) -> list[str]:
+        """Namespaces in this transaction's view, sorted."""
+        names = set(self.state.namespaces)
+        for ns, change in self.namespace_changes.items():
+            (names.add if change == NAMESPACE_CREATED else names.discard)(ns)
+        return sorted(names)
+
+    def table_names(self, namespace: str) -> list[str]:
+        """Tables of a namespace in this transaction's view, sorted."""
+        names = {n for (ns, n) in self.state.tables if ns == namespace}
+        names |= {n for (ns, n) in self.changes if ns == namespace}
+        return sorted(n for n in names if self.entry(namespace, n) is not None)
+
+    # ------------------------------------------------------------------------------ making changes
+    def require_writable(self) -> None:
+        """Raise unless this transaction may change the catalog."""
+        if self.closed:
+            raise TransactionError(f"Transaction {self.id} is already closed; start a new one.")
+        if self.read_only and self.read_only_reason:
+            raise HistoricTransactionError(self.read_only_reason)
+        if self.read_only:
+            raise HistoricTransactionError(
+                f"Cannot perform a write operation in a read-only historic transaction: "
+                f"transaction {self.id} reads the catalog as of a past point. Leave the "
+                "`with dc.transaction(as_of=...)` block to write."
+            )
+
+    def touch_table(self, namespace: str, name: str) -> TableChange:
+        """Prepare to change a table: take its lease (queueing behind another writer), then
+        base the change on the table's newest committed version."""
+        from workbench.core.catalog.tables import empty_table, locate_key
+        from workbench.core.transactions.opening import committed_table
+
+        self.require_writable()
+        key = (namespace, name)
+        if key in self.changes:
+            change = self.changes[key]
+            if change.dropped:
+                raise TransactionError(
+                    f"Table {namespace}.{name} was dropped in this transaction; commit first, "
+                    "then create it again in a new transaction."
+                )
+            with self.catalog.writing():
+                leases.renew(self.catalog.storage, namespace, name, self.id)
+            return change
+        self._refuse_tables_of_enclosing(key)
+        self.wanted.add(key)
+        with self.catalog.writing():
+            leases.acquire(
+                self.catalog.storage,
+                namespace,
+                name,
+                self.id,
+                self.since_ns,
+                holding=bool(self.changes),
+            )
+        try:
+            settle(self.catalog)
+            latest = log_of(self.catalog).state.tables.get(key)
+            if key in self.reads and self.reads[key] != latest:
+                raise self._conflict(f"table {namespace}.{name} changed after it was read")
+            loc = locate_key(name, namespace, self.catalog_name)
+            if latest is None:
+                incarnation = new_transaction_id()
+                self._clear_free_name(namespace, name)
+                table = empty_table(loc, loc.uri, incarnation)
+                version = 0
+            else:
+                incarnation = latest.incarnation
+                table = committed_table(loc, latest)
+                version = self._next_version(table, latest.version)
+        except BaseException:
+            leases.release(self.catalog.storage, namespace, name, self.id)
+            raise
+        change = TableChange(namespace, name, incarnation, latest, table, version)
+        self.changes[key] = change
+        if latest is not None and version > latest.version + 1:
+            self._repair(change, version - 1)
+        return change
+
+    def touch_existing(self, namespace: str, name: str, doing: str) -> TableChange:
+        """``touch_table`` for a change that needs the table to exist (``doing`` names the
+        change for the error, e.g. "optimize 'default.users'")."""
+        change = self.touch_table(namespace, name)
+        if change.entry is None:
+            raise TableNotFoundError(
+                f"Table does not exist: cannot {doing} in catalog {self.catalog_name!r}; "
+                "create it first with dc.create_table(...) or dc.write(...)."
+            )
+        return change
+
+    def _refuse_tables_of_enclosing(self, key: tuple[str, str]) -> None:
+        """A nested transaction cannot write a table an enclosing one is writing: it would
+        wait for a lease that is only released after it ends."""
+        outer = self.enclosing
+        while outer is not None:
+            if outer.catalog.root == self.catalog.root and key in outer.changes:
+                raise TransactionConflictError(
+                    f"Table {key[0]}.{key[1]} is being written by the enclosing transaction "
+                    f"{outer.id}; a nested transaction is independent of it and cannot write "
+                    "the same table. Write it in the enclosing transaction instead."
+                )
+            outer = outer.enclosing
+
+    def _next_version(self, table: OpenTable, recorded: int) -> int:
+        """The Delta version this transaction's commit of a live table will write: the one
+        after the recorded version, or after versions someone wrote outside the catalog."""
+        folder = live_key(table.loc.namespace, table.loc.name)
+        if not self.catalog.storage.exists(commit_key(folder, recorded + 1)):
+            return recorded + 1  # one existence check instead of listing the Delta log
+        return max(head_version(table.uri, table.incarnation, table.storage_options), recorded) + 1
+
+    def claim(self, tables: Iterable[tuple[str, str]]) -> None:
+        """Take the leases of tables this transaction is going to write before it reads them
+        (a retry claims what its failed attempt wrote), so other writers queue behind it
+        instead of changing what it reads."""
+        for namespace, name in sorted(tables):
+            self.touch_table(namespace, name)
+
+    def contended(self) -> set[tuple[str, str]]:
+        """Tables this transaction set out to write or read that others changed meanwhile:
+        what a retry should claim first."""
+        latest = log_of(self.catalog).refresh()
+        changed = {key for key, seen in self.reads.items() if latest.tables.get(key) != seen}
+        return self.wanted | changed
+
+    def _repair(self, change: TableChange, head: int) -> None:
+        """Stage undoing the versions someone wrote into the table's Delta log outside the
+        catalog (after the recorded one), so this transaction's commit builds on what the
+        catalog recorded."""
+        from workbench.core.catalog.tables import from_delta
+        from workbench.core.delta.table_cache import at_version
+
+        recorded = change.table
+        found = from_delta(
+            recorded.loc,
+            recorded.uri,
+            change.incarnation,
+            at_version(recorded.uri, change.incarnation, head, recorded.storage_options),
+        )
+        kept = {f.path for f in recorded.files}
+        actions = TableActions(
+            removes={f.path: remove_action(f) for f in found.files if f.path not in kept}
+        )
+        present = {f.path for f in found.files}
+        for f in recorded.files:
+            if f.path not in present:
+                stats = json.dumps({"numRecords": f.rows})
+                actions.adds[f.path] = {
+                    "add": {
+                        "path": f.path,
+                        "partitionValues": {},
+                        "size": f.size,
+                        "modificationTime": f.modified,
+                        "dataChange": True,
+                        "stats": stats,
+                    }
+                }
+        if (found.schema, found.properties) != (recorded.schema, recorded.properties):
+            actions.metadata = metadata_action(
+                recorded.schema, recorded.properties, recorded.table_id or None
+            )
+        change.actions = actions
+
+    def _clear_free_name(self, namespace: str, name: str) -> None:
+        """Clear a folder left at a free table name (the lease is held): files staged by a
+        writer that died, or a dropped table whose folder was never moved."""
+        key = live_key(namespace, name)
+        if not self.catalog.storage.list(key):
+            return
+        identity = folder_identity(self.catalog, key)
+        committed = identity and {
+            r["incarnation"]
+            for r in log_of(self.catalog).rows
+            if r["namespace"] == namespace
+            and r["table_name"] == name
+            and (r["incarnation"] == identity[1] or r["transaction_id"] == identity[0])
+        }
+        if committed:
+            move_folder(self.catalog, key, dropped_key(committed.pop()))
+        else:
+            remove_folder(self.catalog, key)
+
+    def savepoint(self, change: TableChange) -> Callable[[], None]:
+        """A function that puts a table change back as it is now (for a write that fails
+        half-way inside a transaction that goes on)."""
+        saved = (
+            TableActions(
+                change.actions.protocol,
+                change.actions.metadata,
+                dict(change.actions.adds),
+                dict(change.actions.removes),
+            ),
+            change.table,
+            list(change.written),
+            list(change.superseded),
+        )
+
+        def restore() -> None:
+            change.actions, change.table = saved[0], saved[1]
+            change.written, change.superseded = list(saved[2]), list(saved[3])
+
+        return restore
+
+    def stage(
+        self,
+        change: TableChange,
+        rewrite: Rewrite | None = None,
+        metadata: dict[str, Any] | None = None,
+        protocol: dict[str, Any] | None = None,
+    ) -> None:
+        """Add a write's files (and removals, metadata, protocol) to a table change; reads in
+        this transaction see them from now on."""
+        actions = TableActions(protocol, metadata)
+        if rewrite is not None:
+            for old in rewrite.removed:
+                staged = change.actions.adds.pop(old.path, None)
+                if staged is None:
+                    actions.removes[old.path] = remove_action(old)
+                else:  # a file this transaction added and now replaces: it was never visible
+                    change.superseded += [w for w in change.written if w.uri == old.absolute]
+            modified = self._next_ms()
+            base = change.table.uri.rstrip("/") + "/"
+            for written in rewrite.written:
+                relative = written.uri[len(base) :] if written.uri.startswith(base) else written.uri
+                actions.adds[relative] = add_action(relative, written, modified)
+            change.written += rewrite.written
+        change.actions.protocol = protocol or change.actions.protocol
+        change.actions.metadata = metadata or change.actions.metadata
+        change.actions.removes.update(actions.removes)
+        change.actions.adds.update(actions.adds)
+        change.table = change.table.with_actions(actions, change.version)
+
+    def _next_ms(self) -> int:
+        """Strictly increasing times for this transaction's writes, so files keep write order."""
+        self._last_ms = max(now_ms(), self._last_ms + 1)
+        return self._last_ms
+
+    def record(
+        self,
+        change: TableChange,
+        operation: str,
+        added: int = 0,
+        removed: int = 0,
+        engine: str | None = None,
+    ) -> None:
+        """Note what a write did to a table, for the log: the one way engines and helpers
+        report their work. ``engine`` says who wrote."""
+        change.operations.append(operation)
+        if engine is not None and engine not in change.engines:
+            change.engines.append(engine)
+        change.rows_added += added
+        change.rows_removed += removed
+
+    def describe(self, change: TableChange, details: dict[str, Any]) -> None:
+        """Add facts about a table change (e.g. the model that made its columns) to its log
+        row's ``details``."""
+        change.details.update(details)
+
+    def drop(self, change: TableChange) -> None:
+        """Drop a table at commit."""
+        change.operations.append("DROP_TABLE")
+        change.dropped = True
+
+    def change_namespace(self, namespace: str, created: bool) -> None:
+        """Create or drop a namespace at commit."""
+        self.require_writable()
+        self.namespace_changes[namespace] = NAMESPACE_CREATED if created else NAMESPACE_DROPPED
+
+    # ----------------------------------------------------------------------------- commit / abort
+    def commit(self) -> None:
+        """Make every change visible at once, or raise ``TransactionConflictError``."""
+        if self.closed:
+            return
+        rows: list[dict[str, Any]] = []
+        try:
+            if self.changes or self.namespace_changes:
+                rows = self._publish()
+        except CommitOutcomeUnknownError:
+            self.closed = True  # its staged files stay: the commit may reference them
+            self._release()
+            raise
+        except WorkbenchError:
+            self.abort()
+            raise
+        except OSError as e:
+            self.abort()
+            raise WriteFailedError(
+                f"Committing transaction {self.id} failed ({e}); nothing of it was committed."
+            ) from e
+        except BaseException:
+            self.abort()
+            raise
+        self.closed = True
+        try:
+            if rows:
+                with self.catalog.writing():
+                    apply_entry(self.catalog, rows)
+            for change in self.changes.values():
+                discard(change.superseded)
+        finally:
+            self._release()
+        if rows:
+            for listener in _commit_listeners:
+                listener(self, rows)
+
+    def _publish(self) -> list[dict[str, Any]]:
+        """Publish the log entry: check against the newest state, then put-if-absent the next
+        log version; check again when another commit took it."""
+        log = log_of(self.catalog)
+        for _ in range(MAX_COMMIT_ATTEMPTS):
+            settle(self.catalog)  # the previous entry is applied before ours is published
+            latest = log.state
+            self._check(latest)
+            rows = self._rows(log.version + 1, max(time.time_ns(), latest.end_time + 1))
+            if not rows:
+                return []
+            with self.catalog.writing():
+                if log.commit(rows):
+                    return rows
+        raise self._conflict(f"{MAX_COMMIT_ATTEMPTS} other commits came first")
+
+    def _check(self, latest: CatalogState) -> None:
+        for key, seen in self.reads.items():
+            if key not in self.changes and latest.tables.get(key) != seen:
+                raise self._conflict(f"table {key[0]}.{key[1]} changed after it was read")
+        for key, change in self.changes.items():
+            if latest.tables.get(key) != change.pinned:
+                raise self._conflict(f"table {key[0]}.{key[1]} changed after it was first written")
+        for ns, kind in self.namespace_changes.items():
+            if kind == NAMESPACE_DROPPED:
+                others = [n for (s, n) in latest.tables if s == ns and (s, n) not in self.changes]
+                if others:
+                    raise self._conflict(f"namespace {ns} gained tables {others}")
+
+    def _rows(self, sequence: int, end_time: int) -> list[dict[str, Any]]:
+        common = {
+            "transaction_id": self.id,
+            "sequence": sequence,
+            "start_time": self.start_time,
+            "end_time": end_time,
+            "commit_message": self.commit_message,
+            "status": "COMMITTED",
+        }
+
+        def namespace_rows(kind: str) -> list[dict[str, Any]]:
+            empty = dict.fromkeys(("table_name", "table_version", "incarnation", "details"))
+            return [
+                {
+                    **common,
+                    **empty,
+                    "operation": kind,
+                    "namespace": ns,
+                    "rows_added": 0,
+                    "rows_removed": 0,
+                    "engine": None,
+                    "actions": None,
+                }
+                for ns, change in self.namespace_changes.items()
+                if change == kind
+            ]
+
+        rows = namespace_rows(NAMESPACE_CREATED)  # first, so tables' namespaces exist
+        for change in self.changes.values():
+            if change.pinned is None and change.entry is None:
+                continue  # created and dropped (or never written) inside this transaction
+            if not change.operations or (change.actions.empty and not change.dropped):
+                continue
+            rows.append(
+                {
+                    **common,
+                    "operation": "+".join(dict.fromkeys(change.operations)),
+                    "namespace": change.namespace,
+                    "table_name": change.name,
+                    "table_version": None if change.dropped else change.version,
+                    "incarnation": change.incarnation,
+                    "rows_added": change.rows_added,
+                    "rows_removed": change.rows_removed,
+                    "engine": "+".join(change.engines) or DEFAULT_ENGINE,
+                    "details": _details_json(change.details),
+                    "actions": None if change.dropped else change.actions.to_json(),
+                }
+            )
+        rows += namespace_rows(NAMESPACE_DROPPED)
+        return rows
+
+    def abort(self) -> None:
+        """Forget every change; the files it staged are deleted. Nothing of it was visible."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            for change in self.changes.values():
+                discard(change.written)
+                if change.pinned is None and self.catalog.is_local:
+                    folder = live_key(change.namespace, change.name)
+                    _remove_if_empty(self.catalog.storage.fs_path(folder))
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        for namespace, name in self.changes:
+            leases.release(self.catalog.storage, namespace, name, self.id)
+
+    def _conflict(self, reason: str) -> TransactionConflictError:
+        return TransactionConflictError(
+            f"Transaction {self.id} conflicts: {reason}. Nothing of it was committed; run it "
+            "again (dc.run_transaction(fn, retries=...) retries automatically)."
+        )
+
+    def __repr__(self) -> str:
+        mode = "read-only" if self.read_only else "read-write"
+        return f"Transaction({self.id}, {mode}, catalog={self.catalog_name!r})"
+
+
+def _details_json(details: dict[str, Any]) -> str | None:
+    """A table change's details as the log's JSON (None when there are none)."""
+    return json.dumps(details, sort_keys=True, default=str) if details else None
+
+
+def _remove_if_empty(folder: str) -> None:
+    """Remove a folder a transaction made for a table it then did not create, with its empty
+    subfolders (a Spark or Daft write's own folder); folders holding files stay."""
+    import os
+    from contextlib import suppress
+
+    for parent, _, _ in os.walk(folder, topdown=False):
+        with suppress(OSError):
+            os.rmdir(parent)
