@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 # file needs only onnxruntime, so with the inference extra it is installed without dependencies.
 SILERO_VAD := silero-vad==6.2.3
 
-.PHONY: venv install java-check browser-deps test test-unit test-integration test-notebooks lint format benchmark demo media lab build clean clean-venv clean-build
+.PHONY: venv install java-check browser-deps test test-fast test-notebooks lint format benchmark demo media lab build clean clean-venv clean-build
 
 venv: $(PY)
 
@@ -41,11 +41,10 @@ browser-deps:
 test: install java-check browser-deps
 	WORKBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest tests tutorials --nbval --nbval-current-env -p no:cacheprovider -q
 
-test-unit: install
-	$(PY) -m pytest tests -m "not integration" -q
-
-test-integration: install java-check browser-deps
-	WORKBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest tests -m integration -q
+# The fast tier: no Spark, Ray, S3 server, kernels, browser or process-killing tests.
+FAST := not (spark or ray or s3 or kernel or browser or slow)
+test-fast: install
+	$(PY) -m pytest tests -m "$(FAST)" -p no:cacheprovider -q
 
 test-notebooks: install
 	$(PY) -m pytest tutorials --nbval --nbval-current-env -q
@@ -53,6 +52,7 @@ test-notebooks: install
 lint: install
 	$(VENV)/bin/ruff check workbench tests benchmarks notebooks
 	$(VENV)/bin/ruff format --check workbench tests benchmarks notebooks
+	$(VENV)/bin/lint-imports
 
 format: install
 	$(VENV)/bin/ruff check --fix workbench tests benchmarks notebooks

@@ -32,7 +32,7 @@ def tree_digest(root: str | Path) -> str:
 
 def fail_log_commits(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
     """Make every commit of a catalog log raise ``error`` (a fault not otherwise producible)."""
-    from workbench.core.storage import Storage
+    from workbench.core.storage.store import Storage
 
     real = Storage.put_if_absent
 
@@ -61,7 +61,7 @@ def ray_cluster():
     pytest.importorskip("ray")
     import ray
 
-    from workbench.core.engine import get_engine
+    from workbench.core.data.engine import get_engine
 
     dc.init(engines={"ray": {"num_cpus": 2, "object_store_memory": 256 * 1024**2}})
     get_engine("ray")
@@ -103,3 +103,16 @@ def media_folder(tmp_path: Path) -> Path:
         for name in names:
             shutil.copy2(MEDIA / sub / name, copy / sub / name)
     return copy
+
+
+# Test tiers: `make test-fast` leaves these out; `make test` runs everything.
+FIXTURE_TIERS = {"spark": "spark", "ray_cluster": "ray", "s3": "s3", "s3_catalog": "s3"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with the tiers its fixtures put it in (a test using the ``spark``
+    fixture is a ``spark`` test), so no test has to be marked by hand for them."""
+    for item in items:
+        for fixture, tier in FIXTURE_TIERS.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(tier)

@@ -131,7 +131,7 @@ def test_upsert_compaction_with_schema_evolution(cat):
     assert by_id[4] == ("Dave_Updated", 41, "Houston_New", "dave@example.com", "Sales")
 
 
-RAY = pytest.param("RAY_DATASET", marks=pytest.mark.integration)
+RAY = pytest.param("RAY_DATASET", marks=pytest.mark.ray)
 
 
 def _start_ray_for(request, dataset):

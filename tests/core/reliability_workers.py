@@ -155,7 +155,8 @@ CRASH_POINTS = ("before_log_commit", "after_log_commit", "between_table_commits"
 def pause_at(point: str, flag: str) -> None:
     """Fault injection: at ``point`` of the next commit, announce it in ``flag`` and stall, so
     the test can kill the process exactly there."""
-    from workbench.core import rollforward, txlog
+    from workbench.core.transactions import catalog_log as txlog
+    from workbench.core.transactions import rollforward
 
     def stall() -> None:
         with open(flag, "w") as out:

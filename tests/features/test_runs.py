@@ -162,7 +162,6 @@ def test_metrics_are_numbers(catalog, value):
         run.log_metric("loss", value)
 
 
-@pytest.mark.integration
 def test_runs_of_a_catalog_on_s3_go_to_its_delta_run_log(s3_catalog):
     with dc.run("on-s3") as run:
         dc.write(_rows(2), "t")

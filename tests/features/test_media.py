@@ -16,9 +16,9 @@ from PIL import Image
 import workbench as dc
 from tests.conftest import tree_digest
 from workbench.core.media.columns import URI_PROPERTY, arrow_schema
-from workbench.core.media.fetch import read_many
+from workbench.core.storage.fetch import read_many
 
-MEDIA = Path(__file__).resolve().parent.parent / "media"
+MEDIA = Path(__file__).resolve().parents[2] / "media"
 
 
 @pytest.fixture
@@ -219,7 +219,7 @@ def test_failure_during_write_rolls_back(catalog, folder, monkeypatch):
 def test_import_magic(tmp_path, folder):
     from IPython.core.interactiveshell import InteractiveShell
 
-    from tests.test_magics import run
+    from tests.notebook.test_magics import run
 
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "workbench")
@@ -235,12 +235,11 @@ def test_import_magic(tmp_path, folder):
     assert "--prune" in str(help_text) and "media table" in str(help_text)
 
 
-@pytest.mark.integration
 def test_import_get_and_show_on_s3(s3_catalog, folder):
     import obstore
     from obstore.store import S3Store
 
-    from workbench.core.storage import Storage
+    from workbench.core.storage.store import Storage
 
     bucket = s3_catalog.root.split("://")[1].split("/")[0]
     store = Storage(f"s3://{bucket}", s3_catalog.properties.storage_options).store

@@ -24,8 +24,8 @@ import pytest
 
 from tests.chromium import chromium_page, offline, require_chromium
 
-pytestmark = pytest.mark.integration
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = "04_notebook_workbench.ipynb"
 
 

@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
-from workbench.core.errors import EventLogVersionError, InvalidArgumentError
-from workbench.core.events.log import EventLog, RunRecord, RunStatus, open_event_log
+from workbench.core.base.errors import EventLogVersionError, InvalidArgumentError
+from workbench.core.events.config import open_event_log
+from workbench.core.events.log import EventLog, RunRecord, RunStatus
 from workbench.core.events.model import (
     COMMON_FIELDS,
     PAYLOAD_FIELDS,
@@ -31,7 +32,7 @@ from workbench.core.events.model import (
 )
 
 BACKENDS = ("sqlite", "delta")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BASE = 1_700_000_000_000_000_000  # ns
 ELSEWHERE = "build-server-7"  # another host: a run without an ending there stays running
 E = EventType
@@ -384,9 +385,9 @@ def test_a_sqlite_log_takes_no_storage_options(tmp_path: Path):
 
 # -------------------------------------------------------------------------------- processes
 def worker(*args: object) -> subprocess.Popen:
-    """A process of tests/event_log_workers.py."""
+    """A process of tests/features/event_log_workers.py."""
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.event_log_workers", *map(str, args)],
+        [sys.executable, "-m", "tests.features.event_log_workers", *map(str, args)],
         cwd=ROOT,
         stderr=subprocess.PIPE,
         text=True,
@@ -395,7 +396,7 @@ def worker(*args: object) -> subprocess.Popen:
 
 @pytest.mark.parametrize(
     "backend",
-    ["sqlite", pytest.param("delta", marks=pytest.mark.integration)],  # delta: ~20 s
+    ["sqlite", pytest.param("delta", marks=pytest.mark.slow)],  # delta: ~20 s
 )
 def test_concurrent_appenders_lose_and_repeat_nothing(backend: str, tmp_path: Path):
     workers, count = 4, 500

@@ -273,7 +273,7 @@ def test_optimize_compacts_and_keeps_rows(catalog):
 
 
 def test_log_is_compacted_and_read_incrementally(catalog, monkeypatch):
-    from workbench.core import txlog
+    from workbench.core.transactions import catalog_log as txlog
 
     monkeypatch.setattr(txlog, "COMPACT_EVERY", 10)
     for i in range(25):

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 import workbench as dc
-from tests.test_magics import run
+from tests.notebook.test_magics import run
 from workbench.widgets import Gallery
 
 

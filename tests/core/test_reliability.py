@@ -20,16 +20,16 @@ import pytest
 from deltalake import DeltaTable
 
 import workbench as dc
-from tests import reliability_workers as workers
+from tests.core import reliability_workers as workers
 
-pytestmark = pytest.mark.integration
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow  # processes killed at random points
+ROOT = Path(__file__).resolve().parents[2]
 TRANSFERS = int(os.environ.get("WORKBENCH_RELIABILITY_TRANSACTIONS", "25"))
 KILLS = int(os.environ.get("WORKBENCH_RELIABILITY_KILLS", "24"))  # a multiple of 4
 LEASE_SECONDS = "2"
 
 
-@pytest.fixture(params=["local", "s3"])
+@pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.s3)])
 def spec(request, tmp_path) -> str:
     """A fresh catalog, on the local disk or on S3, as the workers name it."""
     if request.param == "local":
@@ -46,7 +46,7 @@ def spawn(*args: object, host: str = "host-0") -> subprocess.Popen:
         "WORKBENCH_LEASE_WAIT_SECONDS": "30",
     }
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.reliability_workers", *map(str, args)],
+        [sys.executable, "-m", "tests.core.reliability_workers", *map(str, args)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,

@@ -393,7 +393,7 @@ def test_a_storage_fault_at_the_commit_point_changes_nothing(catalog, monkeypatc
 
 def test_a_commit_that_landed_before_the_connection_failed_is_committed(catalog, monkeypatch):
     """An object store can store a put and then lose the reply: the stored commit decides."""
-    from workbench.core.storage import Storage
+    from workbench.core.storage.store import Storage
 
     real = Storage.put_if_absent
 
@@ -413,7 +413,7 @@ def test_a_commit_that_landed_before_the_connection_failed_is_committed(catalog,
 def test_an_unknowable_commit_outcome_says_so_and_keeps_the_files(catalog, monkeypatch):
     """When the store fails the commit and then the check of it, the writer cannot know whether
     it committed: a typed error says so, and the files it may reference stay."""
-    from workbench.core.storage import Storage
+    from workbench.core.storage.store import Storage
 
     real_put, real_get = Storage.put_if_absent, Storage.get
 

@@ -110,7 +110,7 @@ def test_every_dataset_type_reads_and_writes(catalog):
     ]
 
 
-@pytest.mark.integration
+@pytest.mark.ray
 def test_ray_dataset_round_trip(catalog):
     ray = pytest.importorskip("ray")
     ray.init(num_cpus=1, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)

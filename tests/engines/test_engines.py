@@ -1,5 +1,5 @@
-"""Engines as plug-ins: the registry and its seam, the Daft engine (in-process, so not marked
-integration), parity with the local engine, laziness, failures, SQL names on every engine."""
+"""Engines as plug-ins: the registry and its seam, the Daft engine (in-process, so in the fast
+tier), parity with the local engine, laziness, failures, SQL names on every engine."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 import workbench as dc
 from tests.conftest import tree_digest
 from tests.engine_parity import KEYED, STEPS, outcome, random_steps, run_sequence
-from workbench.core.engine import (
+from workbench.core.data.engine import (
     EngineSpec,
     _load,
     _registry,
@@ -28,7 +28,7 @@ from workbench.core.engine import (
     get_engine,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESERVED = ("default", "order", "select", "table", "group")
 
 

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from workbench.core.events.log import open_event_log
+from workbench.core.events.config import open_event_log
 from workbench.core.events.model import Event, EventType, this_process
 
 

@@ -48,7 +48,7 @@ def docs(rows: int = 40) -> pa.Table:
     )
 
 
-@pytest.fixture(params=["local", "daft", "spark"])
+@pytest.fixture(params=["local", "daft", pytest.param("spark", marks=pytest.mark.spark)])
 def engine(request) -> str:
     """Each in-process engine; Spark with the shared session."""
     if request.param == "spark":
@@ -265,7 +265,7 @@ def test_killed_during_predict_commits_nothing(catalog, table, tmp_path):
         """
     )
     seen = frozen(catalog)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
     done = subprocess.run([sys.executable, "-c", script], env=env, timeout=120)
     assert done.returncode == -signal.SIGKILL
     assert frozen(catalog) == seen
@@ -279,7 +279,6 @@ def test_run_transaction_retries_an_infer(table):
     assert result.rows_predicted == 40
 
 
-@pytest.mark.integration
 def test_infer_on_ray(ray_cluster, table, tmp_path):
     result, loads = infer_counting(table, tmp_path, "ray")
     assert (result.rows_predicted, result.engine, loads) == (40, "ray", 1)
@@ -302,13 +301,13 @@ def test_infer_on_ray(ray_cluster, table, tmp_path):
     assert data.column("upper").to_pylist() == [t.upper() for t in data.column("text").to_pylist()]
 
 
-@pytest.mark.integration
+@pytest.mark.ray
 def test_daft_stays_in_process_after_ray_started(catalog, table):
     """Daft's first query picks its Ray runner when Ray is up; engine="daft" keeps it native."""
     script = textwrap.dedent(
         f"""
         import pyarrow as pa, workbench as dc
-        from workbench.core.engine import get_engine
+        from workbench.core.data.engine import get_engine
         dc.init_local({str(Path(catalog.root))!r})
         dc.init(engines={{"ray": {{"num_cpus": 1, "object_store_memory": 100 * 2**20}}}})
         get_engine("ray")  # Ray is up
@@ -319,7 +318,7 @@ def test_daft_stays_in_process_after_ray_started(catalog, table):
         print(daft.get_or_infer_runner_type())
         """
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
     done = subprocess.run(
         [sys.executable, "-c", script], env=env, timeout=300, capture_output=True, text=True
     )

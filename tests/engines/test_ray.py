@@ -14,7 +14,7 @@ import workbench as dc
 from tests.conftest import tree_digest
 from tests.engine_parity import KEYED, STEPS, outcome, random_steps, run_sequence
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.ray
 
 
 def test_ray_matches_the_local_engine_in_every_mode(ray_cluster, tmp_path):

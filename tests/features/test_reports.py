@@ -17,8 +17,8 @@ from tests.chromium import chromium_page, offline
 from workbench.magics.parser import parse
 from workbench.reports import parse_parameters
 
-ROOT = Path(__file__).resolve().parent.parent
-SLOW = pytest.mark.integration  # each report starts a kernel (about 10 s)
+ROOT = Path(__file__).resolve().parents[2]
+KERNEL = pytest.mark.kernel  # each report starts a kernel (about 10 s)
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def _rows_of(html: str, table: str) -> str:
     return re.search(rf"<td>{table}</td>.*?</tr>", html, re.S).group(0)
 
 
-@SLOW
+@KERNEL
 def test_catalog_overview_is_offline_html_pinned_to_a_transaction(
     catalog: Path, tmp_path: Path, capfd
 ):
@@ -60,7 +60,7 @@ def test_catalog_overview_is_offline_html_pinned_to_a_transaction(
     assert result.as_of in again
 
 
-@SLOW
+@KERNEL
 def test_a_raising_cell_fails_the_report_but_writes_html_with_the_error_first(
     catalog: Path, tmp_path: Path
 ):
@@ -89,7 +89,7 @@ def test_a_raising_cell_fails_the_report_but_writes_html_with_the_error_first(
     assert dc.runs(kind="report").to_pylist()[0]["status"] == "failed"
 
 
-@SLOW
+@KERNEL
 def test_a_users_notebook_reads_the_reported_catalog_pinned_with_no_set_up(
     catalog: Path, tmp_path: Path, caplog
 ):
@@ -123,7 +123,7 @@ def test_a_users_notebook_reads_the_reported_catalog_pinned_with_no_set_up(
     assert dc.transactions().num_rows == before and not dc.table_exists("copy", "shop")
 
 
-@SLOW
+@KERNEL
 def test_a_report_on_an_s3_catalog_reads_it_with_the_catalogs_storage_options(s3, tmp_path: Path):
     secret = "secret-given-in-code-only"  # moto takes any key; the kernel must get this one
     options = {**s3.options, "AWS_SECRET_ACCESS_KEY": secret}
@@ -136,7 +136,7 @@ def test_a_report_on_an_s3_catalog_reads_it_with_the_catalogs_storage_options(s3
     assert secret not in html and secret not in result.notebook.read_text()
 
 
-@SLOW
+@KERNEL
 def test_a_report_reads_the_run_log_this_process_writes_to(catalog: Path, tmp_path: Path):
     from workbench.core.events.config import configure_events
 
@@ -164,7 +164,7 @@ def _cli(*args: str, cwd: Path) -> int:
     ).returncode
 
 
-@SLOW
+@KERNEL
 def test_cli_exit_codes(catalog: Path, tmp_path: Path):
     bad = nbformat.v4.new_notebook()
     bad.cells = [nbformat.v4.new_code_cell("1 / 0")]
@@ -262,7 +262,7 @@ def _first_text() -> str:
     return sorted(p.name for p in (MEDIA / "texts").iterdir())[0]
 
 
-@SLOW
+@KERNEL
 @pytest.mark.parametrize("template", TEMPLATES)
 def test_every_template_renders_its_charts_with_their_data(reports, template: str):
     result = reports[template]
@@ -274,7 +274,7 @@ def test_every_template_renders_its_charts_with_their_data(reports, template: st
     assert all('"x":' in f or '"y":' in f for f in figures)  # each figure carries its data
 
 
-@SLOW
+@KERNEL
 def test_reports_show_what_the_catalog_holds(reports):
     profile = reports["table_profile"].html.read_text()
     assert "shop.raw" in profile and "merge key" in profile
@@ -295,7 +295,7 @@ DRAWN = (
 )
 
 
-@SLOW
+@KERNEL
 def test_report_charts_draw_offline_in_chromium(reports, tmp_path: Path):
     for template, (_, fewest) in TEMPLATES.items():
         with chromium_page(tmp_path / f"{template}.png", width=1280, height=900) as page:

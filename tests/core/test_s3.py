@@ -11,7 +11,7 @@ from deltalake import DeltaTable
 import workbench as dc
 from tests.engine_parity import KEYED, outcome, run_sequence
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.s3
 
 
 def test_every_write_mode_and_reads_on_s3(s3_catalog, tmp_path):

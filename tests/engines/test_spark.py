@@ -12,10 +12,11 @@ from hypothesis import HealthCheck, given, settings
 import workbench as dc
 from tests.conftest import tree_digest
 from tests.engine_parity import STEPS, random_steps, run_sequence
-from tests.test_engines import check_reserved_names
-from workbench.core.tables import locate, open_table
+from tests.engines.test_engines import check_reserved_names
+from workbench.core.catalog.tables import locate
+from workbench.core.transactions.table_versions import open_table
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.spark
 
 KEYED = dc.Schema.of(
     [
@@ -79,7 +80,7 @@ def test_merge_rewrites_only_files_holding_matching_keys(spark, catalog):
 def test_spark_reads_local_merges_and_refuses_unrecorded_versions(spark, catalog):
     from deltalake import DeltaTable, write_deltalake
 
-    from tests.test_fidelity import files_use_declared_types
+    from tests.core.test_fidelity import files_use_declared_types
 
     dc.write(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}), "t", schema=KEYED)
     dc.write(pa.table({"id": [2, 4], "v": ["B", "d"]}), "t")  # local engine MERGE

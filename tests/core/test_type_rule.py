@@ -14,8 +14,8 @@ from tests.engine_parity import payload
 KEYED = dc.Schema.of(
     [dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True), pa.field("v", pa.string())]
 )
-ENGINES = ["local", "daft", pytest.param("ray", marks=pytest.mark.integration)]
-ENGINES += [pytest.param("spark", marks=pytest.mark.integration)]
+ENGINES = ["local", "daft", pytest.param("ray", marks=pytest.mark.ray)]
+ENGINES += [pytest.param("spark", marks=pytest.mark.spark)]
 
 
 def _rows(table: str) -> list[dict]:

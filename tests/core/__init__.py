@@ -1,0 +1,1 @@
+"""Tests of the catalog, tables, writes, reads, schemas, transactions and time travel."""

@@ -1,0 +1,1 @@
+"""Tests of the Spark, Ray and Daft engines against the local one."""

@@ -1,0 +1,1 @@
+"""Tests of inference, media tables, the run log and reports."""

@@ -1,0 +1,1 @@
+"""Tests of the notebook front ends: magics, widgets, JupyterLab in Chromium."""

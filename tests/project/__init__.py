@@ -1,0 +1,1 @@
+"""Tests of the project itself: packaging, layers, README examples."""
