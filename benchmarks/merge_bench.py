@@ -1,0 +1,167 @@
+"""Small MERGE and DELETE on big tables: workbench copy-on-write, workbench merge-on-read
+(deletion vectors) and DuckLake, side by side in one run.
+
+Run ``python -m benchmarks.merge_bench [--sizes 1000000 4000000] [--rounds 5]``. For each table
+size, each system gets a keyed table of 3 columns written once, then ``rounds`` times a MERGE of
+100 random keys (half present, half new) and a DELETE of 100 random present keys, in the same
+order with the same keys; the median of each is reported with its ratio to DuckLake, and the
+4M/1M growth. Last, a read of the merge-on-read table after 30 merges beside the same table after
+``dc.optimize()``. Other jobs may load the machine: compare the ratios, not the seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from benchmarks.core_bench import DuckLake
+from benchmarks.timing import median_seconds, seconds
+
+CHANGED = 100
+SEED = 20261124
+VECTORS = {"delta.enableDeletionVectors": "true"}
+
+
+def table_of(ids: Any) -> Any:
+    """Rows of the benchmark table for the integer keys ``ids``."""
+    import numpy as np
+    import pyarrow as pa
+
+    ids = np.asarray(ids, dtype=np.int64)
+    return pa.table(
+        {"id": ids, "value": ids * 0.5, "label": pa.array(ids % 1000).cast(pa.string())}
+    )
+
+
+class Workbench:
+    """A workbench table, copy-on-write or merge-on-read."""
+
+    def __init__(self, root: Path, vectors: bool) -> None:
+        import pyarrow as pa
+
+        import workbench as dc
+
+        self.dc = dc
+        dc.init_local(root)
+        schema = dc.Schema.of(
+            [
+                dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True),
+                dc.Field.of(pa.field("value", pa.float64())),
+                dc.Field.of(pa.field("label", pa.string())),
+            ]
+        )
+        dc.create_table("bench", schema=schema, table_properties=VECTORS if vectors else None)
+
+    def write(self, table: Any) -> None:
+        self.dc.write(table, "bench", mode="merge")
+
+    def merge(self, source: Any) -> None:
+        self.dc.write(source, "bench", mode="merge")
+
+    def delete(self, keys: Any) -> None:
+        self.dc.write(keys, "bench", mode="delete")
+
+    def read(self) -> Any:
+        return self.dc.read("bench", read_as=self.dc.DatasetType.PYARROW)
+
+
+def changes(size: int, rounds: int) -> list[tuple[Any, Any]]:
+    """The same MERGE sources and DELETE keys for every system: ``rounds`` pairs."""
+    import pyarrow as pa
+
+    rng = random.Random(SEED + size)
+    present = list(range(size))
+    pairs, next_new = [], size
+    for _ in range(rounds):
+        updated = rng.sample(present, CHANGED // 2)
+        new = list(range(next_new, next_new + CHANGED // 2))
+        next_new += CHANGED // 2
+        deleted = rng.sample(present, CHANGED)
+        pairs.append((table_of(updated + new), pa.table({"id": pa.array(deleted, pa.int64())})))
+    return pairs
+
+
+def measure(system: Any, size: int, pairs: list[tuple[Any, Any]]) -> dict[str, float]:
+    """Median MERGE and DELETE seconds of one system on a ``size``-row table."""
+    system.write(table_of(range(size)))
+    merges, deletes = [], []
+    for source, keys in pairs:
+        merges.append(seconds(lambda s=source: system.merge(s)))
+        deletes.append(seconds(lambda k=keys: system.delete(k)))
+    return {"merge": statistics.median(merges), "delete": statistics.median(deletes)}
+
+
+def read_after_merges(folder: Path, size: int) -> dict[str, float]:
+    """Reading a merge-on-read table after 30 merges, beside the same table optimized."""
+    system = Workbench(folder, vectors=True)
+    system.write(table_of(range(size)))
+    for source, _ in changes(size, 30):
+        system.merge(source)
+    vectored = median_seconds(system.read, 3)
+    system.dc.optimize("bench")
+    return {"read_after_30_merges": vectored, "read_optimized": median_seconds(system.read, 3)}
+
+
+def run(sizes: list[int], rounds: int) -> dict[str, Any]:
+    """Every measurement of the benchmark, by size and system."""
+    results: dict[str, Any] = {"load": os.getloadavg()[0]}
+    for size in sizes:
+        pairs = changes(size, rounds)
+        row = {}
+        with tempfile.TemporaryDirectory() as folder:
+            for name, make in (
+                ("ducklake", lambda p: DuckLake(p)),
+                ("workbench_cow", lambda p: Workbench(p, vectors=False)),
+                ("workbench_mor", lambda p: Workbench(p, vectors=True)),
+            ):
+                root = Path(folder, name)
+                root.mkdir()
+                row[name] = measure(make(root), size, pairs)
+        results[str(size)] = row
+    with tempfile.TemporaryDirectory() as folder:
+        results["reads"] = read_after_merges(Path(folder), sizes[0])
+    return results
+
+
+def report(results: dict[str, Any], sizes: list[int]) -> str:
+    """A table of medians and ratios."""
+    lines = [f"load average at start: {results['load']:.2f}"]
+    lines.append(f"{'size':>9} {'step':7} {'DuckLake':>9} {'cow':>9} {'mor':>9} {'mor/DL':>7}")
+    for size in sizes:
+        row = results[str(size)]
+        for step in ("merge", "delete"):
+            duck, cow, mor = (row[s][step] for s in ("ducklake", "workbench_cow", "workbench_mor"))
+            lines.append(
+                f"{size:>9} {step:7} {duck * 1e3:8.1f}ms {cow * 1e3:8.1f}ms {mor * 1e3:8.1f}ms "
+                f"{mor / duck:6.2f}x"
+            )
+    if len(sizes) > 1:
+        small, big = (results[str(s)]["workbench_mor"] for s in (sizes[0], sizes[-1]))
+        for step in ("merge", "delete"):
+            lines.append(f"mor {step} {sizes[-1]}/{sizes[0]}: {big[step] / small[step]:.2f}x")
+    reads = results["reads"]
+    ratio = reads["read_after_30_merges"] / reads["read_optimized"]
+    lines.append(f"read after 30 merges / optimized: {ratio:.2f}x")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 4_000_000])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--out", type=Path, help="also write the results as JSON here")
+    args = parser.parse_args()
+    results = run(args.sizes, args.rounds)
+    print(report(results, args.sizes))
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
