@@ -202,3 +202,7 @@ class ReportFailedError(WorkbenchError):
         super().__init__(message)
         self.html = html
         self.notebook = notebook
+
+
+class DeletionVectorError(WorkbenchError, ValueError):
+    """A deletion vector could not be read: its file is missing, damaged or of another format."""

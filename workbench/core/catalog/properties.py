@@ -99,10 +99,15 @@ def encode_properties(table_properties: Mapping[Any, Any] | None) -> dict[str, s
     return encoded
 
 
-_DELTA_FLAGS = ("delta.appendOnly", "delta.enableChangeDataFeed", "delta.enableExpiredLogCleanup")
+_DELTA_FLAGS = (
+    "delta.appendOnly",
+    "delta.enableChangeDataFeed",
+    "delta.enableExpiredLogCleanup",
+    "delta.enableDeletionVectors",
+)
 _DELTA_DURATIONS = ("delta.logRetentionDuration", "delta.deletedFileRetentionDuration")
 # Properties that raise the reader protocol, which Spark without the Delta jars cannot read.
-_DELTA_FORBIDDEN = ("delta.enableDeletionVectors", "delta.columnMapping.mode")
+_DELTA_FORBIDDEN = ("delta.columnMapping.mode",)
 _DURATION = re.compile(
     r"interval \d+ (nanosecond|microsecond|millisecond|second|minute|hour|day|week)s?"
 )

@@ -19,7 +19,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from workbench.core.base.errors import EngineUnavailableError, InvalidArgumentError
+from workbench.core.base.errors import (
+    EngineUnavailableError,
+    InvalidArgumentError,
+    UnsupportedFeatureError,
+)
 from workbench.core.base.types import DEFAULT_ENGINE, DatasetType
 from workbench.core.delta.data_files import Rewrite
 
@@ -48,6 +52,8 @@ class Engine(ABC):
     # True when the engine's data lives on a cluster's workers, so collecting it into this
     # process (to inspect values) could exhaust the driver's memory.
     clustered: ClassVar[bool] = False
+    # True when the engine's reads, SQL, MERGE and DELETE apply Delta deletion vectors.
+    applies_deletion_vectors: ClassVar[bool] = False
 
     def __init__(self, settings: Mapping[str, Any] | None = None):
         self.settings = dict(settings or {})
@@ -271,3 +277,16 @@ def available_engines() -> list[str]:
     """Names of the engines that can be loaded (installed or not)."""
     _registry.find_plugins()
     return sorted(_registry.specs)
+
+
+def require_vectors_applied(engine: Engine, table: OpenTable, doing: str) -> None:
+    """Refuse to let an engine that does not apply deletion vectors read a table that has some
+    (it would see deleted rows)."""
+    vectored = sum(1 for f in table.files if f.deletion_vector is not None)
+    if vectored and not engine.applies_deletion_vectors:
+        raise UnsupportedFeatureError(
+            f"Table {table.loc.qualified!r} has deletion vectors ({vectored} files with deleted "
+            f"rows) and the {engine.name} engine cannot apply them yet, so it cannot {doing} it. "
+            "Fold them into the files with dc.optimize(...), or use the local engine "
+            "(read_as=dc.DatasetType.PYARROW or PANDAS)."
+        )

@@ -20,11 +20,13 @@ from workbench.core.schema.table_schema import SCHEMA_ID_PROPERTY
 
 if TYPE_CHECKING:
     from workbench.core.delta.data_files import WrittenFile
+    from workbench.core.delta.deletion_vectors import Descriptor
     from workbench.core.delta.snapshot import DataFile
     from workbench.core.schema.table_schema import Schema
     from workbench.core.storage.store import Storage
 
 APP_ID = "workbench"  # the app-transaction id of catalog commits (its version: the log sequence)
+DELETION_VECTORS_PROPERTY = "delta.enableDeletionVectors"
 READER_VERSION = 1
 WRITER_VERSION = 2
 
@@ -64,11 +66,16 @@ def metadata_action(
     }
 
 
-def protocol_action(schema: Schema) -> dict[str, Any]:
-    """The protocol a table of ``schema`` needs: reader 1, writer 2 (plain Parquet), or the
-    ``timestampNtz`` feature when a column holds timestamps without a time zone."""
+def protocol_action(schema: Schema, configuration: dict[str, str] | None = None) -> dict[str, Any]:
+    """The protocol a table of ``schema`` and ``configuration`` needs: reader 1, writer 2
+    (plain Parquet), or reader 3 / writer 7 naming the features it uses: ``timestampNtz`` when
+    a column holds timestamps without a time zone, ``deletionVectors`` when they are on."""
+    features = []
     if any(_naive_timestamps(f.type) for f in schema):
-        features = ["timestampNtz"]
+        features.append("timestampNtz")
+    if vectors_enabled(configuration or {}):
+        features.append("deletionVectors")
+    if features:
         return {
             "protocol": {
                 "minReaderVersion": 3,
@@ -78,6 +85,11 @@ def protocol_action(schema: Schema) -> dict[str, Any]:
             }
         }
     return {"protocol": {"minReaderVersion": READER_VERSION, "minWriterVersion": WRITER_VERSION}}
+
+
+def vectors_enabled(configuration: dict[str, str]) -> bool:
+    """True when a table's configuration turns deletion vectors on."""
+    return configuration.get(DELETION_VECTORS_PROPERTY, "false").lower() == "true"
 
 
 def _naive_timestamps(t: Any) -> bool:
@@ -103,17 +115,41 @@ def add_action(relative_path: str, written: WrittenFile, modified_ms: int) -> di
 
 
 def remove_action(file: DataFile) -> dict[str, Any]:
-    """A ``remove`` action for a file of the table's current version."""
-    return {
-        "remove": {
-            "path": file.path,
-            "deletionTimestamp": now_ms(),
-            "dataChange": True,
-            "extendedFileMetadata": True,
-            "partitionValues": {},
-            "size": file.size,
-        }
+    """A ``remove`` action for a file of the table's current version (with its deletion
+    vector: a file and its vector are removed together)."""
+    remove = {
+        "path": file.path,
+        "deletionTimestamp": now_ms(),
+        "dataChange": True,
+        "extendedFileMetadata": True,
+        "partitionValues": {},
+        "size": file.size,
     }
+    if file.deletion_vector is not None:
+        remove["deletionVector"] = file.deletion_vector.to_action()
+    return {"remove": remove}
+
+
+def kept_add_action(file: DataFile, vector: Descriptor | None) -> dict[str, Any]:
+    """The ``add`` action of a table file added again as it is, with deletion vector
+    ``vector``: its statistics stay (not tight with a vector: deleted rows still count)."""
+
+    def plain(bounds: dict[str, Any]) -> dict[str, Any]:  # values JSON keeps exactly
+        return {k: v for k, v in bounds.items() if isinstance(v, (bool, int, float, str))}
+
+    stats = {"numRecords": file.rows, "minValues": plain(file.low), "maxValues": plain(file.high)}
+    add = {
+        "path": file.path,
+        "partitionValues": {},
+        "size": file.size,
+        "modificationTime": file.modified,
+        "dataChange": True,
+    }
+    if vector is not None:
+        stats["tightBounds"] = False
+        add["deletionVector"] = vector.to_action()
+    add["stats"] = json.dumps(stats)
+    return {"add": add}
 
 
 @dataclass

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import pyarrow.fs as pafs
     import pyarrow.parquet as pq
 
+    from workbench.core.delta.deletion_vectors import Descriptor
     from workbench.core.delta.snapshot import DataFile
     from workbench.core.schema.table_schema import Schema
     from workbench.core.storage.store import Storage
@@ -43,9 +44,31 @@ class WrittenFile:
 class Rewrite:
     """Files an engine wrote into a table folder and the table files they replace."""
 
-    written: list[str] = field(default_factory=list)  # paths or URIs of new files
+    written: list[WrittenFile] = field(default_factory=list)
     removed: list[DataFile] = field(default_factory=list)
     updated: int = 0  # rows of the removed files that took new values (MERGE)
+    vectored: list[Vectored] = field(default_factory=list)  # files kept, with more rows deleted
+
+    def rows_replaced(self) -> int:
+        """Rows readers saw that this rewrite takes away: those of the files it removes and
+        those its new deletion vectors delete."""
+        removed = sum(f.live_rows for f in self.removed)
+        return removed + sum(
+            v.file.live_rows - (v.file.rows - v.vector.cardinality) for v in self.vectored
+        )
+
+    def made(self) -> list[WrittenFile]:
+        """Every file the rewrite wrote, data and deletion vectors (deleted if it fails)."""
+        return [*self.written, *(v.vector_file for v in self.vectored)]
+
+
+@dataclass(frozen=True)
+class Vectored:
+    """A table file that stays, with a new deletion vector deleting more of its rows."""
+
+    file: DataFile
+    vector: Descriptor
+    vector_file: WrittenFile
 
 
 def filesystem_of(uri: str, storage: Storage | None = None) -> tuple[pafs.FileSystem, str]:

@@ -8,6 +8,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
+from workbench.core.delta.deletion_vectors import (
+    Descriptor,
+    kept_rows,
+    read_vector,
+    vectors_in_log,
+)
+
 if TYPE_CHECKING:
     import pyarrow as pa
     import pyarrow.dataset as pads
@@ -31,6 +38,18 @@ class DataFile:
     modified: int  # ms since the epoch; files of later commits are newer
     low: dict[str, Any]
     high: dict[str, Any]
+    deletion_vector: Descriptor | None = None  # rows of the file deleted since it was written
+
+    @property
+    def identity(self) -> tuple[str, str | None]:
+        """What tells a table's file entries apart: its path and its deletion vector."""
+        vector = self.deletion_vector
+        return self.path, None if vector is None else f"{vector.path_or_inline}@{vector.offset}"
+
+    @property
+    def live_rows(self) -> int:
+        """Rows a reader sees: those written, less those its deletion vector deletes."""
+        return self.rows - (self.deletion_vector.cardinality if self.deletion_vector else 0)
 
     def upper(self, column: str) -> Any:
         """The column's maximum when it is a true upper bound (None if unknown)."""
@@ -51,6 +70,7 @@ class DataFile:
             add.get("modificationTime", 0),
             stats.get("minValues", {}),
             stats.get("maxValues", {}),
+            Descriptor.from_action(add["deletionVector"]) if add.get("deletionVector") else None,
         )
 
 
@@ -72,6 +92,9 @@ def data_files_of(delta: DeltaTable, table_uri: str) -> list[DataFile]:
         if name.startswith(("min.", "max."))
     }
     base = table_uri.rstrip("/")
+    vectors = {}
+    if "deletionVectors" in (delta.protocol().reader_features or ()):
+        vectors = vectors_in_log(table_uri, delta.version())
 
     def bound(prefix: str, i: int) -> dict[str, Any]:
         return {n[4:]: v[i] for n, v in stats.items() if n.startswith(prefix) and v[i] is not None}
@@ -86,6 +109,7 @@ def data_files_of(delta: DeltaTable, table_uri: str) -> list[DataFile]:
                 modified,
                 bound("min.", i),
                 bound("max.", i),
+                vectors.get(path),
             )
             for i, (path, size, rows, modified) in enumerate(
                 zip(
@@ -127,18 +151,45 @@ def plain_schema(opened: OpenTable) -> pa.Schema:
 
 def ordered_dataset(opened: OpenTable, files: list[DataFile] | None = None) -> pads.Dataset:
     """The table's files (or ``files``) as one pyarrow dataset in the table's schema, in write
-    order; columns missing from older files read as nulls."""
+    order; columns missing from older files read as nulls. Rows deletion vectors delete are
+    left out: the files with a vector are read (in parallel) when the dataset is made, and
+    their remaining rows come after the other files' rows."""
+    import numpy as np
     import pyarrow.dataset as pads
 
     storage = opened.loc.catalog.storage
     parquet = pads.ParquetFileFormat()
-    fragments = [  # sizes from the Delta log spare object stores a request per file
-        parquet.make_fragment(storage.fs_path(f.absolute), storage.filesystem, file_size=f.size)
-        for f in (opened.files if files is None else files)
-    ]
-    return pads.FileSystemDataset(
-        fragments, opened.schema.arrow, parquet, filesystem=storage.filesystem
+    schema = opened.schema.arrow
+    chosen = opened.files if files is None else files
+
+    def dataset(group: list[DataFile]) -> pads.FileSystemDataset:
+        fragments = [  # sizes from the Delta log spare object stores a request per file
+            parquet.make_fragment(storage.fs_path(f.absolute), storage.filesystem, file_size=f.size)
+            for f in group
+        ]
+        return pads.FileSystemDataset(fragments, schema, parquet, filesystem=storage.filesystem)
+
+    vectored = [f for f in chosen if f.deletion_vector is not None]
+    if not vectored:
+        return dataset(chosen)
+    kept = np.concatenate(
+        [kept_rows(f.rows, read_vector(opened.uri, f.deletion_vector, storage)) for f in vectored]
     )
+    remaining = dataset(vectored).to_table().filter(kept)
+    plain = dataset([f for f in chosen if f.deletion_vector is None])
+    return pads.UnionDataset(schema, [plain, pads.InMemoryDataset(remaining, schema=schema)])
+
+
+def file_rows(opened: OpenTable, f: DataFile, columns: list[str] | None = None) -> pa.Table:
+    """Every row a file holds, deleted ones too (positions match its deletion vector), in the
+    table's types: all columns, or ``columns``."""
+    import pyarrow.dataset as pads
+
+    storage = opened.loc.catalog.storage
+    fragment = pads.ParquetFileFormat().make_fragment(
+        storage.fs_path(f.absolute), storage.filesystem, file_size=f.size
+    )
+    return fragment.to_table(schema=opened.schema.arrow, columns=columns)
 
 
 def parquet_files(opened: OpenTable) -> Any:

@@ -14,7 +14,7 @@ from workbench.core.base.errors import (
 from workbench.core.base.types import DatasetType
 from workbench.core.catalog.tables import OpenTable, locate, vacuumed
 from workbench.core.data.datasets import from_pyarrow, parse_dataset_type
-from workbench.core.data.engine import engine_for_dataset_type
+from workbench.core.data.engine import engine_for_dataset_type, require_vectors_applied
 from workbench.core.data.manifest import manifest_view, manifest_view_columns
 from workbench.core.data.read_options import check_read_options
 from workbench.core.transactions.table_versions import open_table
@@ -77,6 +77,7 @@ def read(
         return from_pyarrow(manifest_view(opened, columns), read_as)
     try:
         engine = engine_for_dataset_type(read_as)
+        require_vectors_applied(engine, opened, "read")
         return engine.read(opened, read_as, columns, limit, file_path_column)
     except FileNotFoundError as e:
         raise vacuumed(opened, e) from e

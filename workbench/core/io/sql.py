@@ -17,7 +17,7 @@ from workbench.core.base.types import DEFAULT_ENGINE, DatasetType
 from workbench.core.catalog.registry import get_catalog, list_catalogs
 from workbench.core.catalog.tables import OpenTable, locate
 from workbench.core.data.datasets import from_pyarrow, parse_dataset_type
-from workbench.core.data.engine import get_engine
+from workbench.core.data.engine import get_engine, require_vectors_applied
 from workbench.core.transactions.table_versions import open_table
 
 _PART = r'(?:"([^"]+)"|`([^`]+)`|([A-Za-z0-9][A-Za-z0-9_-]*))'
@@ -109,6 +109,8 @@ def sql(
     read_as = parse_dataset_type(read_as)
     runner = get_engine(engine)
     bound, tables = bind_tables(query, catalog, as_of)
+    for opened in tables.values():
+        require_vectors_applied(runner, opened, "run SQL over")
     result = runner.sql(bound, tables)
     if read_as is runner.sql_result_type:
         return result

@@ -36,7 +36,7 @@ from workbench.core.catalog.properties import (
 from workbench.core.catalog.tables import Location, OpenTable, locate
 from workbench.core.catalog.versions import version_arguments
 from workbench.core.data.datasets import to_pyarrow
-from workbench.core.data.engine import Engine, engine_for_data
+from workbench.core.data.engine import Engine, engine_for_data, require_vectors_applied
 from workbench.core.data.manifest import write_data_file
 from workbench.core.data.numpy_columns import by_position, is_unnamed_array
 from workbench.core.data.validation import (
@@ -311,6 +311,8 @@ def _write_existing(
     with staged_or_undone(txn, change, "the table was not changed") as made:
         stage_schema_and_properties(txn, change, plan, properties)
         opened = change.table
+        if mode in (TableWriteMode.DELETE, TableWriteMode.MERGE):
+            require_vectors_applied(engine, opened, mode.name)
         if mode is TableWriteMode.DELETE:
             made.append(engine.delete(opened, source, keys))
         elif mode is TableWriteMode.MERGE:
@@ -323,7 +325,7 @@ def _write_existing(
         txn.stage(change, made[-1])
     rewrite = made[-1]
     written = sum(f.rows for f in rewrite.written)
-    replaced = sum(f.rows for f in rewrite.removed)
+    replaced = rewrite.rows_replaced()
     if mode is TableWriteMode.MERGE:
         added, removed = written - replaced, 0
     elif mode is TableWriteMode.DELETE:
@@ -391,7 +393,7 @@ def _write_schemaless(
     if TableProperty.SUPPORTED_READER_TYPES.value in opened.properties:  # only when asked for
         validate_content_type(fmt, opened.reader_types, name)
     replaced = opened.files if mode is TableWriteMode.REPLACE else []
-    removed = sum(f.rows for f in replaced)
+    removed = sum(f.live_rows for f in replaced)
     with staged_or_undone(txn, change, "the table was not changed") as made:
         entry = write_data_file(opened, incoming, fmt, change.version)
         made.append(Rewrite(write_parts(entry, opened.schema, opened.uri), replaced))

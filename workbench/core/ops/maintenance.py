@@ -21,6 +21,7 @@ from workbench.core.catalog.registry import Catalog, get_catalog
 from workbench.core.catalog.tables import locate
 from workbench.core.delta.commits import commit_key
 from workbench.core.delta.data_files import Rewrite, write_parts
+from workbench.core.delta.deletion_vectors import vector_files_of
 from workbench.core.delta.snapshot import ordered_dataset
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.context import operation
@@ -32,13 +33,15 @@ SMALL_FILE_BYTES = 64 * 1024**2  # files below this size are compacted together
 def optimize(
     table: str, namespace: str | None = None, catalog: str | None = None
 ) -> dict[str, Any]:
-    """Compact a table's small files into larger ones, keeping their rows' order (one catalog
-    transaction)."""
+    """Compact a table's small files into larger ones, and fold deletion vectors into the files
+    they delete rows of (rewritten without those rows), keeping the rows' order (one catalog
+    transaction; time travel still reads the versions before)."""
     loc = locate(table, namespace, catalog)
     with operation(loc.catalog, f"optimize {loc.qualified}") as txn:
         change = txn.touch_existing(loc.namespace, loc.name, f"optimize {loc.qualified!r}")
-        small = [f for f in change.table.files if f.size < SMALL_FILE_BYTES]
-        if len(small) < 2:
+        files = change.table.files
+        small = [f for f in files if f.size < SMALL_FILE_BYTES or f.deletion_vector]
+        if len(small) < 2 and not any(f.deletion_vector for f in small):
             return {"numFilesAdded": 0, "numFilesRemoved": 0}
         with staged_or_undone(txn, change, "the table was not changed") as made:
             rows = ordered_dataset(change.table, small).to_table()
@@ -111,7 +114,8 @@ def _vacuum_table(catalog: Catalog, key: str, versions: set[int], dry_run: bool)
     """Files of a table folder that none of ``versions`` reads (deleted unless ``dry_run``)."""
     from deltalake import DeltaTable
 
-    table = DeltaTable(catalog.uri(*key.split("/")), storage_options=_options(catalog))
+    uri = catalog.uri(*key.split("/"))
+    table = DeltaTable(uri, storage_options=_options(catalog))
     unused = table.vacuum(
         retention_hours=0,
         dry_run=True,  # only lists; workbench deletes, so no vacuum commit lands in the table
@@ -119,6 +123,9 @@ def _vacuum_table(catalog: Catalog, key: str, versions: set[int], dry_run: bool)
         keep_versions=sorted(versions),
         full=True,
     )
+    if "deletionVectors" in (table.protocol().reader_features or ()):  # delta-rs lists them all
+        needed = vector_files_of(uri, versions, catalog.storage)
+        unused = [path for path in unused if path not in needed]
     if not dry_run:
         for path in unused:
             catalog.storage.delete(f"{key}/{path}")

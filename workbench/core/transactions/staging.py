@@ -41,7 +41,8 @@ def stage_new_table(
     rewrite: Rewrite | None = None,
 ) -> None:
     """Stage the first version of a table: protocol, metadata and the rewrite's files."""
-    txn.stage(change, rewrite, metadata_action(schema, configuration), protocol_action(schema))
+    metadata = metadata_action(schema, configuration)
+    txn.stage(change, rewrite, metadata, protocol_action(schema, configuration))
 
 
 def stage_new_schemaless_table(
@@ -70,8 +71,11 @@ def stage_schema_and_properties(
         rows = conform(rows, plan.schema, True, table.loc.qualified, past=True)
         rewrite = Rewrite(written=write_parts(rows, plan.schema, table.uri), removed=table.files)
     metadata = metadata_action(plan.schema, configuration, table.table_id or None)
-    protocol = protocol_action(plan.schema)
-    upgrade = protocol["protocol"]["minReaderVersion"] > table.reader_version
+    protocol = protocol_action(plan.schema, configuration)
+    needed = protocol["protocol"]
+    upgrade = needed["minReaderVersion"] > table.reader_version or not set(
+        needed.get("readerFeatures", ())
+    ) <= set(table.reader_features)
     txn.stage(change, rewrite, metadata, protocol if upgrade else None)
 
 
@@ -89,7 +93,7 @@ def staged_or_undone(
         yield made
     except BaseException as e:
         staged = {w.uri for w in change.written[:before]}
-        made_now = change.written[before:] + [w for r in made for w in r.written]
+        made_now = change.written[before:] + [w for r in made for w in r.made()]
         discard(list({w.uri: w for w in made_now if w.uri not in staged}.values()))
         restore()
         reraise(e, change.table.loc, outcome)

@@ -44,6 +44,7 @@ from workbench.core.delta.commits import (
     TableActions,
     add_action,
     commit_key,
+    kept_add_action,
     metadata_action,
     now_ms,
     remove_action,
@@ -306,24 +307,16 @@ class Transaction:
             change.incarnation,
             at_version(recorded.uri, change.incarnation, head, recorded.storage_options),
         )
-        kept = {f.path for f in recorded.files}
+        recorded_files = {f.identity for f in recorded.files}
+        found_files = {f.identity for f in found.files}
         actions = TableActions(
-            removes={f.path: remove_action(f) for f in found.files if f.path not in kept}
+            removes={
+                f.path: remove_action(f) for f in found.files if f.identity not in recorded_files
+            }
         )
-        present = {f.path for f in found.files}
         for f in recorded.files:
-            if f.path not in present:
-                stats = json.dumps({"numRecords": f.rows})
-                actions.adds[f.path] = {
-                    "add": {
-                        "path": f.path,
-                        "partitionValues": {},
-                        "size": f.size,
-                        "modificationTime": f.modified,
-                        "dataChange": True,
-                        "stats": stats,
-                    }
-                }
+            if f.identity not in found_files:
+                actions.adds[f.path] = kept_add_action(f, f.deletion_vector)
         if (found.schema, found.properties) != (recorded.schema, recorded.properties):
             actions.metadata = metadata_action(
                 recorded.schema, recorded.properties, recorded.table_id or None
@@ -387,12 +380,16 @@ class Transaction:
                     actions.removes[old.path] = remove_action(old)
                 else:  # a file this transaction added and now replaces: it was never visible
                     change.superseded += [w for w in change.written if w.uri == old.absolute]
+            for kept in rewrite.vectored:  # the file stays; its vector replaces the old one
+                if kept.file.path not in change.actions.adds:
+                    actions.removes[kept.file.path] = remove_action(kept.file)
+                actions.adds[kept.file.path] = kept_add_action(kept.file, kept.vector)
             modified = self._next_ms()
             base = change.table.uri.rstrip("/") + "/"
             for written in rewrite.written:
                 relative = written.uri[len(base) :] if written.uri.startswith(base) else written.uri
                 actions.adds[relative] = add_action(relative, written, modified)
-            change.written += rewrite.written
+            change.written += rewrite.made()
         change.actions.protocol = protocol or change.actions.protocol
         change.actions.metadata = metadata or change.actions.metadata
         change.actions.removes.update(actions.removes)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from workbench.core.base.errors import UnsupportedFeatureError
 from workbench.core.base.types import DatasetType
 from workbench.core.data.datasets import from_pyarrow, to_pyarrow
 from workbench.core.data.engine import Engine
@@ -40,6 +41,7 @@ class LocalEngine(Engine):
         DatasetType.PYARROW_PARQUET,
     )
     sql_result_type = DatasetType.PYARROW
+    applies_deletion_vectors = True
 
     def read(
         self,
@@ -50,10 +52,16 @@ class LocalEngine(Engine):
         path_column: str | None = None,
     ) -> Any:
         if read_as is DatasetType.PYARROW_PARQUET:
+            if any(f.deletion_vector for f in table.files):
+                raise UnsupportedFeatureError(
+                    f"read_as=PYARROW_PARQUET gives the files of {table.loc.qualified!r} as they "
+                    "are, and some have rows deleted by deletion vectors that a ParquetFile "
+                    "would show; fold them with dc.optimize(...) first, or read as PYARROW."
+                )
             return parquet_files(table)
         dataset = ordered_dataset(table)
         if path_column:
-            data = _with_paths(dataset, columns, limit, path_column)
+            data = _with_paths(table, columns, limit, path_column)
         elif limit is None or limit >= sum(f.rows for f in table.files):
             data = dataset.to_table(columns=columns)
         else:
@@ -99,23 +107,25 @@ class LocalEngine(Engine):
 
 
 def _with_paths(
-    dataset: Any, columns: list[str] | None, limit: int | None, path_column: str
+    table: OpenTable, columns: list[str] | None, limit: int | None, path_column: str
 ) -> pa.Table:
-    """The dataset's rows (the first ``limit``) with a column naming each row's file."""
+    """The table's rows (the first ``limit``) with a column naming each row's file, file by
+    file in write order (a file's deleted rows left out)."""
     import pyarrow as pa
 
-    batches = []
-    remaining = limit
-    for tagged in dataset.scanner(columns=columns).scan_batches():
-        batch = tagged.record_batch
+    storage = table.loc.catalog.storage
+    parts, remaining = [], limit
+    for f in table.files:
+        rows = ordered_dataset(table, [f]).to_table(columns=columns)
         if remaining is not None:
-            batch = batch.slice(0, remaining)
-            remaining -= batch.num_rows
-        paths = pa.array([tagged.fragment.path] * batch.num_rows, pa.string())
-        batches.append(batch.append_column(path_column, paths))
+            rows = rows.slice(0, remaining)
+            remaining -= rows.num_rows
+        path = storage.fs_path(f.absolute)
+        parts.append(rows.append_column(path_column, pa.array([path] * rows.num_rows, pa.string())))
         if remaining == 0:
             break
-    schema = dataset.schema
+    schema = table.schema.arrow
     if columns is not None:
         schema = pa.schema([schema.field(c) for c in columns])
-    return pa.Table.from_batches(batches, schema.append(pa.field(path_column, pa.string())))
+    schema = schema.append(pa.field(path_column, pa.string()))
+    return pa.concat_tables(parts).cast(schema) if parts else schema.empty_table()

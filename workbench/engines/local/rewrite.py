@@ -1,21 +1,27 @@
-"""MERGE and DELETE by merge key on in-memory Arrow data, as rewrites of the files holding the keys.
+"""MERGE and DELETE by merge key on in-memory Arrow data, of the files holding the keys.
 
 Only the files that can hold a matching key are read: candidates come from each key's min/max
-statistics, then an exact match by key. Each file with a match is rewritten (rows keep their
-order; updated rows stay in place) in the table's declared types, so every reader can read it.
+statistics, then an exact match by key. Copy-on-write rewrites each file with a match (rows keep
+their order; updated rows stay in place) in the table's declared types. Merge-on-read (tables
+with deletion vectors on) reads only the candidates' key columns, marks the matched rows in each
+file's deletion vector and writes the updated and new rows as one new file.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from workbench.core.delta.data_files import Rewrite, discard, write_part
-from workbench.core.delta.snapshot import DataFile, candidate_files, ordered_dataset
+from workbench.core.delta.commits import vectors_enabled
+from workbench.core.delta.data_files import Rewrite, Vectored, WrittenFile, discard, write_part
+from workbench.core.delta.deletion_vectors import kept_rows, read_vector, vector_uri, write_vector
+from workbench.core.delta.snapshot import DataFile, candidate_files, file_rows, ordered_dataset
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
+    from pyroaring import BitMap64
 
     from workbench.core.catalog.tables import OpenTable
     from workbench.core.schema.table_schema import Schema
@@ -98,6 +104,8 @@ def merge(opened: OpenTable, source: pa.Table, schema: Schema, keys: list[str]) 
     rewrite = Rewrite()
     if not source.num_rows:
         return rewrite
+    if vectors_enabled(opened.properties):
+        return _merge_on_read(opened, source, schema, keys)
     found = pa.array([False] * source.num_rows)
     with _discarded_on_failure(rewrite):
         for f in _candidates(opened, source, keys):
@@ -117,6 +125,8 @@ def delete(opened: OpenTable, source: pa.Table, keys: list[str]) -> Rewrite:
     rewrite = Rewrite()
     if not source.num_rows:
         return rewrite
+    if vectors_enabled(opened.properties):
+        return _delete_on_read(opened, source, keys)
     with _discarded_on_failure(rewrite):
         for f in _candidates(opened, source, keys):
             kept = delete_rows(_read(opened, f), source, keys)
@@ -130,7 +140,7 @@ def _discarded_on_failure(rewrite: Rewrite) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        discard(rewrite.written)
+        discard(rewrite.made())
         raise
 
 
@@ -141,3 +151,89 @@ def _replace(
     rewrite.removed.append(old)
     if data.num_rows:
         rewrite.written.append(write_part(data, schema, opened.uri, len(rewrite.written)))
+
+
+def _matches(opened: OpenTable, f: DataFile, source: pa.Table, keys: list[str]) -> MatchedRows:
+    """The rows of file ``f`` (by position) whose keys are in ``source``, reading only the key
+    columns; rows its deletion vector already deletes never match."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    current = file_rows(opened, f, keys)
+    index = match_rows(current, source, keys)
+    hits = pc.is_valid(index).to_numpy(zero_copy_only=False)
+    deleted = read_vector(opened.uri, f.deletion_vector) if f.deletion_vector else None
+    if deleted is not None:
+        hits &= kept_rows(f.rows, deleted)
+    positions = np.flatnonzero(hits)
+    sources = index.to_numpy(zero_copy_only=False)[positions].astype(np.int64)
+    return MatchedRows(positions, sources, deleted)
+
+
+class MatchedRows(NamedTuple):
+    """Rows of one file matched by key: their positions, the matching source rows, and the rows
+    the file's deletion vector deleted before (None without one)."""
+
+    positions: np.ndarray
+    sources: np.ndarray
+    deleted: BitMap64 | None
+
+
+def _vectored(opened: OpenTable, f: DataFile, matched: MatchedRows) -> Vectored:
+    """File ``f`` kept with a vector deleting its matched rows too."""
+    from pyroaring import BitMap64
+
+    rows = BitMap64(matched.positions.tolist())
+    if matched.deleted is not None:
+        rows |= matched.deleted
+    vector = write_vector(opened.uri, rows)
+    return Vectored(f, vector, WrittenFile(vector_uri(opened.uri, vector), 0, "{}"))
+
+
+def _merge_on_read(opened: OpenTable, source: pa.Table, schema: Schema, keys: list[str]) -> Rewrite:
+    """MERGE by deletion vectors: matched rows are deleted where they are and written again,
+    with the new rows, in one new file."""
+    import numpy as np
+    import pyarrow as pa
+
+    rewrite = Rewrite()
+    found = np.zeros(source.num_rows, dtype=bool)
+    partial = set(schema.names) - set(source.column_names)
+    updated: list[pa.Table] = []
+    with _discarded_on_failure(rewrite):
+        for f in _candidates(opened, source, keys):
+            matched = _matches(opened, f, source, keys)
+            if not len(matched.positions):
+                continue
+            found[matched.sources] = True
+            rows = source.take(pa.array(matched.sources))
+            if partial:  # columns the source lacks keep the file's values
+                old = _read(opened, f).take(pa.array(matched.positions))
+                rows = pa.Table.from_arrays(
+                    [
+                        rows.column(n) if n in source.column_names else old.column(n)
+                        for n in schema.names
+                    ],
+                    names=schema.names,
+                )
+            updated.append(rows)
+            rewrite.vectored.append(_vectored(opened, f, matched))
+        rewrite.updated = int(found.sum())
+        new_rows = source.filter(pa.array(~found))
+        if new_rows.num_rows:
+            updated.append(new_rows)
+        if updated:
+            merged = pa.concat_tables(updated, promote_options="default")
+            rewrite.written.append(write_part(merged, schema, opened.uri))
+    return rewrite
+
+
+def _delete_on_read(opened: OpenTable, source: pa.Table, keys: list[str]) -> Rewrite:
+    """DELETE by deletion vectors: only the vectors of files holding the keys change."""
+    rewrite = Rewrite()
+    with _discarded_on_failure(rewrite):
+        for f in _candidates(opened, source, keys):
+            matched = _matches(opened, f, source, keys)
+            if len(matched.positions):
+                rewrite.vectored.append(_vectored(opened, f, matched))
+    return rewrite

@@ -106,7 +106,10 @@ class _File(InputPartition):
 
 class _Reader(DataSourceReader):
     def __init__(self, options: dict[str, str]):
+        from workbench.core.data.engine import get_engine, require_vectors_applied
+
         opened = _open(options)
+        require_vectors_applied(get_engine("spark"), opened, "read")
         self.files = [f.absolute for f in opened.files]
         self.schema = opened.schema
         self.storage = opened.loc.catalog.storage

@@ -1,0 +1,210 @@
+"""Merge-on-read with Delta deletion vectors: MERGE and DELETE mark rows deleted instead of
+rewriting files, every read leaves those rows out, and other Delta readers agree."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import workbench as dc
+from tests.conftest import tree_digest
+
+DV_TABLE = Path(__file__).parents[1] / "data" / "delta-rs" / "table-with-dv-small"
+VECTORS = {"delta.enableDeletionVectors": "true"}
+
+
+def keyed_schema() -> dc.Schema:
+    return dc.Schema.of(
+        [
+            dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True),
+            dc.Field.of(pa.field("v", pa.string())),
+            dc.Field.of(pa.field("n", pa.int64())),
+        ]
+    )
+
+
+def rows(ids, tag: str) -> pd.DataFrame:
+    ids = list(ids)
+    return pd.DataFrame({"id": ids, "v": [f"{tag}{i}" for i in ids], "n": ids})
+
+
+def table_rows(name: str, **read) -> list[dict]:
+    data = dc.read(name, read_as=dc.DatasetType.PYARROW, **read)
+    return sorted(data.to_pylist(), key=lambda r: r["id"])
+
+
+def vector_files(name: str) -> list[str]:
+    return sorted(p for p in os.listdir(dc.get_table(name).uri) if p.startswith("deletion_vector"))
+
+
+@pytest.fixture
+def vectored(catalog):
+    """A keyed table with deletion vectors on, 1,000 rows in four files."""
+    dc.create_table("t", schema=keyed_schema(), table_properties=VECTORS)
+    for start in range(0, 1000, 250):
+        dc.write(rows(range(start, start + 250), "a"), "t", mode="merge")
+    return "t"
+
+
+def test_workbench_reads_a_vector_another_writer_made():
+    from deltalake import DeltaTable
+
+    from workbench.core.delta.deletion_vectors import kept_rows, read_vector
+    from workbench.core.delta.snapshot import data_files_of
+
+    (f,) = data_files_of(DeltaTable(str(DV_TABLE)), str(DV_TABLE))
+    deleted = read_vector(str(DV_TABLE), f.deletion_vector)
+    assert sorted(deleted) == [0, 9] and f.live_rows == 8
+    assert kept_rows(f.rows, deleted).tolist() == [False] + [True] * 8 + [False]
+
+
+def test_an_existing_table_turns_vectors_on_only_when_asked(catalog):
+    from deltalake import DeltaTable
+
+    dc.write(rows(range(10), "a"), "plain", schema=keyed_schema())
+    dc.write(pd.DataFrame({"id": [1]}), "plain", mode="delete")
+    uri = dc.get_table("plain").uri
+    assert DeltaTable(uri).protocol().min_reader_version == 1 and vector_files("plain") == []
+    dc.alter_table("plain", table_version_properties=VECTORS)
+    assert DeltaTable(uri).protocol().reader_features == ["deletionVectors"]
+    dc.write(pd.DataFrame({"id": [2]}), "plain", mode="delete")
+    assert len(vector_files("plain")) == 1
+    assert [r["id"] for r in table_rows("plain")] == [0, 3, 4, 5, 6, 7, 8, 9]
+
+
+def test_merge_and_delete_mark_rows_and_write_only_the_change(vectored):
+    files_before = dc.get_table(vectored).file_count
+    result = dc.write(rows([5, 260, 2000], "b"), vectored, mode="merge")
+    assert (result.rows_added, dc.get_table(vectored).row_count) == (1, 1001)
+    dc.write(pd.DataFrame({"id": [6, 7, 2000]}), vectored, mode="delete")
+    info = dc.get_table(vectored)
+    assert info.row_count == 998 and info.file_count == files_before + 1  # one new file
+    assert len(vector_files(vectored)) == 4  # merge: files 1 and 2; delete: file 1 and the new one
+    got = {r["id"]: r["v"] for r in table_rows(vectored)}
+    assert got[5] == "b5" and got[260] == "b260" and 6 not in got and 2000 not in got
+    assert len(got) == 998
+
+
+def test_partial_merge_keeps_the_columns_it_does_not_give(vectored):
+    dc.write(pd.DataFrame({"id": [10, 11], "v": ["x", "y"]}), vectored, mode="merge")
+    got = {r["id"]: (r["v"], r["n"]) for r in table_rows(vectored)}
+    assert got[10] == ("x", 10) and got[11] == ("y", 11) and got[12] == ("a12", 12)
+
+
+def test_other_readers_see_exactly_the_same_rows(vectored):
+    import polars as pl
+    from deltalake import DeltaTable, QueryBuilder
+    from deltalake.exceptions import DeltaProtocolError
+
+    dc.write(rows(range(100, 140), "c"), vectored, mode="merge")
+    dc.write(pd.DataFrame({"id": list(range(300, 320))}), vectored, mode="delete")
+    ours = table_rows(vectored)
+    uri = dc.get_table(vectored).uri
+    table = DeltaTable(uri)
+    assert table.protocol().reader_features == ["deletionVectors"]
+    theirs = pa.table(QueryBuilder().register("t", table).execute("select * from t").read_all())
+    assert sorted(theirs.to_pylist(), key=lambda r: r["id"]) == ours
+    assert pl.read_delta(uri).sort("id").to_dicts() == ours
+    with pytest.raises(DeltaProtocolError, match="deletionVectors"):  # cannot apply: refuses
+        table.to_pyarrow_table()
+
+
+def test_reads_naming_each_rows_file_leave_deleted_rows_out(vectored):
+    dc.write(pd.DataFrame({"id": [0, 1]}), vectored, mode="delete")
+    data = dc.read(vectored, read_as=dc.DatasetType.PYARROW, file_path_column="file")
+    assert data.num_rows == 998 and 0 not in data.column("id").to_pylist()
+    assert len(set(data.column("file").to_pylist())) == 4
+
+
+def test_time_travel_reads_every_version_as_it_was(vectored):
+    before = dc.transactions().to_pylist()[0]["transaction_id"]
+    dc.write(pd.DataFrame({"id": [1, 2, 3]}), vectored, mode="delete")
+    assert len(table_rows(vectored, as_of=before)) == 1000
+    assert len(table_rows(vectored)) == 997
+    version = dc.get_table(vectored).version
+    assert len(table_rows(vectored, version=version - 1)) == 1000
+    change = dc.diff(vectored, before=before)
+    assert (change.added, change.removed) == (0, 3)
+
+
+def test_optimize_folds_vectors_and_vacuum_keeps_what_versions_need(vectored):
+    dc.write(rows([1, 300], "d"), vectored, mode="merge")
+    dc.write(pd.DataFrame({"id": [2, 600]}), vectored, mode="delete")
+    expected = table_rows(vectored)
+    assert dc.vacuum(retain=0).files  # vectors the newest version no longer reads
+    assert table_rows(vectored) == expected
+    assert vector_files(vectored)
+    dc.optimize(vectored)
+    assert all(f.deletion_vector is None for f in _files(vectored))
+    assert table_rows(vectored) == expected
+    dc.vacuum(retain=0)
+    assert vector_files(vectored) == [] and table_rows(vectored) == expected
+
+
+def _files(name: str):
+    from workbench.core.catalog.tables import locate
+    from workbench.core.transactions.table_versions import open_table
+
+    return open_table(locate(name)).files
+
+
+def test_a_failed_transaction_leaves_no_vector_behind(vectored):
+    root = dc.get_catalog().root
+    before = tree_digest(root)
+    with pytest.raises(RuntimeError), dc.transaction():
+        dc.write(pd.DataFrame({"id": [1, 2]}), vectored, mode="delete")
+        dc.write(rows([3], "e"), vectored, mode="merge")
+        raise RuntimeError("changed my mind")
+    assert tree_digest(root) == before
+
+
+def test_two_changes_in_one_transaction_combine_their_vectors(vectored):
+    with dc.transaction():
+        dc.write(pd.DataFrame({"id": [1]}), vectored, mode="delete")
+        dc.write(pd.DataFrame({"id": [2]}), vectored, mode="delete")
+        dc.write(rows([3], "f"), vectored, mode="merge")
+    got = {r["id"]: r["v"] for r in table_rows(vectored)}
+    assert 1 not in got and 2 not in got and got[3] == "f3" and len(got) == 998
+
+
+def test_engines_that_cannot_apply_vectors_refuse_instead_of_showing_deleted_rows(vectored):
+    dc.write(pd.DataFrame({"id": [1]}), vectored, mode="delete")
+    with pytest.raises(dc.UnsupportedFeatureError, match="deletion vectors"):
+        dc.read(vectored, read_as=dc.DatasetType.DAFT)
+    with pytest.raises(dc.UnsupportedFeatureError, match="fold them"):
+        dc.read(vectored, read_as=dc.DatasetType.PYARROW_PARQUET)
+    assert dc.sql("SELECT count(*) AS n FROM default.t")["n"][0] == 999  # DuckDB applies them
+
+
+def test_random_changes_match_a_plain_python_model(vectored):
+    model = {i: (f"a{i}", i) for i in range(1000)}
+    rng = random.Random(7)
+    for step in range(12):
+        ids = rng.sample(range(1200), 30)
+        if rng.random() < 0.5:
+            dc.write(rows(ids, f"s{step}-"), vectored, mode="merge")
+            model.update({i: (f"s{step}-{i}", i) for i in ids})
+        else:
+            dc.write(pd.DataFrame({"id": ids}), vectored, mode="delete")
+            for i in ids:
+                model.pop(i, None)
+        if step == 6:
+            dc.optimize(vectored)
+        got = {r["id"]: (r["v"], r["n"]) for r in table_rows(vectored)}
+        assert got == model, f"step {step}"
+
+
+def test_spark_refuses_a_table_with_vectors_until_they_are_folded(vectored, spark):
+    dc.write(pd.DataFrame({"id": [1]}), vectored, mode="delete")
+    root = dc.get_catalog().root
+    with pytest.raises(Exception, match="deletion vectors"):  # raised in Spark's planner
+        spark.read.format("workbench").option("root", root).load("default.t").count()
+    with pytest.raises(dc.UnsupportedFeatureError, match="deletion vectors"):
+        dc.read(vectored, read_as=dc.DatasetType.SPARK)
+    dc.optimize(vectored)
+    assert spark.read.format("workbench").option("root", root).load("default.t").count() == 999

@@ -1,0 +1,230 @@
+"""Delta deletion vectors: which rows of a data file are deleted, kept beside the file instead
+of rewriting it (merge-on-read).
+
+A vector is a set of row positions serialized in the protocol's RoaringBitmapArray format (a
+4-byte magic number, then pyroaring's portable 64-bit serialization), stored in a file
+``deletion_vector_<uuid>.bin`` of the table folder: a version byte, then per vector its size
+(4 bytes, big-endian), its bytes and their CRC-32 (big-endian). An ``add`` action names the
+vector by a descriptor: storage type ``u`` (the uuid, Z85-encoded), the offset of the size
+field, the size and the number of rows deleted (its cardinality).
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.base.errors import DeletionVectorError
+from workbench.core.delta.data_files import filesystem_of
+from workbench.core.storage.store import storage_for
+
+if TYPE_CHECKING:
+    import numpy as np
+    from pyroaring import BitMap64
+
+    from workbench.core.storage.store import Storage
+
+MAGIC = 1681511377  # RoaringBitmapArray's magic number, little-endian
+FORMAT_VERSION = 1
+_Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+_Z85_VALUE = {c: i for i, c in enumerate(_Z85)}
+
+
+def z85_encode(data: bytes) -> str:
+    """Z85 text of ``data`` (a multiple of 4 bytes), as the protocol encodes vector ids."""
+    if len(data) % 4:
+        raise ValueError("Z85 encodes whole 4-byte words")
+    out = []
+    for (word,) in struct.iter_unpack(">I", data):
+        chars = []
+        for _ in range(5):
+            word, digit = divmod(word, 85)
+            chars.append(_Z85[digit])
+        out.append("".join(reversed(chars)))
+    return "".join(out)
+
+
+def z85_decode(text: str) -> bytes:
+    """The bytes a Z85 text encodes."""
+    if len(text) % 5:
+        raise DeletionVectorError(f"{text!r} is not Z85 text (its length is not a multiple of 5)")
+    words = []
+    for i in range(0, len(text), 5):
+        word = 0
+        for c in text[i : i + 5]:
+            word = word * 85 + _Z85_VALUE[c]
+        words.append(word)
+    return struct.pack(f">{len(words)}I", *words)
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    """The deletion vector of one data file, as an ``add`` action records it."""
+
+    storage_type: str
+    path_or_inline: str
+    offset: int | None
+    size: int
+    cardinality: int
+
+    @classmethod
+    def from_action(cls, action: dict[str, Any]) -> Descriptor:
+        """The descriptor of an ``add`` action's ``deletionVector`` field."""
+        return cls(
+            action["storageType"],
+            action["pathOrInlineDv"],
+            action.get("offset"),
+            int(action["sizeInBytes"]),
+            int(action["cardinality"]),
+        )
+
+    def to_action(self) -> dict[str, Any]:
+        """The ``deletionVector`` field of an ``add`` action."""
+        action: dict[str, Any] = {
+            "storageType": self.storage_type,
+            "pathOrInlineDv": self.path_or_inline,
+            "sizeInBytes": self.size,
+            "cardinality": self.cardinality,
+        }
+        if self.offset is not None:
+            action["offset"] = self.offset
+        return action
+
+    def file_name(self) -> str:
+        """The vector file's path relative to the table folder (storage type ``u``)."""
+        if self.storage_type != "u":
+            raise DeletionVectorError(
+                f"Deletion vectors stored as {self.storage_type!r} are not supported; only "
+                "vectors in files beside the table ('u') are."
+            )
+        prefix, encoded = self.path_or_inline[:-20], self.path_or_inline[-20:]
+        name = f"deletion_vector_{uuid.UUID(bytes=z85_decode(encoded))}.bin"
+        return f"{prefix}/{name}" if prefix else name
+
+
+def serialize(rows: BitMap64) -> bytes:
+    """A vector's bytes: the magic number, then the bitmap."""
+    return struct.pack("<i", MAGIC) + rows.serialize()
+
+
+def deserialize(data: bytes) -> BitMap64:
+    """The row positions of a vector's bytes."""
+    from pyroaring import BitMap64
+
+    if len(data) < 4 or struct.unpack_from("<i", data)[0] != MAGIC:
+        raise DeletionVectorError("not a RoaringBitmapArray (its magic number does not match)")
+    return BitMap64.deserialize(data[4:])
+
+
+def vector_uri(table_uri: str, descriptor: Descriptor) -> str:
+    """Where a vector's file is."""
+    return f"{table_uri.rstrip('/')}/{descriptor.file_name()}"
+
+
+def write_vector(table_uri: str, rows: BitMap64, storage: Storage | None = None) -> Descriptor:
+    """Write ``rows`` as a new vector file in the table folder ``table_uri``."""
+    data = serialize(rows)
+    body = struct.pack(">Bi", FORMAT_VERSION, len(data)) + data
+    body += struct.pack(">I", zlib.crc32(data) & 0xFFFFFFFF)
+    descriptor = Descriptor("u", z85_encode(uuid.uuid4().bytes), 1, len(data), len(rows))
+    uri = vector_uri(table_uri, descriptor)
+    with (storage or storage_for(uri)).open_output(uri) as out:
+        out.write(body)
+    return descriptor
+
+
+def read_vector(table_uri: str, descriptor: Descriptor, storage: Storage | None = None) -> BitMap64:
+    """The rows a descriptor marks deleted, checked against the file's size and CRC."""
+    uri = vector_uri(table_uri, descriptor)
+    fs, path = filesystem_of(uri, storage)
+    try:
+        with fs.open_input_file(path) as source:
+            body = source.read()
+    except FileNotFoundError as e:
+        raise DeletionVectorError(f"The deletion vector file {uri!r} is missing.") from e
+    start = descriptor.offset or 0
+    (size,) = struct.unpack_from(">i", body, start)
+    data = body[start + 4 : start + 4 + size]
+    (crc,) = struct.unpack_from(">I", body, start + 4 + size)
+    if size != descriptor.size or zlib.crc32(data) & 0xFFFFFFFF != crc:
+        raise DeletionVectorError(f"The deletion vector in {uri!r} is damaged (size or CRC).")
+    rows = deserialize(data)
+    if len(rows) != descriptor.cardinality:
+        raise DeletionVectorError(
+            f"The deletion vector in {uri!r} holds {len(rows)} rows, its descriptor says "
+            f"{descriptor.cardinality}."
+        )
+    return rows
+
+
+def kept_rows(rows: int, deleted: BitMap64) -> np.ndarray:
+    """A boolean mask over a file's ``rows`` rows: True for the rows a vector does not delete."""
+    import numpy as np
+
+    mask = np.ones(rows, dtype=bool)
+    if len(deleted):
+        mask[np.fromiter(deleted, dtype=np.int64, count=len(deleted))] = False
+    return mask
+
+
+def vectors_in_log(
+    table_uri: str, version: int, storage: Storage | None = None
+) -> dict[str, Descriptor]:
+    """The deletion vector of each file of a table version that has one, by the file's log
+    path (delta-rs' Python API gives the rows a vector deletes but not its descriptor, which a
+    later change needs to remove the file's current entry)."""
+    states = _replay(table_uri, version, version, storage)
+    return next(v for at, v in states if at == version)
+
+
+def vector_files_of(
+    table_uri: str, versions: Iterable[int], storage: Storage | None = None
+) -> set[str]:
+    """The vector files (relative paths) that any of ``versions`` of a table reads."""
+    wanted = set(versions)
+    if not wanted:
+        return set()
+    names: set[str] = set()
+    for at, vectors in _replay(table_uri, min(wanted), max(wanted), storage):
+        if at in wanted:
+            names |= {d.file_name() for d in vectors.values()}
+    return names
+
+
+def _replay(
+    table_uri: str, first: int, last: int, storage: Storage | None
+) -> Iterator[tuple[int, dict[str, Descriptor]]]:
+    """The vectors of a table's files at each version from ``first`` to ``last``: from the
+    newest checkpoint at or before ``first``, then commit by commit."""
+    import json
+
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+
+    fs, log = filesystem_of(f"{table_uri.rstrip('/')}/_delta_log", storage)
+    names = [i.base_name for i in fs.get_file_info(pafs.FileSelector(log))]
+    checkpoints = [int(n.split(".")[0]) for n in names if n.endswith(".checkpoint.parquet")]
+    start = max((c for c in checkpoints if c <= first), default=-1)
+    vectors: dict[str, Descriptor] = {}
+    if start >= 0:
+        with fs.open_input_file(f"{log}/{start:020d}.checkpoint.parquet") as source:
+            adds = pq.read_table(source, columns=["add"]).column("add")
+        for add in adds.to_pylist():
+            if add and add.get("deletionVector"):
+                vectors[add["path"]] = Descriptor.from_action(add["deletionVector"])
+        yield start, dict(vectors)
+    for commit in range(start + 1, last + 1):
+        with fs.open_input_file(f"{log}/{commit:020d}.json") as source:
+            actions = [json.loads(line) for line in source.read().decode().splitlines() if line]
+        for action in actions:  # a commit's removes apply before its adds
+            if "remove" in action:
+                vectors.pop(action["remove"]["path"], None)
+        for action in actions:
+            vector = action.get("add", {}).get("deletionVector")
+            if vector:
+                vectors[action["add"]["path"]] = Descriptor.from_action(vector)
+        yield commit, dict(vectors)
