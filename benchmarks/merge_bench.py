@@ -94,7 +94,11 @@ def measure(system: Any, size: int, pairs: list[tuple[Any, Any]]) -> dict[str, f
     for source, keys in pairs:
         merges.append(seconds(lambda s=source: system.merge(s)))
         deletes.append(seconds(lambda k=keys: system.delete(k)))
-    return {"merge": statistics.median(merges), "delete": statistics.median(deletes)}
+    return {
+        "merge": statistics.median(merges),
+        "delete": statistics.median(deletes),
+        "first_merge": merges[0],  # a fresh table's first change: no key index yet
+    }
 
 
 def read_after_merges(folder: Path, size: int) -> dict[str, float]:
@@ -132,13 +136,13 @@ def run(sizes: list[int], rounds: int) -> dict[str, Any]:
 def report(results: dict[str, Any], sizes: list[int]) -> str:
     """A table of medians and ratios."""
     lines = [f"load average at start: {results['load']:.2f}"]
-    lines.append(f"{'size':>9} {'step':7} {'DuckLake':>9} {'cow':>9} {'mor':>9} {'mor/DL':>7}")
+    lines.append(f"{'size':>9} {'step':11} {'DuckLake':>9} {'cow':>9} {'mor':>9} {'mor/DL':>7}")
     for size in sizes:
         row = results[str(size)]
-        for step in ("merge", "delete"):
+        for step in ("merge", "delete", "first_merge"):
             duck, cow, mor = (row[s][step] for s in ("ducklake", "workbench_cow", "workbench_mor"))
             lines.append(
-                f"{size:>9} {step:7} {duck * 1e3:8.1f}ms {cow * 1e3:8.1f}ms {mor * 1e3:8.1f}ms "
+                f"{size:>9} {step:11} {duck * 1e3:8.1f}ms {cow * 1e3:8.1f}ms {mor * 1e3:8.1f}ms "
                 f"{mor / duck:6.2f}x"
             )
     if len(sizes) > 1:

@@ -208,3 +208,37 @@ def test_spark_refuses_a_table_with_vectors_until_they_are_folded(vectored, spar
         dc.read(vectored, read_as=dc.DatasetType.SPARK)
     dc.optimize(vectored)
     assert spark.read.format("workbench").option("root", root).load("default.t").count() == 999
+
+
+def test_tables_keyed_by_text_or_several_columns_merge_on_read_too(catalog):
+    schema = dc.Schema.of(
+        [
+            dc.Field.of(pa.field("region", pa.string()), is_merge_key=True),
+            dc.Field.of(pa.field("code", pa.string()), is_merge_key=True),
+            dc.Field.of(pa.field("n", pa.int64())),
+        ]
+    )
+    dc.create_table("k", schema=schema, table_properties=VECTORS)
+    codes = [f"c{i}" for i in range(50)]
+    dc.write(pd.DataFrame({"region": ["eu"] * 50, "code": codes, "n": range(50)}), "k")
+    dc.write(
+        pd.DataFrame({"region": ["eu", "us"], "code": ["c3", "c3"], "n": [300, 1]}),
+        "k",
+        mode="merge",
+    )
+    dc.write(pd.DataFrame({"region": ["eu"], "code": ["c4"]}), "k", mode="delete")
+    got = {(r["region"], r["code"]): r["n"] for r in dc.read("k", read_as="pyarrow").to_pylist()}
+    assert got[("eu", "c3")] == 300 and got[("us", "c3")] == 1 and ("eu", "c4") not in got
+    assert len(got) == 50 and vector_files("k")
+
+
+def test_the_key_index_finds_keys_and_keeps_to_its_budget():
+    from workbench.engines.local.key_index import IndexCache, KeyIndex
+
+    index = KeyIndex.of(pa.array([30, 10, 20, 50], pa.int64()))
+    positions, found = index.find(pa.array([20, 99, 30, 5], pa.int64()).to_numpy())
+    assert positions.tolist() == [2, 0] and found.tolist() == [0, 2]
+    cache = IndexCache(budget=index.nbytes * 2)
+    for name in ("a", "b", "c"):
+        cache.get(name, 1, lambda: pa.array([1, 2, 3, 4], pa.int64()))
+    assert list(k for k, _ in cache.indexes) == ["b", "c"] and cache.used <= cache.budget

@@ -17,6 +17,7 @@ from workbench.core.delta.commits import vectors_enabled
 from workbench.core.delta.data_files import Rewrite, Vectored, WrittenFile, discard, write_part
 from workbench.core.delta.deletion_vectors import kept_rows, read_vector, vector_uri, write_vector
 from workbench.core.delta.snapshot import DataFile, candidate_files, file_rows, ordered_dataset
+from workbench.engines.local.key_index import INDEXES, indexable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -154,19 +155,23 @@ def _replace(
 
 
 def _matches(opened: OpenTable, f: DataFile, source: pa.Table, keys: list[str]) -> MatchedRows:
-    """The rows of file ``f`` (by position) whose keys are in ``source``, reading only the key
-    columns; rows its deletion vector already deletes never match."""
+    """The rows of file ``f`` (by position) whose keys are in ``source``, from the file's key
+    index (single integer keys) or its key columns; rows its deletion vector already deletes
+    never match."""
     import numpy as np
     import pyarrow.compute as pc
 
-    current = file_rows(opened, f, keys)
-    index = match_rows(current, source, keys)
-    hits = pc.is_valid(index).to_numpy(zero_copy_only=False)
+    if len(keys) == 1 and indexable(opened.schema.arrow.field(keys[0]).type):
+        index = INDEXES.get(f.absolute, f.size, lambda: file_rows(opened, f, keys).column(0))
+        positions, sources = index.find(source.column(keys[0]).to_numpy(zero_copy_only=False))
+    else:
+        found = match_rows(file_rows(opened, f, keys), source, keys)
+        positions = np.flatnonzero(pc.is_valid(found).to_numpy(zero_copy_only=False))
+        sources = found.to_numpy(zero_copy_only=False)[positions].astype(np.int64)
     deleted = read_vector(opened.uri, f.deletion_vector) if f.deletion_vector else None
-    if deleted is not None:
-        hits &= kept_rows(f.rows, deleted)
-    positions = np.flatnonzero(hits)
-    sources = index.to_numpy(zero_copy_only=False)[positions].astype(np.int64)
+    if deleted is not None and len(positions):
+        live = kept_rows(f.rows, deleted)[positions]
+        positions, sources = positions[live], sources[live]
     return MatchedRows(positions, sources, deleted)
 
 

@@ -1,0 +1,88 @@
+"""Where each key of a data file is: the file's keys sorted once, so a small MERGE or DELETE
+finds its rows by binary search instead of reading and hashing the whole key column again.
+
+Data files never change once written, so an index stays valid as long as its file exists; the
+indexes of recently used files are kept up to a memory budget (least recently used first out).
+Only single-column integer keys are indexed; other keys are matched by a hash join.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import numpy as np
+    import pyarrow as pa
+
+BUDGET_BYTES = 512 * 1024**2
+
+
+@dataclass(frozen=True)
+class KeyIndex:
+    """A file's keys in sorted order, and the row position of each."""
+
+    sorted_keys: np.ndarray
+    positions: np.ndarray
+
+    @classmethod
+    def of(cls, keys: pa.Array) -> KeyIndex:
+        """The index of a file's key column (row positions follow the column's order)."""
+        import numpy as np
+
+        values = keys.to_numpy(zero_copy_only=False)
+        order = np.argsort(values, kind="stable")
+        return cls(values[order], order)
+
+    @property
+    def nbytes(self) -> int:
+        """Memory the index holds."""
+        return self.sorted_keys.nbytes + self.positions.nbytes
+
+    def find(self, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For the ``wanted`` keys found in the file: their row positions, and their indexes
+        in ``wanted``."""
+        import numpy as np
+
+        at = np.searchsorted(self.sorted_keys, wanted)
+        inside = at < len(self.sorted_keys)
+        found = np.zeros(len(wanted), dtype=bool)
+        found[inside] = self.sorted_keys[at[inside]] == wanted[inside]
+        return self.positions[at[found]], np.flatnonzero(found)
+
+
+class IndexCache:
+    """Indexes of recently used files, by file URI and size, within a memory budget."""
+
+    def __init__(self, budget: int = BUDGET_BYTES):
+        self.budget = budget
+        self.used = 0
+        self.indexes: OrderedDict[tuple[str, int], KeyIndex] = OrderedDict()
+
+    def get(self, uri: str, size: int, load: Callable[[], pa.Array]) -> KeyIndex:
+        """The index of a file, made from its key column (``load``) when not kept."""
+        key = (uri, size)
+        index = self.indexes.get(key)
+        if index is not None:
+            self.indexes.move_to_end(key)
+            return index
+        index = KeyIndex.of(load())
+        self.indexes[key] = index
+        self.used += index.nbytes
+        while self.used > self.budget and len(self.indexes) > 1:
+            _, dropped = self.indexes.popitem(last=False)
+            self.used -= dropped.nbytes
+        return index
+
+
+def indexable(key_type: pa.DataType) -> bool:
+    """True for the key types the index serves (integers)."""
+    import pyarrow.types as pt
+
+    return pt.is_integer(key_type)
+
+
+INDEXES = IndexCache()
