@@ -242,3 +242,19 @@ def test_the_key_index_finds_keys_and_keeps_to_its_budget():
     for name in ("a", "b", "c"):
         cache.get(name, 1, lambda: pa.array([1, 2, 3, 4], pa.int64()))
     assert list(k for k, _ in cache.indexes) == ["b", "c"] and cache.used <= cache.budget
+
+
+def test_concurrent_deletes_of_one_file_lose_nothing(vectored):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def delete(worker: int) -> None:
+        for step in range(5):  # keys of the first file only: every delete changes its vector
+            key = worker * 10 + step
+            dc.write(pd.DataFrame({"id": [key]}), vectored, mode="delete")
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(delete, range(4)))
+    deleted = {w * 10 + s for w in range(4) for s in range(5)}
+    remaining = [r["id"] for r in table_rows(vectored)]
+    assert len(remaining) == 1000 - 20 and not deleted & set(remaining)
+    assert dc.transactions().num_rows == 5 + 20  # create, 4 writes, and every delete

@@ -29,11 +29,13 @@ KILLS = int(os.environ.get("WORKBENCH_RELIABILITY_KILLS", "24"))  # a multiple o
 LEASE_SECONDS = "2"
 
 
-@pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.s3)])
+@pytest.fixture(params=["local", "vectors", pytest.param("s3", marks=pytest.mark.s3)])
 def spec(request, tmp_path) -> str:
-    """A fresh catalog, on the local disk or on S3, as the workers name it."""
-    if request.param == "local":
-        return json.dumps({"root": str(tmp_path / "catalog")})
+    """A fresh catalog, on the local disk (its tables merge-on-read for ``vectors``) or on S3,
+    as the workers name it."""
+    if request.param in ("local", "vectors"):
+        root = str(tmp_path / "catalog")
+        return json.dumps({"root": root, "vectors": request.param == "vectors"})
     s3 = request.getfixturevalue("s3")
     return json.dumps({"root": f"s3://{s3.new_bucket()}/catalog", "options": s3.options})
 
@@ -117,7 +119,7 @@ def assert_folders_match_catalog(spec: str) -> None:
         info = dc.get_table(name, namespace="bank")
         direct = DeltaTable(info.uri, storage_options=options)
         assert direct.version() == info.version
-        assert direct.to_pyarrow_table().sort_by("k").equals(rows.sort_by("k"))
+        assert workers.delta_rows(direct).sort_by("k").to_pylist() == rows.sort_by("k").to_pylist()
 
 
 def assert_folder_readers_saw_only_commits(seen: list[str], history: dict) -> None:
