@@ -258,3 +258,20 @@ def test_concurrent_deletes_of_one_file_lose_nothing(vectored):
     remaining = [r["id"] for r in table_rows(vectored)]
     assert len(remaining) == 1000 - 20 and not deleted & set(remaining)
     assert dc.transactions().num_rows == 5 + 20  # create, 4 writes, and every delete
+
+
+def test_ray_reads_merges_and_deletes_a_table_with_vectors(vectored, ray_cluster):
+    import ray.data
+
+    dc.write(pd.DataFrame({"id": [1, 2]}), vectored, mode="delete")
+    dc.write(rows([3, 2000], "g"), vectored, mode="merge")
+    expected = table_rows(vectored)
+    data = dc.read(vectored, read_as=dc.DatasetType.RAY_DATASET).to_pandas()
+    assert sorted(data.to_dict("records"), key=lambda r: r["id"]) == expected
+    dc.write(
+        ray.data.from_arrow(pa.Table.from_pandas(rows([4, 3000], "r"))), vectored, mode="merge"
+    )
+    dc.write(ray.data.from_items([{"id": 5}]), vectored, mode="delete")
+    got = {r["id"]: r["v"] for r in table_rows(vectored)}
+    assert got[4] == "r4" and got[3000] == "r3000" and got[3] == "g3"
+    assert {1, 2, 5}.isdisjoint(got) and len(got) == 1000 - 2 + 1 + 1 - 1

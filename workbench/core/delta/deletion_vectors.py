@@ -24,8 +24,10 @@ from workbench.core.storage.store import storage_for
 
 if TYPE_CHECKING:
     import numpy as np
+    import pyarrow as pa
     from pyroaring import BitMap64
 
+    from workbench.core.delta.snapshot import DataFile
     from workbench.core.storage.store import Storage
 
 MAGIC = 1681511377  # RoaringBitmapArray's magic number, little-endian
@@ -159,6 +161,15 @@ def read_vector(table_uri: str, descriptor: Descriptor, storage: Storage | None 
             f"{descriptor.cardinality}."
         )
     return rows
+
+
+def without_deleted(
+    rows: pa.Table, f: DataFile, table_uri: str, storage: Storage | None = None
+) -> pa.Table:
+    """All the rows of file ``f`` (``rows``, in file order) less those its vector deletes."""
+    if f.deletion_vector is None:
+        return rows
+    return rows.filter(kept_rows(rows.num_rows, read_vector(table_uri, f.deletion_vector, storage)))
 
 
 def kept_rows(rows: int, deleted: BitMap64) -> np.ndarray:

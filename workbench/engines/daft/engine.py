@@ -44,7 +44,7 @@ def leading_files(files: list[DataFile], limit: int | None) -> list[DataFile]:
         if rows >= limit:
             break
         chosen.append(f)
-        rows += f.rows
+        rows += f.live_rows
     return chosen
 
 

@@ -17,15 +17,23 @@ if TYPE_CHECKING:
 
 
 def read_file(
-    uri: str, schema: pa.Schema, storage: Storage, columns: list[str] | None = None
+    f: DataFile,
+    table_uri: str,
+    schema: pa.Schema,
+    storage: Storage,
+    columns: list[str] | None = None,
 ) -> pa.Table:
-    """One data file in the table's schema (columns missing from older files are null)."""
+    """One data file in the table's schema (columns missing from older files are null),
+    without the rows its deletion vector deletes."""
     import pyarrow.dataset as pads
 
-    fs, path = storage.locate(uri)
-    return pads.dataset(path, schema=schema, format="parquet", filesystem=fs).to_table(
+    from workbench.core.delta.deletion_vectors import without_deleted
+
+    fs, path = storage.locate(f.absolute)
+    rows = pads.dataset(path, schema=schema, format="parquet", filesystem=fs).to_table(
         columns=columns
     )
+    return without_deleted(rows, f, table_uri, storage)
 
 
 class TableFiles(Datasource):
@@ -34,12 +42,13 @@ class TableFiles(Datasource):
     def __init__(
         self,
         files: list[DataFile],
+        table_uri: str,
         schema: pa.Schema,
         columns: list[str] | None,
         storage: Storage,
         path_column: str | None = None,
     ):
-        self.files, self.schema, self.columns = files, schema, columns
+        self.files, self.table_uri, self.schema, self.columns = files, table_uri, schema, columns
         self.storage, self.path_column = storage, path_column
 
     def estimate_inmemory_data_size(self) -> int:
@@ -56,15 +65,15 @@ class TableFiles(Datasource):
         tasks = []
         for f in self.files:
 
-            def read(uri: str = f.absolute) -> Iterator[pa.Table]:
-                data = read_file(uri, self.schema, self.storage, self.columns)
+            def read(f: DataFile = f) -> Iterator[pa.Table]:
+                data = read_file(f, self.table_uri, self.schema, self.storage, self.columns)
                 if self.path_column:
-                    paths = pa.array([uri] * data.num_rows, pa.string())
+                    paths = pa.array([f.absolute] * data.num_rows, pa.string())
                     data = data.append_column(self.path_column, paths)
                 yield data
 
             metadata = BlockMetadata(
-                num_rows=f.rows, size_bytes=f.size, exec_stats=None, input_files=[f.absolute]
+                num_rows=f.live_rows, size_bytes=f.size, exec_stats=None, input_files=[f.absolute]
             )
             tasks.append(ReadTask(read, metadata, schema, per_task_row_limit))
         return tasks

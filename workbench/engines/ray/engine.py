@@ -49,6 +49,7 @@ class RayEngine(Engine):
     """Ray Data on a local Ray instance or a cluster."""
 
     name = "ray"
+    applies_deletion_vectors = True  # reads filter each file; MERGE and DELETE copy on write
     clustered = True
     data_modules: ClassVar[tuple[str, ...]] = ("ray",)
     dataset_types: ClassVar[tuple[DatasetType, ...]] = (DatasetType.RAY_DATASET,)
@@ -84,7 +85,7 @@ class RayEngine(Engine):
         else:
             storage = table.loc.catalog.storage
             frame = ray.data.read_datasource(
-                TableFiles(files, plain_schema(table), columns, storage, path_column)
+                TableFiles(files, table.uri, plain_schema(table), columns, storage, path_column)
             )
         return frame.limit(limit) if limit is not None else frame
 
@@ -184,7 +185,7 @@ class RayEngine(Engine):
             results = ray.get(
                 [
                     _merge_file.remote(
-                        f.absolute,
+                        f,
                         plain_schema(table),
                         schema,
                         present,
@@ -230,7 +231,7 @@ class RayEngine(Engine):
             results = ray.get(
                 [
                     _delete_from_file.remote(
-                        f.absolute,
+                        f,
                         plain_schema(table),
                         table.schema,
                         key_schema,
@@ -385,7 +386,7 @@ def _key_range_impl(block: pa.Table, schema: Schema, keys: list[str]) -> Any:
 
 
 def _merge_file_impl(
-    uri: str,
+    f: DataFile,
     stored: pa.Schema,
     schema: Schema,
     present: Schema,
@@ -400,7 +401,7 @@ def _merge_file_impl(
     from workbench.engines.ray.datasource import read_file
 
     source = _source(blocks, present)
-    merged, seen = merge_rows(read_file(uri, stored, storage), source, schema, keys)
+    merged, seen = merge_rows(read_file(f, folder, stored, storage), source, schema, keys)
     matched = pc.fill_null(seen, False).to_numpy(zero_copy_only=False)
     if merged is None:
         return None, matched
@@ -426,7 +427,7 @@ def _write_unmatched_impl(
 
 
 def _delete_from_file_impl(
-    uri: str,
+    f: DataFile,
     stored: pa.Schema,
     schema: Schema,
     key_schema: Schema,
@@ -439,7 +440,7 @@ def _delete_from_file_impl(
     from workbench.engines.ray.datasource import read_file
 
     source = _source(blocks, key_schema)
-    kept = delete_rows(read_file(uri, stored, storage), source, keys)
+    kept = delete_rows(read_file(f, folder, stored, storage), source, keys)
     if kept is None:
         return False, None
     return True, write_part(kept, schema, folder, 0, batch, storage) if kept.num_rows else None
