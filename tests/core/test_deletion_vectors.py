@@ -172,13 +172,22 @@ def test_two_changes_in_one_transaction_combine_their_vectors(vectored):
     assert 1 not in got and 2 not in got and got[3] == "f3" and len(got) == 998
 
 
-def test_engines_that_cannot_apply_vectors_refuse_instead_of_showing_deleted_rows(vectored):
-    dc.write(pd.DataFrame({"id": [1]}), vectored, mode="delete")
-    with pytest.raises(dc.UnsupportedFeatureError, match="deletion vectors"):
-        dc.read(vectored, read_as=dc.DatasetType.DAFT)
-    with pytest.raises(dc.UnsupportedFeatureError, match="fold them"):
-        dc.read(vectored, read_as=dc.DatasetType.PYARROW_PARQUET)
+def test_daft_reads_merges_and_deletes_a_table_with_vectors(vectored):
+    import daft
+
+    dc.write(pd.DataFrame({"id": [1, 2]}), vectored, mode="delete")
+    dc.write(rows([3, 2000], "g"), vectored, mode="merge")
+    expected = table_rows(vectored)
+    frame = dc.read(vectored, read_as=dc.DatasetType.DAFT).to_pandas()
+    assert sorted(frame.to_dict("records"), key=lambda r: r["id"]) == expected
     assert dc.sql("SELECT count(*) AS n FROM default.t")["n"][0] == 999  # DuckDB applies them
+    with pytest.raises(dc.UnsupportedFeatureError, match="fold them"):  # raw files would show
+        dc.read(vectored, read_as=dc.DatasetType.PYARROW_PARQUET)
+    dc.write(daft.from_pandas(rows([4, 3000], "d")), vectored, mode="merge")
+    dc.write(daft.from_pydict({"id": [5]}), vectored, mode="delete")
+    got = {r["id"]: r["v"] for r in table_rows(vectored)}
+    assert got[4] == "d4" and got[3000] == "d3000" and got[3] == "g3"
+    assert {1, 2, 5}.isdisjoint(got) and len(got) == 999
 
 
 def test_random_changes_match_a_plain_python_model(vectored):

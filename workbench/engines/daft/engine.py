@@ -16,7 +16,7 @@ from workbench.core.base.errors import MergeKeyError
 from workbench.core.base.types import DatasetType
 from workbench.core.data.engine import Engine
 from workbench.core.delta.data_files import Rewrite
-from workbench.core.delta.snapshot import DataFile, candidate_files
+from workbench.core.delta.snapshot import DataFile, candidate_files, ordered_dataset
 from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema.table_schema import Schema
 from workbench.core.schema.type_notes import noted_type
@@ -51,21 +51,45 @@ def leading_files(files: list[DataFile], limit: int | None) -> list[DataFile]:
 def scan(
     table: OpenTable, files: list[DataFile], schema: Schema, path_column: str | None = None
 ) -> daft.DataFrame:
-    """A lazy Daft DataFrame over ``files`` in ``schema`` (columns missing from older files
-    are null)."""
+    """A Daft DataFrame over ``files`` in ``schema`` (columns missing from older files are
+    null): lazy over plain files; files with a deletion vector are read here, without the
+    rows it deletes, and come after the others."""
     import daft
+    import pyarrow as pa
 
-    if not files:
-        empty = schema.arrow.remove_metadata().empty_table()
-        frame = daft.from_arrow(empty)
-        return frame.with_column(path_column, daft.lit("")) if path_column else frame
-    return daft.read_parquet(
-        [f.absolute for f in files],
-        schema={f.name: daft_type(f.type) for f in schema},
-        infer_schema=False,
-        file_path_column=path_column,
-        io_config=io_config(table.loc.catalog.storage),
-    )
+    plain = [f for f in files if f.deletion_vector is None]
+    vectored = [f for f in files if f.deletion_vector is not None]
+    arrow = pa.schema([pa.field(f.name, f.type) for f in schema])
+    if path_column:
+        arrow = arrow.append(pa.field(path_column, pa.string()))
+    frames = []
+    if plain or not vectored:
+        frames.append(
+            daft.read_parquet(
+                [f.absolute for f in plain],
+                schema={f.name: daft_type(f.type) for f in schema},
+                infer_schema=False,
+                file_path_column=path_column,
+                io_config=io_config(table.loc.catalog.storage),
+            )
+            if plain
+            else daft.from_arrow(arrow.empty_table())
+        )
+    for f in vectored:
+        rows = ordered_dataset(table, [f]).to_table()
+        have = set(rows.column_names)  # columns the table lacks yet are null
+        columns = [
+            rows.column(n) if n in have else pa.nulls(rows.num_rows, arrow.field(n).type)
+            for n in schema.names
+        ]
+        rows = pa.table(columns, names=schema.names)
+        if path_column:
+            rows = rows.append_column(path_column, pa.array([f.absolute] * rows.num_rows))
+        frames.append(daft.from_arrow(rows.cast(arrow)))
+    frame = frames[0]
+    for more in frames[1:]:
+        frame = frame.concat(more)
+    return frame
 
 
 def with_written_types(frame: daft.DataFrame, schema: Schema) -> daft.DataFrame:
@@ -88,6 +112,7 @@ class DaftEngine(Engine):
     """Daft in this process."""
 
     name = "daft"
+    applies_deletion_vectors = True  # scans filter files with vectors; MERGE, DELETE rewrite
     data_modules: ClassVar[tuple[str, ...]] = ("daft",)
     dataset_types: ClassVar[tuple[DatasetType, ...]] = (DatasetType.DAFT,)
     sql_result_type = DatasetType.DAFT
