@@ -13,6 +13,7 @@ from workbench.core.delta.deletion_vectors import (
     kept_rows,
     read_vector,
     vectors_in_log,
+    without_deleted,
 )
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from deltalake import DeltaTable
 
     from workbench.core.catalog.tables import OpenTable
+    from workbench.core.storage.store import Storage
 
 # Writers may truncate long string statistics (Delta allows it), so a long maximum is not an
 # upper bound; strings at least this long are treated as unbounded above.
@@ -152,8 +154,10 @@ def plain_schema(opened: OpenTable) -> pa.Schema:
 def ordered_dataset(opened: OpenTable, files: list[DataFile] | None = None) -> pads.Dataset:
     """The table's files (or ``files``) as one pyarrow dataset in the table's schema, in write
     order; columns missing from older files read as nulls. Rows deletion vectors delete are
-    left out: the files with a vector are read (in parallel) when the dataset is made, and
-    their remaining rows come after the other files' rows."""
+    left out: the files with a vector are read (in parallel) when the dataset is made, the
+    others lazily, and each file's rows keep their place in the order."""
+    import itertools
+
     import numpy as np
     import pyarrow.dataset as pads
 
@@ -172,12 +176,21 @@ def ordered_dataset(opened: OpenTable, files: list[DataFile] | None = None) -> p
     vectored = [f for f in chosen if f.deletion_vector is not None]
     if not vectored:
         return dataset(chosen)
-    kept = np.concatenate(
-        [kept_rows(f.rows, read_vector(opened.uri, f.deletion_vector, storage)) for f in vectored]
-    )
-    remaining = dataset(vectored).to_table().filter(kept)
-    plain = dataset([f for f in chosen if f.deletion_vector is None])
-    return pads.UnionDataset(schema, [plain, pads.InMemoryDataset(remaining, schema=schema)])
+    every_row = dataset(vectored).to_table()
+    starts = np.cumsum([0] + [f.rows for f in vectored])
+    remaining = {
+        f.identity: every_row.slice(start, f.rows).filter(
+            kept_rows(f.rows, read_vector(opened.uri, f.deletion_vector, storage))
+        )
+        for f, start in zip(vectored, starts, strict=False)
+    }
+    parts: list[pads.Dataset] = []
+    for has_vector, group in itertools.groupby(chosen, lambda f: f.deletion_vector is not None):
+        if not has_vector:
+            parts.append(dataset(list(group)))
+            continue
+        parts += [pads.InMemoryDataset(remaining[f.identity], schema=schema) for f in group]
+    return parts[0] if len(parts) == 1 else pads.UnionDataset(schema, parts)
 
 
 def file_rows(opened: OpenTable, f: DataFile, columns: list[str] | None = None) -> pa.Table:
@@ -190,6 +203,24 @@ def file_rows(opened: OpenTable, f: DataFile, columns: list[str] | None = None) 
         storage.fs_path(f.absolute), storage.filesystem, file_size=f.size
     )
     return fragment.to_table(schema=opened.schema.arrow, columns=columns)
+
+
+def live_file_rows(
+    f: DataFile,
+    table_uri: str,
+    schema: pa.Schema,
+    storage: Storage,
+    columns: list[str] | None = None,
+) -> pa.Table:
+    """One data file in the table's schema (columns missing from older files are null),
+    without the rows its deletion vector deletes: what an engine's task reads per file."""
+    import pyarrow.dataset as pads
+
+    fs, path = storage.locate(f.absolute)
+    rows = pads.dataset(path, schema=schema, format="parquet", filesystem=fs).to_table(
+        columns=columns
+    )
+    return without_deleted(rows, f, table_uri, storage)
 
 
 def parquet_files(opened: OpenTable) -> Any:

@@ -9,31 +9,13 @@ from typing import TYPE_CHECKING, Any
 from ray.data import Datasource, ReadTask
 from ray.data.block import BlockMetadata
 
+from workbench.core.delta.snapshot import live_file_rows
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from workbench.core.delta.snapshot import DataFile
     from workbench.core.storage.store import Storage
-
-
-def read_file(
-    f: DataFile,
-    table_uri: str,
-    schema: pa.Schema,
-    storage: Storage,
-    columns: list[str] | None = None,
-) -> pa.Table:
-    """One data file in the table's schema (columns missing from older files are null),
-    without the rows its deletion vector deletes."""
-    import pyarrow.dataset as pads
-
-    from workbench.core.delta.deletion_vectors import without_deleted
-
-    fs, path = storage.locate(f.absolute)
-    rows = pads.dataset(path, schema=schema, format="parquet", filesystem=fs).to_table(
-        columns=columns
-    )
-    return without_deleted(rows, f, table_uri, storage)
 
 
 class TableFiles(Datasource):
@@ -66,7 +48,7 @@ class TableFiles(Datasource):
         for f in self.files:
 
             def read(f: DataFile = f) -> Iterator[pa.Table]:
-                data = read_file(f, self.table_uri, self.schema, self.storage, self.columns)
+                data = live_file_rows(f, self.table_uri, self.schema, self.storage, self.columns)
                 if self.path_column:
                     paths = pa.array([f.absolute] * data.num_rows, pa.string())
                     data = data.append_column(self.path_column, paths)

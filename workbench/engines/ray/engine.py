@@ -398,10 +398,10 @@ def _merge_file_impl(
 ) -> tuple[WrittenFile | None, Any]:
     import pyarrow.compute as pc
 
-    from workbench.engines.ray.datasource import read_file
+    from workbench.core.delta.snapshot import live_file_rows
 
     source = _source(blocks, present)
-    merged, seen = merge_rows(read_file(f, folder, stored, storage), source, schema, keys)
+    merged, seen = merge_rows(live_file_rows(f, folder, stored, storage), source, schema, keys)
     matched = pc.fill_null(seen, False).to_numpy(zero_copy_only=False)
     if merged is None:
         return None, matched
@@ -437,10 +437,10 @@ def _delete_from_file_impl(
     batch: str,
     storage: Storage,
 ) -> tuple[bool, WrittenFile | None]:
-    from workbench.engines.ray.datasource import read_file
+    from workbench.core.delta.snapshot import live_file_rows
 
     source = _source(blocks, key_schema)
-    kept = delete_rows(read_file(f, folder, stored, storage), source, keys)
+    kept = delete_rows(live_file_rows(f, folder, stored, storage), source, keys)
     if kept is None:
         return False, None
     return True, write_part(kept, schema, folder, 0, batch, storage) if kept.num_rows else None

@@ -5,8 +5,8 @@ Options: the table as the load/save path (``namespace.table``), ``catalog`` (a c
 DeltaCAT table version; the current one by default) and ``asOf`` (time, transaction id or tag)
 or ``version`` (a Delta version). Planning runs in Spark's Python workers, which do not
 share the driver's ``dc.init``: the source is registered with the driver's catalogs, and again
-after every ``dc.init``. Reads go file by file; writes stage Parquet per task and commit it
-through ``dc.write`` (append or replace) in one catalog transaction.
+after every ``dc.init``. Reads go file by file (deletion vectors applied); writes stage Parquet
+per task and commit it through ``dc.write`` (append or replace) in one catalog transaction.
 """
 
 from __future__ import annotations
@@ -101,28 +101,25 @@ class WorkbenchDataSource(DataSource):
 
 @dataclass
 class _File(InputPartition):
-    path: str
+    file: Any  # a DataFile of the table version
 
 
 class _Reader(DataSourceReader):
     def __init__(self, options: dict[str, str]):
-        from workbench.core.data.engine import get_engine, require_vectors_applied
-
         opened = _open(options)
-        require_vectors_applied(get_engine("spark"), opened, "read")
-        self.files = [f.absolute for f in opened.files]
+        self.files = opened.files
+        self.table_uri = opened.uri
         self.schema = opened.schema
         self.storage = opened.loc.catalog.storage
 
     def partitions(self) -> list[InputPartition]:
-        return [_File(path) for path in self.files]
+        return [_File(f) for f in self.files]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        import pyarrow.dataset as pads
+        from workbench.core.delta.snapshot import live_file_rows
 
-        fs, path = self.storage.locate(partition.path)
         arrow = self.schema.arrow.remove_metadata()
-        yield from pads.dataset(path, schema=arrow, format="parquet", filesystem=fs).to_batches()
+        yield from live_file_rows(partition.file, self.table_uri, arrow, self.storage).to_batches()
 
 
 @dataclass

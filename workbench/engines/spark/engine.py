@@ -29,6 +29,7 @@ class SparkEngine(Engine):
 
     name = "spark"
     clustered = True
+    applies_deletion_vectors = True  # files with a vector are read by tasks that apply it
     data_modules: ClassVar[tuple[str, ...]] = ("pyspark",)
     dataset_types: ClassVar[tuple[DatasetType, ...]] = (DatasetType.SPARK,)
     sql_result_type = DatasetType.SPARK

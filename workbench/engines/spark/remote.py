@@ -1,10 +1,10 @@
 """Spark on object stores without hadoop-aws: Parquet read and written with pyarrow's
 filesystem inside Spark's Python workers.
 
-Reads go through the ``workbench_files`` data source (one partition per file, an optional
-column naming each row's file); writes run ``mapInArrow`` so each task writes its partition as
-a part of the table and reports it. The catalog's storage (root and options) travels with the
-job, so executors need no configuration of their own.
+Reads go through the ``workbench_files`` data source (one partition per file, deletion vectors
+applied in the task, an optional column naming each row's file); writes run ``mapInArrow`` so
+each task writes its partition as a part of the table and reports it. The catalog's storage
+(root and options) travels with the job, so executors need no configuration of their own.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from workbench.core.delta.data_files import WrittenFile, discard_batch, new_batch, write_part
+from workbench.core.delta.snapshot import DataFile, live_file_rows
 from workbench.core.schema.table_schema import Schema
 from workbench.core.storage.store import Storage
 
@@ -31,7 +32,7 @@ WRITTEN = "uri string, size long, stats string"
 
 @dataclass
 class _File(InputPartition):
-    uri: str
+    file: DataFile
 
 
 class FilesSource(DataSource):
@@ -52,23 +53,23 @@ class FilesSource(DataSource):
 
 class _FilesReader(DataSourceReader):
     def __init__(self, options: dict[str, str]):
-        self.files = json.loads(options["files"])
+        self.files = _decode_files(options["files"])
+        self.table_uri = options["table"]
         self.arrow = _arrow_schema(options["arrow"])
         self.storage = Storage(options["root"], json.loads(options["storage"]))
         self.path_column = options.get("path_column")
 
     def partitions(self) -> list[InputPartition]:
-        return [_File(uri) for uri in self.files]
+        return [_File(f) for f in self.files]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         import pyarrow as pa
-        import pyarrow.dataset as pads
 
-        fs, path = self.storage.locate(partition.uri)
-        table = pads.dataset(path, schema=self.arrow, format="parquet", filesystem=fs).to_table()
+        f = partition.file
+        table = live_file_rows(f, self.table_uri, self.arrow, self.storage)
         if self.path_column:
             table = table.append_column(
-                self.path_column, pa.array([partition.uri] * table.num_rows, pa.string())
+                self.path_column, pa.array([f.absolute] * table.num_rows, pa.string())
             )
         yield from table.to_batches()
 
@@ -81,20 +82,38 @@ def _arrow_schema(encoded: str) -> pa.Schema:
     return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(encoded)))
 
 
+def _encode_files(files: list[DataFile]) -> str:
+    """Data files (with their deletion vectors) as an option string for the workers."""
+    import base64
+    import pickle
+
+    return base64.b64encode(pickle.dumps(files)).decode()
+
+
+def _decode_files(encoded: str) -> list[DataFile]:
+    import base64
+    import pickle
+
+    return pickle.loads(base64.b64decode(encoded))
+
+
 def _encode(schema: pa.Schema) -> str:
     import base64
 
     return base64.b64encode(schema.serialize().to_pybytes()).decode()
 
 
-def read_remote(
+def read_by_tasks(
     spark: SparkSession,
-    paths: list[str],
+    files: list[DataFile],
+    table_uri: str,
     schema: Schema,
     storage: Storage,
     path_column: str | None = None,
 ) -> DataFrame:
-    """Files on an object store as one DataFrame in the table's schema."""
+    """Table files as one DataFrame in the table's schema, each read by pyarrow in a Spark
+    task without the rows its deletion vector deletes (object stores, and files with vectors
+    anywhere)."""
     import pyarrow as pa
 
     from workbench.engines.spark.files import spark_schema
@@ -107,7 +126,8 @@ def read_remote(
         structure = structure.add(StructField(path_column, StringType()))
     return (
         spark.read.format(NAME)
-        .option("files", json.dumps(paths))
+        .option("files", _encode_files(files))
+        .option("table", table_uri)
         .option("schema", structure.json())
         .option("arrow", _encode(arrow))
         .option("root", storage.root)

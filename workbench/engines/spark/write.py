@@ -17,7 +17,7 @@ from workbench.core.delta.snapshot import DataFile, candidate_files
 from workbench.core.schema.conform import column_plan
 from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema.table_schema import Schema
-from workbench.core.storage.store import Storage, is_local, storage_for
+from workbench.core.storage.store import is_local, storage_for
 from workbench.core.transactions.staging import quote_identifier
 from workbench.engines.spark.files import spark_schema, staging_folder, written_files
 from workbench.engines.spark.read import read_files
@@ -126,9 +126,7 @@ def write_files(frame: DataFrame, schema: Schema, table_path: str) -> list[Writt
         return [describe_file(path) for path in written_files(folder)]
 
 
-def _files_with_keys(
-    files: list[DataFile], schema: Schema, source: DataFrame, keys: list[str], storage: Storage
-) -> list[DataFile]:
+def _files_with_keys(table: OpenTable, source: DataFrame, keys: list[str]) -> list[DataFile]:
     """The table files holding any of ``source``'s keys: candidates by the keys' min/max
     statistics, then an exact semi-join over the candidates only."""
     from pyspark.sql import functions as F
@@ -141,11 +139,12 @@ def _files_with_keys(
         return []
     low = {k: bounds[f"lo{i}"] for i, k in enumerate(keys)}
     high = {k: bounds[f"hi{i}"] for i, k in enumerate(keys)}
-    candidates = {_path_key(f.absolute): f for f in candidate_files(files, low, high)}
+    candidates = {_path_key(f.absolute): f for f in candidate_files(table.files, low, high)}
     if not candidates:
         return []
+    storage = table.loc.catalog.storage
     current = read_files(
-        [f.absolute for f in candidates.values()], schema, storage, FILE_COLUMN
+        list(candidates.values()), table.uri, table.schema, storage, FILE_COLUMN
     ).select(*[quote_identifier(k) for k in keys], FILE_COLUMN)
     hits = current.join(source.select(*keys).distinct(), keys, "left_semi")
     return [candidates[_path_key(r[0])] for r in hits.select(FILE_COLUMN).distinct().collect()]
@@ -164,8 +163,8 @@ def merge(table: OpenTable, source: DataFrame, schema: Schema, keys: list[str]) 
     source = conform(
         source, Schema(f for f in schema if f.name in source.columns), fill_missing=False
     )
-    touched = _files_with_keys(table.files, table.schema, source, keys, table.loc.catalog.storage)
-    old = read_files([f.absolute for f in touched], schema, table.loc.catalog.storage)
+    touched = _files_with_keys(table, source, keys)
+    old = read_files(touched, table.uri, schema, table.loc.catalog.storage)
     joined = old.alias("o").join(
         source.alias("s"),
         [F.col(f"o.{quote_identifier(k)}") == F.col(f"s.{quote_identifier(k)}") for k in keys],
@@ -200,10 +199,9 @@ def delete(table: OpenTable, source: DataFrame, keys: list[str]) -> Rewrite:
         fill_missing=False,
     ).dropDuplicates(keys)
     reject_null_keys(source, keys, name)
-    touched = _files_with_keys(table.files, table.schema, source, keys, table.loc.catalog.storage)
+    touched = _files_with_keys(table, source, keys)
     if not touched:
         return Rewrite()
-    storage = table.loc.catalog.storage
-    kept = read_files([f.absolute for f in touched], table.schema, storage)
+    kept = read_files(touched, table.uri, table.schema, table.loc.catalog.storage)
     kept = kept.join(source, keys, "left_anti")
     return Rewrite(write_files(kept, table.schema, table.uri), touched)
