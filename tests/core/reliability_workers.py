@@ -17,11 +17,11 @@ import os
 import random
 import sys
 import time
-from typing import Any
 
 import pyarrow as pa
 
 import workbench as dc
+from tests.delta_readers import delta_rows
 
 ACCOUNTS = 8
 START = 100
@@ -127,21 +127,6 @@ def reader(spec: str, stop: str, report: str) -> None:
         time.sleep(POLL_SECONDS)
     with open(report, "w") as out:
         json.dump({"checks": checks, "violations": violations}, out)
-
-
-def delta_rows(table: Any) -> pa.Table:
-    """A ``deltalake.DeltaTable``'s rows through a reader that applies deletion vectors when
-    the table has them (``to_pyarrow_table`` refuses such tables)."""
-    from deltalake import QueryBuilder
-
-    if "deletionVectors" not in (table.protocol().reader_features or ()):
-        return table.to_pyarrow_table()
-    rows = pa.table(QueryBuilder().register("t", table).execute("SELECT * FROM t").read_all())
-    plain = [  # its string views as plain strings, which every pyarrow kernel takes
-        pa.field(f.name, pa.string() if pa.types.is_string_view(f.type) else f.type)
-        for f in rows.schema
-    ]
-    return rows.cast(pa.schema(plain))
 
 
 def folder_reader(spec: str, stop: str, report: str) -> None:

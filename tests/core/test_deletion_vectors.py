@@ -42,6 +42,15 @@ def vector_files(name: str) -> list[str]:
     return sorted(p for p in os.listdir(dc.get_table(name).uri) if p.startswith("deletion_vector"))
 
 
+def table_files(name: str) -> list:
+    from deltalake import DeltaTable
+
+    from workbench.core.delta.snapshot import data_files_of, in_write_order
+
+    uri = dc.get_table(name).uri
+    return in_write_order(data_files_of(DeltaTable(uri), uri))
+
+
 @pytest.fixture
 def vectored(catalog):
     """A keyed table with deletion vectors on, 1,000 rows in four files."""
@@ -63,10 +72,23 @@ def test_workbench_reads_a_vector_another_writer_made():
     assert kept_rows(f.rows, deleted).tolist() == [False] + [True] * 8 + [False]
 
 
+def test_keyed_tables_take_vectors_by_default_and_a_property_turns_them_off(catalog):
+    from deltalake import DeltaTable
+
+    dc.write(rows(range(10), "a"), "keyed", schema=keyed_schema())
+    dc.write(pd.DataFrame({"n": [1]}), "unkeyed")
+    configuration = DeltaTable(dc.get_table("keyed").uri).metadata().configuration
+    assert configuration["delta.enableDeletionVectors"] == "true"  # recorded in the table
+    assert DeltaTable(dc.get_table("unkeyed").uri).protocol().min_reader_version == 1
+    dc.write(pd.DataFrame({"id": [3]}), "keyed", mode="delete")
+    assert len(vector_files("keyed")) == 1 and len(table_rows("keyed")) == 9
+
+
 def test_an_existing_table_turns_vectors_on_only_when_asked(catalog):
     from deltalake import DeltaTable
 
-    dc.write(rows(range(10), "a"), "plain", schema=keyed_schema())
+    off = {"delta.enableDeletionVectors": False}
+    dc.write(rows(range(10), "a"), "plain", schema=keyed_schema(), table_properties=off)
     dc.write(pd.DataFrame({"id": [1]}), "plain", mode="delete")
     uri = dc.get_table("plain").uri
     assert DeltaTable(uri).protocol().min_reader_version == 1 and vector_files("plain") == []
@@ -208,15 +230,28 @@ def test_random_changes_match_a_plain_python_model(vectored):
         assert got == model, f"step {step}"
 
 
-def test_spark_refuses_a_table_with_vectors_until_they_are_folded(vectored, spark):
-    dc.write(pd.DataFrame({"id": [1]}), vectored, mode="delete")
+def test_spark_reads_merges_and_deletes_a_table_with_vectors(vectored, spark):
+    dc.write(pd.DataFrame({"id": [1, 2]}), vectored, mode="delete")
+    dc.write(rows([3, 2000], "g"), vectored, mode="merge")
+    expected = table_rows(vectored)
+    frame = dc.read(vectored, read_as=dc.DatasetType.SPARK)
+    assert sorted((r.asDict() for r in frame.collect()), key=lambda r: r["id"]) == expected
     root = dc.get_catalog().root
-    with pytest.raises(Exception, match="deletion vectors"):  # raised in Spark's planner
-        spark.read.format("workbench").option("root", root).load("default.t").count()
-    with pytest.raises(dc.UnsupportedFeatureError, match="deletion vectors"):
-        dc.read(vectored, read_as=dc.DatasetType.SPARK)
-    dc.optimize(vectored)
-    assert spark.read.format("workbench").option("root", root).load("default.t").count() == 999
+    source = spark.read.format("workbench").option("root", root).load("default.t")
+    assert sorted(r["id"] for r in source.collect()) == [r["id"] for r in expected]
+    query = "SELECT count(*) AS n, sum(n) AS total FROM default.t"
+    counted = dc.sql(query, engine="spark")
+    assert (counted["n"][0], counted["total"][0]) == (999, sum(r["n"] for r in expected))
+    files = dc.read(vectored, read_as=dc.DatasetType.SPARK, file_path_column="f")
+    assert files.count() == 999 and files.filter("f NOT LIKE '%.parquet'").count() == 0
+    dc.write(spark.createDataFrame(rows([4, 3000], "s")), vectored, mode="merge")
+    dc.write(spark.createDataFrame(pd.DataFrame({"id": [5]})), vectored, mode="delete")
+    got = {r["id"]: r["v"] for r in table_rows(vectored)}
+    assert got[4] == "s4" and got[3000] == "s3000" and got[3] == "g3"
+    assert {1, 2, 5}.isdisjoint(got) and len(got) == 1000 - 2 + 1 + 1 - 1
+    third = dc.transactions()["transaction_id"][-4].as_py()
+    old = dc.read(vectored, read_as=dc.DatasetType.SPARK, as_of=third)
+    assert old.count() == 750  # time travel: after the third of the four first writes
 
 
 def test_tables_keyed_by_text_or_several_columns_merge_on_read_too(catalog):
@@ -239,6 +274,30 @@ def test_tables_keyed_by_text_or_several_columns_merge_on_read_too(catalog):
     got = {(r["region"], r["code"]): r["n"] for r in dc.read("k", read_as="pyarrow").to_pylist()}
     assert got[("eu", "c3")] == 300 and got[("us", "c3")] == 1 and ("eu", "c4") not in got
     assert len(got) == 50 and vector_files("k")
+
+
+def test_a_file_mostly_deleted_is_rewritten_and_an_empty_one_removed(catalog):
+    share = {**VECTORS, "workbench.deletionVectors.purgeShare": 0.25}
+    dc.create_table("p", schema=keyed_schema(), table_properties=share)
+    dc.write(rows(range(100), "a"), "p")
+    dc.write(rows(range(100, 200), "b"), "p")
+    dc.write(pd.DataFrame({"id": range(20)}), "p", mode="delete")  # 20%: a vector
+    assert [f.live_rows for f in table_files("p")] == [80, 100]
+    dc.write(pd.DataFrame({"id": range(20, 30)}), "p", mode="delete")  # 30%: rewritten
+    assert sorted((f.rows, f.live_rows) for f in table_files("p")) == [(70, 70), (100, 100)]
+    assert [r["id"] for r in table_rows("p")] == [*range(30, 200)]
+    dc.write(pd.DataFrame({"id": range(100, 200)}), "p", mode="delete")  # all: file removed
+    assert [f.rows for f in table_files("p")] == [70]
+    assert [r["id"] for r in table_rows("p")] == [*range(30, 100)]
+    dc.optimize("p")
+    assert [r["id"] for r in table_rows("p")] == [*range(30, 100)]
+    for bad in (0, 1.5, "half", True):
+        with pytest.raises(dc.InvalidArgumentError, match="purgeShare"):
+            dc.create_table(
+                "bad",
+                schema=keyed_schema(),
+                table_properties={"workbench.deletionVectors.purgeShare": bad},
+            )
 
 
 def test_the_key_index_finds_keys_and_keeps_to_its_budget():

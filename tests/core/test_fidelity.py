@@ -18,6 +18,7 @@ from deltalake import DeltaTable, write_deltalake
 
 import workbench as dc
 from tests.conftest import fail_log_commits
+from tests.delta_readers import delta_rows
 from workbench.exceptions import SchemaValidationError, TableVersionNotFoundError, TimeTravelError
 
 KEYED = dc.Schema.of(
@@ -131,12 +132,18 @@ def files_use_declared_types(root: str, name: str, namespace: str = "default") -
             assert same_storage(column.type, declared[column.name]), (uri, column)
 
 
-def test_every_reader_reads_a_merged_and_deleted_table(catalog):
+def test_every_reader_reads_a_merged_and_deleted_table_without_vectors(catalog):
     import daft
     import duckdb
     import polars as pl
 
-    dc.write(pd.DataFrame({"id": [1, 2, 3], "name": ["a", "b", "c"]}), "t", schema=KEYED)
+    off = {"delta.enableDeletionVectors": "false"}  # copy-on-write: plain Parquet files
+    dc.write(
+        pd.DataFrame({"id": [1, 2, 3], "name": ["a", "b", "c"]}),
+        "t",
+        schema=KEYED,
+        table_properties=off,
+    )
     dc.write(pd.DataFrame({"id": [2, 4], "name": ["B", "d"]}), "t", mode="merge")
     dc.write(pd.DataFrame({"id": [1]}), "t", mode="delete")
     files_use_declared_types(catalog.root, "t")
@@ -151,6 +158,23 @@ def test_every_reader_reads_a_merged_and_deleted_table(catalog):
     ).fetchall()
     assert via_duckdb == expected
     assert sorted(dc.read("t").to_pydict()["id"]) == [2, 3, 4]  # dc.read as Daft, the default
+
+
+def test_readers_that_apply_vectors_read_a_merged_and_deleted_keyed_table(catalog):
+    import daft
+    import polars as pl
+
+    dc.write(pd.DataFrame({"id": [1, 2, 3], "name": ["a", "b", "c"]}), "t", schema=KEYED)
+    dc.write(pd.DataFrame({"id": [2, 4], "name": ["B", "d"]}), "t", mode="merge")
+    dc.write(pd.DataFrame({"id": [1]}), "t", mode="delete")
+    expected = [(2, "B"), (3, "c"), (4, "d")]
+    info = dc.get_table("t")
+    assert pl.read_delta(info.uri).sort("id").rows() == expected
+    via_deltalake = delta_rows(DeltaTable(info.uri)).sort_by("id").to_pylist()
+    assert [(r["id"], r["name"]) for r in via_deltalake] == expected
+    assert sorted(dc.read("t").to_pydict()["id"]) == [2, 3, 4]
+    with pytest.raises(NotImplementedError, match="deletion vectors"):  # refuses, never wrong
+        daft.read_deltalake(info.uri).collect()
 
 
 def test_only_versions_a_committed_transaction_recorded_are_readable(catalog):
@@ -224,11 +248,11 @@ def test_delta_table_helper_shows_the_committed_version_during_a_transaction(cat
         # Another thread is outside this transaction, like any other reader.
         with ThreadPoolExecutor(1) as pool:
             outside = pool.submit(dc.delta_table, "t").result()
-        assert outside.to_pyarrow_table().column("id").to_pylist() == [1]
+        assert delta_rows(outside).column("id").to_pylist() == [1]
         # Nothing of the open transaction is in the table folder: its newest version is the
         # committed one.
         assert DeltaTable(dc.get_table("t").uri).version() == outside.version()
-    assert sorted(dc.delta_table("t").to_pyarrow_table().column("id").to_pylist()) == [1, 2]
+    assert sorted(delta_rows(dc.delta_table("t")).column("id").to_pylist()) == [1, 2]
 
 
 def test_long_string_keys_are_never_pruned_by_truncated_statistics(catalog):

@@ -140,7 +140,13 @@ def test_tables_are_open_delta_tables_for_other_engines(catalog):
     import deltalake
     import polars as pl
 
-    dc.write(pa.table({"id": [1, 2], "v": ["a", "b"]}), "open", schema=keyed_schema())
+    off = {"delta.enableDeletionVectors": "false"}  # plain Parquet files for every reader
+    dc.write(
+        pa.table({"id": [1, 2], "v": ["a", "b"]}),
+        "open",
+        schema=keyed_schema(),
+        table_properties=off,
+    )
     path = f"{catalog.root}/default/open"
     assert deltalake.DeltaTable(path).protocol().min_reader_version == 1
     assert sorted(pl.read_delta(path)["id"].to_list()) == [1, 2]

@@ -18,6 +18,7 @@ from workbench.core.base.types import (
     TableProperty,
     TableReadOptimizationLevel,
 )
+from workbench.core.delta.commits import PURGE_SHARE_PROPERTY
 from workbench.core.schema.table_schema import Schema
 
 RECORDS_PER_COMPACTED_FILE = 4_000_000
@@ -94,6 +95,8 @@ def encode_properties(table_properties: Mapping[Any, Any] | None) -> dict[str, s
             encoded[name] = _choice(SchemaEvolutionMode, name, value)
         elif name == TableProperty.DEFAULT_SCHEMA_CONSISTENCY_TYPE.value:
             encoded[name] = _choice(SchemaConsistencyType, name, value)
+        elif name == PURGE_SHARE_PROPERTY:
+            encoded[name] = str(_share(name, value))
         else:
             encoded[name] = _delta_property(key, value)
     return encoded
@@ -121,6 +124,19 @@ def _choice(kind: type[Enum], name: str, value: Any) -> str:
             f"Table property {name} must be a dc.{kind.__name__} "
             f"({', '.join(m.name for m in kind)}), got {value!r}."
         ) from None
+
+
+def _share(name: str, value: Any) -> float:
+    try:
+        share = float(value)
+    except (TypeError, ValueError):
+        share = -1.0
+    if isinstance(value, bool) or not 0 < share <= 1:
+        raise InvalidArgumentError(
+            f"Table property {name} is the share of a file's rows deleted past which the file "
+            f"is rewritten: a number above 0 and at most 1, not {value!r}."
+        )
+    return share
 
 
 def _positive_count(name: str, value: Any) -> int:

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 APP_ID = "workbench"  # the app-transaction id of catalog commits (its version: the log sequence)
 DELETION_VECTORS_PROPERTY = "delta.enableDeletionVectors"
+# Share of a file's rows deleted past which merge-on-read rewrites the file instead.
+PURGE_SHARE_PROPERTY = "workbench.deletionVectors.purgeShare"
+DEFAULT_PURGE_SHARE = 0.5
 READER_VERSION = 1
 WRITER_VERSION = 2
 
@@ -87,9 +90,22 @@ def protocol_action(schema: Schema, configuration: dict[str, str] | None = None)
     return {"protocol": {"minReaderVersion": READER_VERSION, "minWriterVersion": WRITER_VERSION}}
 
 
+def new_table_configuration(schema: Schema, configuration: dict[str, str]) -> dict[str, str]:
+    """A new table's configuration: a table with merge keys (where MERGE and DELETE happen)
+    takes deletion vectors unless its properties say ``delta.enableDeletionVectors: false``."""
+    if schema.merge_keys and DELETION_VECTORS_PROPERTY not in configuration:
+        return {**configuration, DELETION_VECTORS_PROPERTY: "true"}
+    return configuration
+
+
 def vectors_enabled(configuration: dict[str, str]) -> bool:
     """True when a table's configuration turns deletion vectors on."""
     return configuration.get(DELETION_VECTORS_PROPERTY, "false").lower() == "true"
+
+
+def purge_share(configuration: dict[str, str]) -> float:
+    """The deleted share of a file past which merge-on-read rewrites it without those rows."""
+    return float(configuration.get(PURGE_SHARE_PROPERTY, DEFAULT_PURGE_SHARE))
 
 
 def _naive_timestamps(t: Any) -> bool:

@@ -17,7 +17,11 @@ from workbench.core.base.errors import (
 )
 from workbench.core.catalog.properties import SCHEMALESS_PROPERTY
 from workbench.core.data.manifest import manifest_schema
-from workbench.core.delta.commits import metadata_action, protocol_action
+from workbench.core.delta.commits import (
+    metadata_action,
+    new_table_configuration,
+    protocol_action,
+)
 from workbench.core.delta.data_files import Rewrite, discard, write_parts
 from workbench.core.schema.conform import conform
 from workbench.core.schema.evolution import SchemaPlan
@@ -41,6 +45,7 @@ def stage_new_table(
     rewrite: Rewrite | None = None,
 ) -> None:
     """Stage the first version of a table: protocol, metadata and the rewrite's files."""
+    configuration = new_table_configuration(schema, configuration)
     metadata = metadata_action(schema, configuration)
     txn.stage(change, rewrite, metadata, protocol_action(schema, configuration))
 

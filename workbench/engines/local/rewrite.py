@@ -14,9 +14,11 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from workbench.core.delta.commits import vectors_enabled
-from workbench.core.delta.data_files import Rewrite, Vectored, WrittenFile, discard, write_part
-from workbench.core.delta.deletion_vectors import kept_rows, read_vector, vector_uri, write_vector
+from workbench.core.delta.data_files import Rewrite, discard, write_part
+from workbench.core.delta.deletion_vectors import kept_rows, read_vector
+from workbench.core.delta.marking import mark_deleted
 from workbench.core.delta.snapshot import DataFile, candidate_files, file_rows, ordered_dataset
+from workbench.core.schema.conform import conform
 from workbench.engines.local.key_index import INDEXES, indexable
 
 if TYPE_CHECKING:
@@ -184,15 +186,14 @@ class MatchedRows(NamedTuple):
     deleted: BitMap64 | None
 
 
-def _vectored(opened: OpenTable, f: DataFile, matched: MatchedRows) -> Vectored:
-    """File ``f`` kept with a vector deleting its matched rows too."""
+def _mark(opened: OpenTable, f: DataFile, matched: MatchedRows, rewrite: Rewrite) -> None:
+    """File ``f`` with its matched rows deleted too (a vector, a purge or its removal)."""
     from pyroaring import BitMap64
 
     rows = BitMap64(matched.positions.tolist())
     if matched.deleted is not None:
         rows |= matched.deleted
-    vector = write_vector(opened.uri, rows)
-    return Vectored(f, vector, WrittenFile(vector_uri(opened.uri, vector), 0, "{}"))
+    mark_deleted(opened, f, rows, rewrite)
 
 
 def _merge_on_read(opened: OpenTable, source: pa.Table, schema: Schema, keys: list[str]) -> Rewrite:
@@ -213,7 +214,7 @@ def _merge_on_read(opened: OpenTable, source: pa.Table, schema: Schema, keys: li
             found[matched.sources] = True
             rows = source.take(pa.array(matched.sources))
             if partial:  # columns the source lacks keep the file's values
-                old = _read(opened, f).take(pa.array(matched.positions))
+                old = file_rows(opened, f).take(pa.array(matched.positions))
                 rows = pa.Table.from_arrays(
                     [
                         rows.column(n) if n in source.column_names else old.column(n)
@@ -222,11 +223,11 @@ def _merge_on_read(opened: OpenTable, source: pa.Table, schema: Schema, keys: li
                     names=schema.names,
                 )
             updated.append(rows)
-            rewrite.vectored.append(_vectored(opened, f, matched))
+            _mark(opened, f, matched, rewrite)
         rewrite.updated = int(found.sum())
         new_rows = source.filter(pa.array(~found))
-        if new_rows.num_rows:
-            updated.append(new_rows)
+        if new_rows.num_rows:  # with the defaults of the columns they lack, as inserts get
+            updated.append(conform(new_rows, schema, True, opened.loc.qualified))
         if updated:
             merged = pa.concat_tables(updated, promote_options="default")
             rewrite.written.append(write_part(merged, schema, opened.uri))
@@ -240,5 +241,5 @@ def _delete_on_read(opened: OpenTable, source: pa.Table, keys: list[str]) -> Rew
         for f in _candidates(opened, source, keys):
             matched = _matches(opened, f, source, keys)
             if len(matched.positions):
-                rewrite.vectored.append(_vectored(opened, f, matched))
+                _mark(opened, f, matched, rewrite)
     return rewrite

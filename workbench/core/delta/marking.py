@@ -1,0 +1,33 @@
+"""Rows of a table file marked deleted, for merge-on-read MERGE and DELETE on any engine: the
+file stays with a new deletion vector, or, once its deleted share passes the table's purge
+share, it is rewritten without those rows (a purge of that one file, so the cost stays bounded
+by the file a change already touches); a file with no rows left is simply removed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.core.delta.commits import purge_share
+from workbench.core.delta.data_files import Rewrite, Vectored, WrittenFile, write_part
+from workbench.core.delta.deletion_vectors import kept_rows, vector_uri, write_vector
+from workbench.core.delta.snapshot import DataFile, file_rows
+
+if TYPE_CHECKING:
+    from pyroaring import BitMap64
+
+    from workbench.core.catalog.tables import OpenTable
+
+
+def mark_deleted(opened: OpenTable, f: DataFile, deleted: BitMap64, rewrite: Rewrite) -> None:
+    """Add to ``rewrite`` what deleting the rows ``deleted`` (all of them, old ones included)
+    of file ``f`` takes: a vector, a purged copy of the file, or the file's removal."""
+    if len(deleted) >= f.rows:
+        rewrite.removed.append(f)
+    elif len(deleted) > purge_share(opened.properties) * f.rows:
+        rows = file_rows(opened, f).filter(kept_rows(f.rows, deleted))
+        rewrite.written.append(write_part(rows, opened.schema, opened.uri))
+        rewrite.removed.append(f)
+    else:
+        vector = write_vector(opened.uri, deleted)
+        vector_file = WrittenFile(vector_uri(opened.uri, vector), 0, "{}")
+        rewrite.vectored.append(Vectored(f, vector, vector_file))
