@@ -26,6 +26,11 @@ OPERATIONS = [
     ("delete", {"id": [1, 9]}, "id long"),
     ("replace", {"id": [5, 6], "v": ["e", "f"]}, "id long, v string"),
     ("merge", {"id": [6, 7], "v": ["F", "g"]}, "id long, v string"),
+    (  # every column: merge-on-read engines mark rows and write the source as it is
+        "merge",
+        {"id": [5, 8], "v": ["E", "h"], "score": [2.5, 3.5], "extra": [1, 2]},
+        "id long, v string, score double, extra int",
+    ),
 ]
 TYPES = {"id": pa.int64(), "v": pa.string(), "extra": pa.int32(), "score": pa.float64()}
 

@@ -65,16 +65,27 @@ def test_spark_reads_at_versions_and_as_of(spark, catalog):
     assert dc.read("t", read_as=dc.DatasetType.SPARK, version=0, columns=["v"]).columns == ["v"]
 
 
-def test_merge_rewrites_only_files_holding_matching_keys(spark, catalog):
+@pytest.mark.parametrize("vectors", [False, True], ids=["copy-on-write", "merge-on-read"])
+def test_merge_touches_only_files_holding_matching_keys(spark, catalog, vectors):
     data = spark.range(0, 400).selectExpr("id", "cast(id as string) as v").repartition(4, "id")
-    dc.write(data, "t", schema=KEYED)
+    properties = {"delta.enableDeletionVectors": vectors}
+    dc.write(data, "t", schema=KEYED, table_properties=properties)
     files_before = _files("t")
     assert len(files_before) == 4 and dc.get_table("t").row_count == 400
-    dc.write(frame(spark, {"id": [5], "v": ["five"]}, "id long, v string"), "t")
+    full = frame(spark, {"id": [5, 400], "v": ["five", "new"], "score": [1.0, 2.0]}, DDL)
+    dc.write(full, "t")
     files_after = _files("t")
-    assert len(files_before - files_after) == 1, "only the file holding key 5 is rewritten"
-    assert len(files_after - files_before) >= 1 and dc.get_table("t").row_count == 400
+    if vectors:  # the file holding key 5 stays, with a vector deleting that row
+        assert files_before <= files_after and len(_vectored("t")) == 1
+    else:
+        assert len(files_before - files_after) == 1, "only the file holding key 5 is rewritten"
+    assert len(files_after - files_before) >= 1 and dc.get_table("t").row_count == 401
     assert next(r for r in rows("t") if r["id"] == 5)["v"] == "five"
+    dc.write(frame(spark, {"id": [6], "v": ["six"]}, "id long, v string"), "t")  # partial
+    dc.write(frame(spark, {"id": [7, 8]}, "id long"), "t", mode="delete")
+    got = {r["id"]: r for r in rows("t")}
+    assert len(got) == 399 and got[6]["v"] == "six" and got[6]["score"] == 0.0
+    assert got[5]["score"] == 1.0 and {7, 8}.isdisjoint(got)
 
 
 def test_spark_reads_local_merges_and_refuses_unrecorded_versions(spark, catalog):
@@ -98,6 +109,10 @@ def test_spark_reads_local_merges_and_refuses_unrecorded_versions(spark, catalog
 
 def _files(table: str) -> set[str]:
     return {f.absolute for f in open_table(locate(table)).files}
+
+
+def _vectored(table: str) -> list[str]:
+    return [f.absolute for f in open_table(locate(table)).files if f.deletion_vector]
 
 
 def test_spark_and_local_writes_share_one_transaction(spark, catalog):
@@ -264,6 +279,7 @@ def test_integral_doubles_go_into_an_integer_column_checked_on_spark(spark, cata
     assert tree_digest(catalog.root) == before
 
 
+DDL = "id long, v string, score double"
 KEYED_AGE = dc.Schema.of(
     [dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True), pa.field("age", pa.int64())]
 )

@@ -5,10 +5,12 @@ by the file a change already touches); a file with no rows left is simply remove
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from workbench.core.delta.commits import purge_share
-from workbench.core.delta.data_files import Rewrite, Vectored, WrittenFile, write_part
+from workbench.core.delta.data_files import Rewrite, Vectored, WrittenFile, discard, write_part
 from workbench.core.delta.deletion_vectors import kept_rows, vector_uri, write_vector
 from workbench.core.delta.snapshot import DataFile, file_rows
 
@@ -31,3 +33,13 @@ def mark_deleted(opened: OpenTable, f: DataFile, deleted: BitMap64, rewrite: Rew
         vector = write_vector(opened.uri, deleted)
         vector_file = WrittenFile(vector_uri(opened.uri, vector), 0, "{}")
         rewrite.vectored.append(Vectored(f, vector, vector_file))
+
+
+@contextmanager
+def discarded_on_failure(rewrite: Rewrite) -> Iterator[None]:
+    """Delete every file ``rewrite`` made (data and vectors) if the block fails."""
+    try:
+        yield
+    except BaseException:
+        discard(rewrite.made())
+        raise

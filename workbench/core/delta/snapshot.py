@@ -211,15 +211,20 @@ def live_file_rows(
     schema: pa.Schema,
     storage: Storage,
     columns: list[str] | None = None,
+    position_column: str | None = None,
 ) -> pa.Table:
     """One data file in the table's schema (columns missing from older files are null),
-    without the rows its deletion vector deletes: what an engine's task reads per file."""
+    without the rows its deletion vector deletes: what an engine's task reads per file.
+    ``position_column`` adds each row's position in the file (what a vector counts)."""
+    import pyarrow as pa
     import pyarrow.dataset as pads
 
     fs, path = storage.locate(f.absolute)
     rows = pads.dataset(path, schema=schema, format="parquet", filesystem=fs).to_table(
         columns=columns
     )
+    if position_column:
+        rows = rows.append_column(position_column, pa.array(range(rows.num_rows), pa.int64()))
     return without_deleted(rows, f, table_uri, storage)
 
 

@@ -9,14 +9,12 @@ file's deletion vector and writes the updated and new rows as one new file.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from workbench.core.delta.commits import vectors_enabled
-from workbench.core.delta.data_files import Rewrite, discard, write_part
+from workbench.core.delta.data_files import Rewrite, write_part
 from workbench.core.delta.deletion_vectors import kept_rows, read_vector
-from workbench.core.delta.marking import mark_deleted
+from workbench.core.delta.marking import discarded_on_failure, mark_deleted
 from workbench.core.delta.snapshot import DataFile, candidate_files, file_rows, ordered_dataset
 from workbench.core.schema.conform import conform
 from workbench.engines.local.key_index import INDEXES, indexable
@@ -110,7 +108,7 @@ def merge(opened: OpenTable, source: pa.Table, schema: Schema, keys: list[str]) 
     if vectors_enabled(opened.properties):
         return _merge_on_read(opened, source, schema, keys)
     found = pa.array([False] * source.num_rows)
-    with _discarded_on_failure(rewrite):
+    with discarded_on_failure(rewrite):
         for f in _candidates(opened, source, keys):
             merged, seen = merge_rows(_read(opened, f), source, schema, keys)
             if merged is not None:
@@ -130,21 +128,12 @@ def delete(opened: OpenTable, source: pa.Table, keys: list[str]) -> Rewrite:
         return rewrite
     if vectors_enabled(opened.properties):
         return _delete_on_read(opened, source, keys)
-    with _discarded_on_failure(rewrite):
+    with discarded_on_failure(rewrite):
         for f in _candidates(opened, source, keys):
             kept = delete_rows(_read(opened, f), source, keys)
             if kept is not None:
                 _replace(rewrite, opened, f, kept, opened.schema)
     return rewrite
-
-
-@contextmanager
-def _discarded_on_failure(rewrite: Rewrite) -> Iterator[None]:
-    try:
-        yield
-    except BaseException:
-        discard(rewrite.made())
-        raise
 
 
 def _replace(
@@ -206,7 +195,7 @@ def _merge_on_read(opened: OpenTable, source: pa.Table, schema: Schema, keys: li
     found = np.zeros(source.num_rows, dtype=bool)
     partial = set(schema.names) - set(source.column_names)
     updated: list[pa.Table] = []
-    with _discarded_on_failure(rewrite):
+    with discarded_on_failure(rewrite):
         for f in _candidates(opened, source, keys):
             matched = _matches(opened, f, source, keys)
             if not len(matched.positions):
@@ -237,7 +226,7 @@ def _merge_on_read(opened: OpenTable, source: pa.Table, schema: Schema, keys: li
 def _delete_on_read(opened: OpenTable, source: pa.Table, keys: list[str]) -> Rewrite:
     """DELETE by deletion vectors: only the vectors of files holding the keys change."""
     rewrite = Rewrite()
-    with _discarded_on_failure(rewrite):
+    with discarded_on_failure(rewrite):
         for f in _candidates(opened, source, keys):
             matched = _matches(opened, f, source, keys)
             if len(matched.positions):

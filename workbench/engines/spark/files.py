@@ -6,6 +6,7 @@ import glob
 import os
 import uuid
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -19,6 +20,12 @@ def staging_folder(table_path: str) -> str:
 def written_files(folder: str) -> list[str]:
     """The Parquet files Spark wrote into ``folder``."""
     return sorted(glob.glob(os.path.join(folder, "*.parquet")))
+
+
+def path_key(uri: str) -> str:
+    """A file's path as Spark and workbench both name it (schemes and encoding aside)."""
+    parsed = urlparse(uri)  # "file:/x", "file:///x" and "s3://b/x" all have a scheme
+    return os.path.normpath(unquote(parsed.path) if parsed.scheme else uri)
 
 
 def spark_schema(schema: pa.Schema) -> Any:

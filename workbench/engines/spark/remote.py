@@ -58,6 +58,7 @@ class _FilesReader(DataSourceReader):
         self.arrow = _arrow_schema(options["arrow"])
         self.storage = Storage(options["root"], json.loads(options["storage"]))
         self.path_column = options.get("path_column")
+        self.position_column = options.get("position_column")
 
     def partitions(self) -> list[InputPartition]:
         return [_File(f) for f in self.files]
@@ -66,7 +67,8 @@ class _FilesReader(DataSourceReader):
         import pyarrow as pa
 
         f = partition.file
-        table = live_file_rows(f, self.table_uri, self.arrow, self.storage)
+        position = self.position_column
+        table = live_file_rows(f, self.table_uri, self.arrow, self.storage, None, position)
         if self.path_column:
             table = table.append_column(
                 self.path_column, pa.array([f.absolute] * table.num_rows, pa.string())
@@ -110,19 +112,22 @@ def read_by_tasks(
     schema: Schema,
     storage: Storage,
     path_column: str | None = None,
+    position_column: str | None = None,
 ) -> DataFrame:
-    """Table files as one DataFrame in the table's schema, each read by pyarrow in a Spark
-    task without the rows its deletion vector deletes (object stores, and files with vectors
-    anywhere)."""
+    """Table files as one DataFrame in ``schema`` (the table's, or some of its columns), each
+    read by pyarrow in a Spark task without the rows its deletion vector deletes (object
+    stores, and files with vectors anywhere); ``position_column`` gives each row's position in
+    its file, ``path_column`` the file."""
     import pyarrow as pa
+    from pyspark.sql.types import LongType, StringType, StructField
 
     from workbench.engines.spark.files import spark_schema
 
     arrow = pa.schema([pa.field(f.name, f.type) for f in schema])
     structure = spark_schema(arrow)
+    if position_column:
+        structure = structure.add(StructField(position_column, LongType()))
     if path_column:
-        from pyspark.sql.types import StringType, StructField
-
         structure = structure.add(StructField(path_column, StringType()))
     return (
         spark.read.format(NAME)
@@ -133,6 +138,7 @@ def read_by_tasks(
         .option("root", storage.root)
         .option("storage", json.dumps(storage.options))
         .option("path_column", path_column or "")
+        .option("position_column", position_column or "")
         .load()
     )
 

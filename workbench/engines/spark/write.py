@@ -1,17 +1,17 @@
 """Spark DataFrames as table files: Spark computes and writes Parquet natively into a fresh folder
-inside the table; core commits the files. MERGE and DELETE rewrite only the files that hold
-matching keys (Spark finds them through ``_metadata.file_path``)."""
+inside the table; core commits the files. MERGE and DELETE touch only the files that hold
+matching keys (Spark finds them through ``_metadata.file_path``): merge-on-read tables get
+deletion vectors (``vectors``), the others a rewrite of those files."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
-from urllib.parse import unquote, urlparse
 
 from workbench.core.base.errors import MergeKeyError
+from workbench.core.delta.commits import vectors_enabled
 from workbench.core.delta.data_files import Rewrite, WrittenFile, describe_file
 from workbench.core.delta.snapshot import DataFile, candidate_files
 from workbench.core.schema.conform import column_plan
@@ -19,7 +19,8 @@ from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema.table_schema import Schema
 from workbench.core.storage.store import is_local, storage_for
 from workbench.core.transactions.staging import quote_identifier
-from workbench.engines.spark.files import spark_schema, staging_folder, written_files
+from workbench.engines.spark import vectors
+from workbench.engines.spark.files import path_key, spark_schema, staging_folder, written_files
 from workbench.engines.spark.read import read_files
 from workbench.engines.spark.remote import FILE_COLUMN, write_remote
 
@@ -139,7 +140,7 @@ def _files_with_keys(table: OpenTable, source: DataFrame, keys: list[str]) -> li
         return []
     low = {k: bounds[f"lo{i}"] for i, k in enumerate(keys)}
     high = {k: bounds[f"hi{i}"] for i, k in enumerate(keys)}
-    candidates = {_path_key(f.absolute): f for f in candidate_files(table.files, low, high)}
+    candidates = {path_key(f.absolute): f for f in candidate_files(table.files, low, high)}
     if not candidates:
         return []
     storage = table.loc.catalog.storage
@@ -147,22 +148,20 @@ def _files_with_keys(table: OpenTable, source: DataFrame, keys: list[str]) -> li
         list(candidates.values()), table.uri, table.schema, storage, FILE_COLUMN
     ).select(*[quote_identifier(k) for k in keys], FILE_COLUMN)
     hits = current.join(source.select(*keys).distinct(), keys, "left_semi")
-    return [candidates[_path_key(r[0])] for r in hits.select(FILE_COLUMN).distinct().collect()]
-
-
-def _path_key(uri: str) -> str:
-    """A file's path as Spark and workbench both name it (schemes and encoding aside)."""
-    parsed = urlparse(uri)  # "file:/x", "file:///x" and "s3://b/x" all have a scheme
-    return os.path.normpath(unquote(parsed.path) if parsed.scheme else uri)
+    return [candidates[path_key(r[0])] for r in hits.select(FILE_COLUMN).distinct().collect()]
 
 
 def merge(table: OpenTable, source: DataFrame, schema: Schema, keys: list[str]) -> Rewrite:
-    """Rewrite the files holding the source's keys with a full outer join (source wins)."""
+    """Upsert by key. Merge-on-read tables mark the matched rows deleted and take the source
+    as new files when it has every column; otherwise the files holding the source's keys are
+    rewritten with a full outer join (source wins)."""
     from pyspark.sql import functions as F
 
     source = conform(
         source, Schema(f for f in schema if f.name in source.columns), fill_missing=False
     )
+    if vectors_enabled(table.properties) and set(schema.names) <= set(source.columns):
+        return vectors.merge(table, source, schema, keys)
     touched = _files_with_keys(table, source, keys)
     old = read_files(touched, table.uri, schema, table.loc.catalog.storage)
     joined = old.alias("o").join(
@@ -191,7 +190,8 @@ def merge(table: OpenTable, source: DataFrame, schema: Schema, keys: list[str]) 
 
 
 def delete(table: OpenTable, source: DataFrame, keys: list[str]) -> Rewrite:
-    """Rewrite the files holding the source's keys without those rows."""
+    """Delete the rows holding the source's keys: marked in deletion vectors on merge-on-read
+    tables, else by rewriting the files holding them without those rows."""
     name = table.loc.qualified
     source = conform(
         source.select(*[quote_identifier(k) for k in keys]),
@@ -199,6 +199,8 @@ def delete(table: OpenTable, source: DataFrame, keys: list[str]) -> Rewrite:
         fill_missing=False,
     ).dropDuplicates(keys)
     reject_null_keys(source, keys, name)
+    if vectors_enabled(table.properties):
+        return vectors.delete(table, source, keys)
     touched = _files_with_keys(table, source, keys)
     if not touched:
         return Rewrite()

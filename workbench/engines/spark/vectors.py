@@ -1,0 +1,125 @@
+"""Merge-on-read MERGE and DELETE on Spark: Spark finds the matched rows of each touched file
+by key (reading only key columns, with each row's position in its file), Spark tasks build each
+file's deletion vector, and Spark writes the source rows as new files. Only one vector per
+touched file reaches the driver, which commits them (a file past its purge share is rewritten
+there, see ``core.delta.marking``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.core.delta.data_files import Rewrite
+from workbench.core.delta.deletion_vectors import deserialize, read_vector, serialize
+from workbench.core.delta.marking import discarded_on_failure, mark_deleted
+from workbench.core.delta.snapshot import DataFile, candidate_files
+from workbench.core.schema.table_schema import Schema
+from workbench.core.storage.store import is_local
+from workbench.core.transactions.staging import quote_identifier
+from workbench.engines.spark.files import path_key, spark_schema
+from workbench.engines.spark.remote import read_by_tasks
+from workbench.engines.spark.session import spark_session
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame
+
+    from workbench.core.catalog.tables import OpenTable
+
+FILE, ROW = "__wb_file", "__wb_row"
+VECTORS = f"{FILE} string, deleted binary"
+
+
+def merge(table: OpenTable, source: DataFrame, schema: Schema, keys: list[str]) -> Rewrite:
+    """Upsert a source that has every column of the table: matched rows are deleted where
+    they are, and the source is written whole (updated and new rows)."""
+    from workbench.engines.spark.write import write_files
+
+    rewrite = Rewrite()
+    with discarded_on_failure(rewrite):
+        marked = _mark_matches(table, source, keys, rewrite)
+        rewrite.updated = marked
+        rewrite.written += write_files(source, schema, table.uri)
+    return rewrite
+
+
+def delete(table: OpenTable, source: DataFrame, keys: list[str]) -> Rewrite:
+    """Delete the rows holding the source's keys by marking them in their files' vectors."""
+    rewrite = Rewrite()
+    with discarded_on_failure(rewrite):
+        _mark_matches(table, source, keys, rewrite)
+    return rewrite
+
+
+def _mark_matches(table: OpenTable, source: DataFrame, keys: list[str], rewrite: Rewrite) -> int:
+    """Mark in ``rewrite`` every live table row whose key is in ``source``; the rows marked."""
+    candidates = _candidates(table, source, keys)
+    if not candidates:
+        return 0
+    by_path = {path_key(f.absolute): f for f in candidates}
+    matched = _positions(table, candidates, keys).join(
+        source.select(*[quote_identifier(k) for k in keys]), keys, "left_semi"
+    )
+    vectors = matched.select(FILE, ROW).groupBy(FILE).applyInArrow(_vector_of_file, VECTORS)
+    marked = 0
+    for row in vectors.collect():
+        f = by_path[path_key(row[FILE])]
+        deleted = deserialize(bytes(row["deleted"]))
+        marked += len(deleted)
+        if f.deletion_vector is not None:
+            deleted |= read_vector(table.uri, f.deletion_vector)
+        mark_deleted(table, f, deleted, rewrite)
+    return marked
+
+
+def _candidates(table: OpenTable, source: DataFrame, keys: list[str]) -> list[DataFile]:
+    """The table files whose key statistics can hold one of the source's keys."""
+    from pyspark.sql import functions as F
+
+    bounds = source.agg(
+        *[F.min(quote_identifier(k)).alias(f"lo{i}") for i, k in enumerate(keys)],
+        *[F.max(quote_identifier(k)).alias(f"hi{i}") for i, k in enumerate(keys)],
+    ).collect()[0]
+    if bounds["lo0"] is None:
+        return []
+    low = {k: bounds[f"lo{i}"] for i, k in enumerate(keys)}
+    high = {k: bounds[f"hi{i}"] for i, k in enumerate(keys)}
+    return candidate_files(table.files, low, high)
+
+
+def _positions(table: OpenTable, files: list[DataFile], keys: list[str]) -> DataFrame:
+    """The key columns of the live rows of ``files``, each row with its file and position:
+    plain local files by Spark's own reader, the rest by tasks that apply their vectors."""
+    from pyspark.sql import functions as F
+
+    storage = table.loc.catalog.storage
+    key_schema = Schema(f for f in table.schema if f.name in keys)
+    native = is_local(storage.root)
+    plain = [f.absolute for f in files if native and f.deletion_vector is None]
+    others = [f for f in files if not native or f.deletion_vector is not None]
+    frames = []
+    if plain:
+        frame = spark_session().read.schema(spark_schema(key_schema.arrow)).parquet(*plain)
+        frames.append(
+            frame.select(
+                *[quote_identifier(k) for k in keys],
+                F.col("_metadata.row_index").alias(ROW),
+                F.col("_metadata.file_path").alias(FILE),
+            )
+        )
+    if others:
+        frames.append(
+            read_by_tasks(spark_session(), others, table.uri, key_schema, storage, FILE, ROW)
+        )
+    return frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
+
+
+def _vector_of_file(rows: pa.Table) -> pa.Table:
+    """The positions matched in one file as a serialized roaring bitmap (runs in a task)."""
+    import pyarrow as pa
+    from pyroaring import BitMap64
+
+    positions = BitMap64(rows.column(ROW).to_numpy())
+    return pa.table(
+        {FILE: [rows.column(FILE)[0].as_py()], "deleted": [serialize(positions)]},
+        schema=pa.schema([(FILE, pa.string()), ("deleted", pa.binary())]),
+    )
