@@ -76,21 +76,36 @@ def reject_null_keys(frame: DataFrame, keys: list[str], table: str) -> None:
     """Raise ``MergeKeyError`` if any row has a null merge key."""
     null_key = " OR ".join(f"{quote_identifier(k)} IS NULL" for k in keys)
     if frame.filter(null_key).limit(1).count():
-        raise MergeKeyError(
-            f"Rows written to table {table!r} have a null merge key {keys}; drop those rows or "
-            "fill the key before writing."
-        )
+        raise _null_keys(keys, table)
+
+
+def _null_keys(keys: list[str], table: str) -> MergeKeyError:
+    return MergeKeyError(
+        f"Rows written to table {table!r} have a null merge key {keys}; drop those rows or "
+        "fill the key before writing."
+    )
 
 
 def checked_keys(
     frame: DataFrame, keys: list[str], table: str, dedupe: str | None, order: Ranking = ()
 ) -> DataFrame:
-    """The frame with non-null, unique merge keys (de-duplicated when asked)."""
+    """The frame with non-null, unique merge keys (de-duplicated when asked): one Spark job
+    counts each key's rows and finds null keys."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    reject_null_keys(frame, keys, table)
-    if not frame.groupBy(*keys).count().filter("count > 1").limit(1).count():
+    null_key = F.lit(False)
+    for k in keys:
+        null_key = null_key | F.col(quote_identifier(k)).isNull()
+    found = (
+        frame.groupBy(*[quote_identifier(k) for k in keys])
+        .count()
+        .agg(F.max("count").alias("most"), F.max(null_key.cast("int")).alias("nulls"))
+        .first()
+    )
+    if found["nulls"]:
+        raise _null_keys(keys, table)
+    if not found["most"] or found["most"] == 1:
         return frame
     refuse_ordered_duplicates(order, "spark", table)
     if dedupe is None:
