@@ -3,7 +3,9 @@ finds its rows by binary search instead of reading and hashing the whole key col
 
 Data files never change once written, so an index stays valid as long as its file exists; the
 indexes of recently used files are kept up to a memory budget (least recently used first out).
-Only single-column integer keys are indexed; other keys are matched by a hash join.
+Only single-column integer keys are indexed; other keys are matched by a hash join. A change
+too big for an index to pay for itself (over a thousandth of the file's rows) is matched in one
+pass instead (``find_in_column``), and builds no index.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 BUDGET_BYTES = 512 * 1024**2
+INDEX_BELOW = 1000  # index a file when a change holds fewer keys than its rows / this
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,7 @@ class KeyIndex:
         import numpy as np
 
         values = keys.to_numpy(zero_copy_only=False)
-        order = np.argsort(values, kind="stable")
+        order = np.argsort(values)  # a file's keys are unique, so any sort order will do
         return cls(values[order], order)
 
     @property
@@ -54,6 +57,17 @@ class KeyIndex:
         return self.positions[at[found]], np.flatnonzero(found)
 
 
+def find_in_column(column: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``KeyIndex.find`` without an index: one pass over a file's key ``column`` (numpy's
+    membership test), then the matched keys looked up among the sorted ``wanted`` ones."""
+    import numpy as np
+
+    positions = np.flatnonzero(np.isin(column, wanted))
+    order = np.argsort(wanted)
+    sources = order[np.searchsorted(wanted[order], column[positions])]
+    return positions, sources
+
+
 class IndexCache:
     """Indexes of recently used files, by file URI and size, within a memory budget."""
 
@@ -61,6 +75,10 @@ class IndexCache:
         self.budget = budget
         self.used = 0
         self.indexes: OrderedDict[tuple[str, int], KeyIndex] = OrderedDict()
+
+    def has(self, uri: str, size: int) -> bool:
+        """True when the index of a file is kept."""
+        return (uri, size) in self.indexes
 
     def get(self, uri: str, size: int, load: Callable[[], pa.Array]) -> KeyIndex:
         """The index of a file, made from its key column (``load``) when not kept."""

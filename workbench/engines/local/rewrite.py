@@ -17,7 +17,7 @@ from workbench.core.delta.deletion_vectors import kept_rows, read_vector
 from workbench.core.delta.marking import discarded_on_failure, mark_deleted
 from workbench.core.delta.snapshot import DataFile, candidate_files, file_rows, ordered_dataset
 from workbench.core.schema.conform import conform
-from workbench.engines.local.key_index import INDEXES, indexable
+from workbench.engines.local.key_index import INDEX_BELOW, INDEXES, find_in_column, indexable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -153,8 +153,16 @@ def _matches(opened: OpenTable, f: DataFile, source: pa.Table, keys: list[str]) 
     import pyarrow.compute as pc
 
     if len(keys) == 1 and indexable(opened.schema.arrow.field(keys[0]).type):
-        index = INDEXES.get(f.absolute, f.size, lambda: file_rows(opened, f, keys).column(0))
-        positions, sources = index.find(source.column(keys[0]).to_numpy(zero_copy_only=False))
+        wanted = source.column(keys[0]).to_numpy(zero_copy_only=False)
+
+        def column() -> pa.ChunkedArray:
+            return file_rows(opened, f, keys).column(0)
+
+        if INDEXES.has(f.absolute, f.size) or len(wanted) * INDEX_BELOW < f.rows:
+            positions, sources = INDEXES.get(f.absolute, f.size, column).find(wanted)
+        else:
+            values = column().to_numpy(zero_copy_only=False)
+            positions, sources = find_in_column(values, wanted)
     else:
         found = match_rows(file_rows(opened, f, keys), source, keys)
         positions = np.flatnonzero(pc.is_valid(found).to_numpy(zero_copy_only=False))
