@@ -26,6 +26,7 @@ from benchmarks.timing import median_seconds, seconds
 CHANGED = 100
 SEED = 20261124
 VECTORS = {"delta.enableDeletionVectors": "true"}
+COW = {"delta.enableDeletionVectors": "false"}
 
 
 def table_of(ids: Any) -> Any:
@@ -56,7 +57,7 @@ class Workbench:
                 dc.Field.of(pa.field("label", pa.string())),
             ]
         )
-        dc.create_table("bench", schema=schema, table_properties=VECTORS if vectors else None)
+        dc.create_table("bench", schema=schema, table_properties=VECTORS if vectors else COW)
 
     def write(self, table: Any) -> None:
         self.dc.write(table, "bench", mode="merge")
