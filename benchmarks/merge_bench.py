@@ -5,8 +5,10 @@ Run ``python -m benchmarks.merge_bench [--sizes 1000000 4000000] [--rounds 5]``.
 size, each system gets a keyed table of 3 columns written once, then ``rounds`` times a MERGE of
 100 random keys (half present, half new) and a DELETE of 100 random present keys, in the same
 order with the same keys; the median of each is reported with its ratio to DuckLake, and the
-4M/1M growth. Last, a read of the merge-on-read table after 30 merges beside the same table after
-``dc.optimize()``. Other jobs may load the machine: compare the ratios, not the seconds.
+4M/1M growth. Then a read of the merge-on-read table after 30 merges beside the same table after
+``dc.optimize()``, and the merge step of an incremental ``dc.infer`` (20 of 2,000 rows changed,
+384-dim vectors merged back into the table) with vectors on and off. Other jobs may load the
+machine: compare the ratios, not the seconds.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import random
 import statistics
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +116,51 @@ def read_after_merges(folder: Path, size: int) -> dict[str, float]:
     return {"read_after_30_merges": vectored, "read_optimized": median_seconds(system.read, 3)}
 
 
+def embed(batch: dict[str, Any]) -> dict[str, Any]:
+    """A stand-in text model: a 384-dim vector per text (the merge step is what is timed)."""
+    import numpy as np
+
+    seeds = [abs(hash(t)) % 2**32 for t in batch["value"]]
+    return {"embedding": [np.random.default_rng(s).random(384, np.float32) for s in seeds]}
+
+
+def infer_merge_step(folder: Path, vectors: bool, rounds: int = 11) -> float:
+    """Median seconds of the merge step of ``dc.infer`` after 20 of 2,000 texts changed."""
+    import pyarrow as pa
+
+    import workbench as dc
+    from workbench.core.inference import infer as inference
+
+    dc.init_local(folder)
+    schema = dc.Schema.of(
+        [dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True), pa.field("text", pa.string())]
+    )
+    texts = pa.table({"id": range(2000), "text": [f"text {i}" for i in range(2000)]})
+    dc.write(texts, "docs", schema=schema, table_properties=VECTORS if vectors else COW)
+    outputs = {"embedding": pa.list_(pa.float32(), 384)}
+    model = dc.model(embed, outputs=outputs, name="embed", version="1")
+    dc.infer("docs", model, inputs=["text"], engine="local", progress=False)
+    times, merge = [], inference._merge
+
+    def merge_step(*args: Any, **kwargs: Any) -> int:
+        started = time.perf_counter()
+        merged = merge(*args, **kwargs)
+        times.append(time.perf_counter() - started)
+        return merged
+
+    inference._merge = merge_step
+    try:
+        for step in range(rounds):
+            edited = texts.slice(step * 20, 20).set_column(
+                1, "text", pa.array([f"edited {step} {i}" for i in range(20)])
+            )
+            dc.write(edited, "docs", mode="merge")
+            dc.infer("docs", model, inputs=["text"], engine="local", progress=False)
+    finally:
+        inference._merge = merge
+    return statistics.median(times)
+
+
 def run(sizes: list[int], rounds: int) -> dict[str, Any]:
     """Every measurement of the benchmark, by size and system."""
     results: dict[str, Any] = {"load": os.getloadavg()[0]}
@@ -131,6 +179,11 @@ def run(sizes: list[int], rounds: int) -> dict[str, Any]:
         results[str(size)] = row
     with tempfile.TemporaryDirectory() as folder:
         results["reads"] = read_after_merges(Path(folder), sizes[0])
+    with tempfile.TemporaryDirectory() as folder:
+        results["infer_merge"] = {
+            "cow": infer_merge_step(Path(folder, "cow"), vectors=False),
+            "mor": infer_merge_step(Path(folder, "mor"), vectors=True),
+        }
     return results
 
 
@@ -153,6 +206,11 @@ def report(results: dict[str, Any], sizes: list[int]) -> str:
     reads = results["reads"]
     ratio = reads["read_after_30_merges"] / reads["read_optimized"]
     lines.append(f"read after 30 merges / optimized: {ratio:.2f}x")
+    step = results["infer_merge"]
+    lines.append(
+        f"dc.infer merge step, 20 of 2,000 rows changed: copy-on-write {step['cow'] * 1e3:.1f} ms,"
+        f" merge-on-read {step['mor'] * 1e3:.1f} ms ({step['mor'] / step['cow']:.0%})"
+    )
     return "\n".join(lines)
 
 

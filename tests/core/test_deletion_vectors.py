@@ -231,11 +231,13 @@ def test_daft_reads_merges_and_deletes_a_table_with_vectors(vectored):
     assert {1, 2, 5}.isdisjoint(got) and len(got) == 999
 
 
-@pytest.mark.parametrize("index_below", [0, 10**9], ids=["key-index", "one-pass"])
-def test_random_changes_match_a_plain_python_model(vectored, monkeypatch, index_below):
+@pytest.mark.parametrize("indexed", [True, False], ids=["key-index", "one-pass"])
+def test_random_changes_match_a_plain_python_model(vectored, monkeypatch, indexed):
     from workbench.engines.local import rewrite
 
-    monkeypatch.setattr(rewrite, "INDEX_BELOW", index_below)  # how keys are found
+    monkeypatch.setattr(
+        rewrite, "worth_indexing", lambda rows, wanted: indexed
+    )  # how keys are found
     model = {i: (f"a{i}", i) for i in range(1000)}
     rng = random.Random(7)
     for step in range(12):

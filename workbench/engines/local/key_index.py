@@ -4,8 +4,8 @@ finds its rows by binary search instead of reading and hashing the whole key col
 Data files never change once written, so an index stays valid as long as its file exists; the
 indexes of recently used files are kept up to a memory budget (least recently used first out).
 Only single-column integer keys are indexed; other keys are matched by a hash join. A change
-too big for an index to pay for itself (over a thousandth of the file's rows) is matched in one
-pass instead (``find_in_column``), and builds no index.
+too big for an index of a big file to pay for itself (over a thousandth of the file's rows) is
+matched in one pass instead (``find_in_column``), and builds no index.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 BUDGET_BYTES = 512 * 1024**2
-INDEX_BELOW = 1000  # index a file when a change holds fewer keys than its rows / this
+INDEX_BELOW = 1000  # index a file when a change holds fewer keys than its rows / this,
+SMALL_FILE_ROWS = 65_536  # or when the file is this small (its index costs next to nothing)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,11 @@ class KeyIndex:
         found = np.zeros(len(wanted), dtype=bool)
         found[inside] = self.sorted_keys[at[inside]] == wanted[inside]
         return self.positions[at[found]], np.flatnonzero(found)
+
+
+def worth_indexing(rows: int, wanted: int) -> bool:
+    """True when a change of ``wanted`` keys should build the index of a file of ``rows``."""
+    return rows <= SMALL_FILE_ROWS or wanted * INDEX_BELOW < rows
 
 
 def find_in_column(column: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -17,7 +17,7 @@ from workbench.core.delta.deletion_vectors import kept_rows, read_vector
 from workbench.core.delta.marking import discarded_on_failure, mark_deleted
 from workbench.core.delta.snapshot import DataFile, candidate_files, file_rows, ordered_dataset
 from workbench.core.schema.conform import conform
-from workbench.engines.local.key_index import INDEX_BELOW, INDEXES, find_in_column, indexable
+from workbench.engines.local.key_index import INDEXES, find_in_column, indexable, worth_indexing
 
 if TYPE_CHECKING:
     import numpy as np
@@ -158,7 +158,7 @@ def _matches(opened: OpenTable, f: DataFile, source: pa.Table, keys: list[str]) 
         def column() -> pa.ChunkedArray:
             return file_rows(opened, f, keys).column(0)
 
-        if INDEXES.has(f.absolute, f.size) or len(wanted) * INDEX_BELOW < f.rows:
+        if INDEXES.has(f.absolute, f.size) or worth_indexing(f.rows, len(wanted)):
             positions, sources = INDEXES.get(f.absolute, f.size, column).find(wanted)
         else:
             values = column().to_numpy(zero_copy_only=False)
@@ -211,7 +211,7 @@ def _merge_on_read(opened: OpenTable, source: pa.Table, schema: Schema, keys: li
             found[matched.sources] = True
             rows = source.take(pa.array(matched.sources))
             if partial:  # columns the source lacks keep the file's values
-                old = file_rows(opened, f).take(pa.array(matched.positions))
+                old = file_rows(opened, f, sorted(partial)).take(pa.array(matched.positions))
                 rows = pa.Table.from_arrays(
                     [
                         rows.column(n) if n in source.column_names else old.column(n)
