@@ -361,10 +361,12 @@ def test_ray_reads_merges_and_deletes_a_table_with_vectors(vectored, ray_cluster
     expected = table_rows(vectored)
     data = dc.read(vectored, read_as=dc.DatasetType.RAY_DATASET).to_pandas()
     assert sorted(data.to_dict("records"), key=lambda r: r["id"]) == expected
+    before = {f.path for f in table_files(vectored)}
     dc.write(
         ray.data.from_arrow(pa.Table.from_pandas(rows([4, 3000], "r"))), vectored, mode="merge"
     )
     dc.write(ray.data.from_items([{"id": 5}]), vectored, mode="delete")
+    assert before <= {f.path for f in table_files(vectored)}  # marked, not rewritten
     got = {r["id"]: r["v"] for r in table_rows(vectored)}
     assert got[4] == "r4" and got[3000] == "r3000" and got[3] == "g3"
     assert {1, 2, 5}.isdisjoint(got) and len(got) == 1000 - 2 + 1 + 1 - 1

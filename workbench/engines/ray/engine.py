@@ -3,8 +3,9 @@
 Reads are lazy Ray Datasets with one read task per data file. Writes run the Dataset and let
 each Ray task write its blocks as Parquet in the table's declared types; the driver only
 collects the file descriptions and commits them. MERGE and DELETE keep the source in the
-object store and rewrite each file that can hold its keys in its own task, with the same
-row-level logic as the local engine.
+object store; a task per file that can hold its keys finds the matching rows, and either
+returns them as a deletion vector (merge-on-read tables; the source is then written as new
+files) or rewrites the file, with the same row-level logic as the local engine.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.core.base.types import DatasetType
 from workbench.core.data.engine import Engine
+from workbench.core.delta.commits import vectors_enabled
 from workbench.core.delta.data_files import (
     Rewrite,
     WrittenFile,
@@ -23,6 +25,8 @@ from workbench.core.delta.data_files import (
     new_batch,
     write_part,
 )
+from workbench.core.delta.deletion_vectors import deserialize, read_vector
+from workbench.core.delta.marking import discarded_on_failure, mark_deleted
 from workbench.core.delta.snapshot import DataFile, candidate_files, plain_schema
 from workbench.core.schema.conform import conform
 from workbench.core.schema.merge_keys import unique_keys
@@ -30,7 +34,7 @@ from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema.table_schema import Schema
 from workbench.core.storage.store import storage_for
 from workbench.engines.daft.engine import leading_files
-from workbench.engines.local.rewrite import delete_rows, key_range, merge_rows
+from workbench.engines.local.rewrite import delete_rows, key_range, match_rows, merge_rows
 from workbench.engines.ray import runtime
 
 if TYPE_CHECKING:
@@ -49,7 +53,7 @@ class RayEngine(Engine):
     """Ray Data on a local Ray instance or a cluster."""
 
     name = "ray"
-    applies_deletion_vectors = True  # reads filter each file; MERGE and DELETE copy on write
+    applies_deletion_vectors = True  # reads filter each file; MERGE and DELETE write vectors
     clustered = True
     data_modules: ClassVar[tuple[str, ...]] = ("ray",)
     dataset_types: ClassVar[tuple[DatasetType, ...]] = (DatasetType.RAY_DATASET,)
@@ -180,6 +184,8 @@ class RayEngine(Engine):
         if not rows:
             return rewrite
         candidates = self._candidates(table, blocks, present, keys)
+        if vectors_enabled(table.properties) and present.names == schema.names:
+            return self._merge_on_read(table, blocks, rows, schema, keys, candidates)
         batch = new_batch()
         try:
             results = ray.get(
@@ -225,6 +231,11 @@ class RayEngine(Engine):
         if not sum(ray.get([_count.remote(ref) for ref in blocks])):
             return Rewrite()
         candidates = self._candidates(table, blocks, key_schema, keys)
+        if vectors_enabled(table.properties):
+            rewrite = Rewrite()
+            with discarded_on_failure(rewrite):
+                self._mark_matches(table, blocks, keys, candidates, rewrite)
+            return rewrite
         batch = new_batch()
         rewrite = Rewrite()
         try:
@@ -252,6 +263,62 @@ class RayEngine(Engine):
             discard_batch(table.uri, batch)
             raise
         return rewrite
+
+    def _merge_on_read(
+        self,
+        table: OpenTable,
+        blocks: list[Any],
+        rows: int,
+        schema: Schema,
+        keys: list[str],
+        candidates: list[DataFile],
+    ) -> Rewrite:
+        """MERGE by deletion vectors: the matched rows are marked where they are and Ray tasks
+        write the source blocks (updated and new rows) as new files."""
+        import ray.data
+
+        rewrite = Rewrite()
+        with discarded_on_failure(rewrite):
+            found = self._mark_matches(table, blocks, keys, candidates, rewrite, rows)
+            rewrite.updated = int(found.sum())
+            rewrite.written += self.write_files(ray.data.from_arrow_refs(blocks), schema, table.uri)
+        return rewrite
+
+    @staticmethod
+    def _mark_matches(
+        table: OpenTable,
+        blocks: list[Any],
+        keys: list[str],
+        candidates: list[DataFile],
+        rewrite: Rewrite,
+        rows: int = 0,
+    ) -> Any:
+        """Mark in ``rewrite`` the live rows of ``candidates`` holding a key of the source
+        ``blocks`` (a task per file finds them; each returns a vector, not rows); which of the
+        ``rows`` source rows matched."""
+        import numpy as np
+        import ray
+
+        key_schema = Schema(f for f in table.schema if f.name in keys)
+        storage = table.loc.catalog.storage
+        stored = plain_schema(table)
+        matches = ray.get(
+            [
+                _match_file.remote(f, stored, key_schema, keys, blocks, table.uri, storage)
+                for f in candidates
+            ]
+        )
+        found = np.zeros(rows, dtype=bool)
+        for f, (matched, seen) in zip(candidates, matches, strict=True):
+            deleted = deserialize(matched)
+            if not len(deleted):
+                continue
+            if rows:
+                found |= seen
+            if f.deletion_vector is not None:
+                deleted |= read_vector(table.uri, f.deletion_vector)
+            mark_deleted(table, f, deleted, rewrite)
+        return found
 
     @staticmethod
     def _candidates(
@@ -385,6 +452,34 @@ def _key_range_impl(block: pa.Table, schema: Schema, keys: list[str]) -> Any:
     return key_range(conform(block.select(keys), schema, False, "source"), keys)
 
 
+def _match_file_impl(
+    f: DataFile,
+    stored: pa.Schema,
+    key_schema: Schema,
+    keys: list[str],
+    blocks: list[pa.Table],
+    folder: str,
+    storage: Storage,
+) -> tuple[bytes, Any]:
+    """The live rows of file ``f`` whose keys are in the source blocks, as a serialized vector,
+    and which source rows matched one."""
+    import numpy as np
+    import pyarrow.compute as pc
+    from pyroaring import BitMap64
+
+    from workbench.core.delta.deletion_vectors import serialize
+    from workbench.core.delta.snapshot import live_file_rows
+
+    source = _source(blocks, key_schema)
+    rows = live_file_rows(f, folder, stored, storage, keys, POSITION)
+    index = match_rows(rows.select(keys), source, keys)
+    hits = pc.is_valid(index)
+    positions = rows.column(POSITION).filter(hits).to_numpy()
+    seen = np.zeros(source.num_rows, dtype=bool)
+    seen[index.drop_null().to_numpy()] = True
+    return serialize(BitMap64(positions)), seen
+
+
 def _merge_file_impl(
     f: DataFile,
     stored: pa.Schema,
@@ -450,6 +545,7 @@ _numbered_keys = _Task(_numbered_keys_impl)
 _take = _Task(_take_impl)
 _count = _Task(_count_impl)
 _key_range = _Task(_key_range_impl)
+_match_file = _Task(_match_file_impl)
 _merge_file = _Task(_merge_file_impl)
 _write_unmatched = _Task(_write_unmatched_impl)
 _delete_from_file = _Task(_delete_from_file_impl)
