@@ -224,8 +224,10 @@ def test_daft_reads_merges_and_deletes_a_table_with_vectors(vectored):
     assert dc.sql("SELECT count(*) AS n FROM default.t")["n"][0] == 999  # DuckDB applies them
     with pytest.raises(dc.UnsupportedFeatureError, match="fold them"):  # raw files would show
         dc.read(vectored, read_as=dc.DatasetType.PYARROW_PARQUET)
+    before = {f.path for f in table_files(vectored)}
     dc.write(daft.from_pandas(rows([4, 3000], "d")), vectored, mode="merge")
     dc.write(daft.from_pydict({"id": [5]}), vectored, mode="delete")
+    assert before <= {f.path for f in table_files(vectored)}  # marked, not rewritten
     got = {r["id"]: r["v"] for r in table_rows(vectored)}
     assert got[4] == "d4" and got[3000] == "d3000" and got[3] == "g3"
     assert {1, 2, 5}.isdisjoint(got) and len(got) == 999

@@ -3,7 +3,8 @@
 Reads are lazy Daft DataFrames over the files of the resolved version (projections, filters
 and limits are pushed into the scan). Writes run the DataFrame and hand each micropartition to
 a sink that writes Parquet in the table's declared types; nothing is collected into one table.
-MERGE and DELETE rewrite only the files that hold matching keys.
+MERGE and DELETE touch only the files that hold matching keys: merge-on-read tables mark the
+matched rows in deletion vectors (found as the local engine finds them), others rewrite them.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from workbench.core.base.errors import MergeKeyError
 from workbench.core.base.types import DatasetType
 from workbench.core.data.engine import Engine
+from workbench.core.delta.commits import vectors_enabled
 from workbench.core.delta.data_files import Rewrite
+from workbench.core.delta.marking import discarded_on_failure
 from workbench.core.delta.snapshot import DataFile, candidate_files, ordered_dataset
 from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema.table_schema import Schema
 from workbench.core.schema.type_notes import noted_type
 from workbench.engines.daft.write import conform, daft_type, io_config, write_frame
+from workbench.engines.local.rewrite import mark_matches
 
 if TYPE_CHECKING:
     import daft
@@ -112,7 +116,7 @@ class DaftEngine(Engine):
     """Daft in this process."""
 
     name = "daft"
-    applies_deletion_vectors = True  # scans filter files with vectors; MERGE, DELETE rewrite
+    applies_deletion_vectors = True  # scans filter files with vectors; MERGE, DELETE mark them
     data_modules: ClassVar[tuple[str, ...]] = ("daft",)
     dataset_types: ClassVar[tuple[DatasetType, ...]] = (DatasetType.DAFT,)
     sql_result_type = DatasetType.DAFT
@@ -179,6 +183,8 @@ class DaftEngine(Engine):
         from daft.functions import when
 
         source = conform(source, schema, fill_missing=False)
+        if vectors_enabled(table.properties) and set(schema.names) <= set(source.column_names):
+            return self._merge_on_read(table, source, schema, keys)
         touched = _files_with_keys(table, source, keys)
         if not touched:
             return Rewrite(self.write_files(source, schema, table.uri))
@@ -207,11 +213,29 @@ class DaftEngine(Engine):
     def delete(self, table: OpenTable, source: daft.DataFrame, keys: list[str]) -> Rewrite:
         source = conform(source.select(*keys), table.schema, fill_missing=False).distinct()
         _reject_null_keys(source, keys, table.loc.qualified)
+        if vectors_enabled(table.properties):
+            rewrite = Rewrite()
+            with discarded_on_failure(rewrite):
+                mark_matches(table, source.to_arrow(), keys, rewrite)
+            return rewrite
         touched = _files_with_keys(table, source, keys)
         if not touched:
             return Rewrite()
         kept = scan(table, touched, table.schema).join(source, on=keys, how="anti")
         return Rewrite(self.write_files(kept, table.schema, table.uri), touched)
+
+    def _merge_on_read(
+        self, table: OpenTable, source: daft.DataFrame, schema: Schema, keys: list[str]
+    ) -> Rewrite:
+        """MERGE by deletion vectors: the source's keys (Daft runs in this process) find and
+        mark the matched rows as the local engine does; Daft writes the whole source."""
+        source = source.collect()  # computed once, for its keys and its rows
+        rewrite = Rewrite()
+        with discarded_on_failure(rewrite):
+            found = mark_matches(table, source.select(*keys).to_arrow(), keys, rewrite)
+            rewrite.updated = int(found.sum())
+            rewrite.written += self.write_files(source, schema, table.uri)
+        return rewrite
 
     def predict(
         self, source: daft.DataFrame, model: Model, plan: PredictPlan

@@ -235,8 +235,20 @@ def _delete_on_read(opened: OpenTable, source: pa.Table, keys: list[str]) -> Rew
     """DELETE by deletion vectors: only the vectors of files holding the keys change."""
     rewrite = Rewrite()
     with discarded_on_failure(rewrite):
-        for f in _candidates(opened, source, keys):
-            matched = _matches(opened, f, source, keys)
-            if len(matched.positions):
-                _mark(opened, f, matched, rewrite)
+        mark_matches(opened, source, keys, rewrite)
     return rewrite
+
+
+def mark_matches(opened: OpenTable, source: pa.Table, keys: list[str], rewrite: Rewrite) -> Any:
+    """Mark in ``rewrite`` every live row holding a key of ``source`` (its key columns) as
+    deleted; which source rows matched one (a boolean array). Engines that run in this process
+    use it for their merge-on-read changes too."""
+    import numpy as np
+
+    found = np.zeros(source.num_rows, dtype=bool)
+    for f in _candidates(opened, source, keys):
+        matched = _matches(opened, f, source, keys)
+        if len(matched.positions):
+            found[matched.sources] = True
+            _mark(opened, f, matched, rewrite)
+    return found
