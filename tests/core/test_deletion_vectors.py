@@ -233,6 +233,17 @@ def test_daft_reads_merges_and_deletes_a_table_with_vectors(vectored):
     assert {1, 2, 5}.isdisjoint(got) and len(got) == 999
 
 
+def test_daft_reads_files_with_vectors_lazily_and_only_the_columns_asked_for(vectored):
+    dc.write(pd.DataFrame({"id": [1, 2]}), vectored, mode="delete")
+    frame = dc.read(vectored, read_as=dc.DatasetType.DAFT, file_path_column="f")
+    assert sorted(frame.select("id").to_pydict()["id"]) == [0, *range(3, 1000)]
+    assert frame.where(frame["id"] < 5).select("id", "f").count_rows() == 3
+    for name in vector_files(vectored):  # read when the frame runs, not when it is made
+        os.remove(os.path.join(dc.get_table(vectored).uri, name))
+    with pytest.raises(Exception, match="deletion vector"):
+        frame.collect()
+
+
 @pytest.mark.parametrize("indexed", [True, False], ids=["key-index", "one-pass"])
 def test_random_changes_match_a_plain_python_model(vectored, monkeypatch, indexed):
     from workbench.engines.local import rewrite

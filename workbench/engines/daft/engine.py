@@ -19,10 +19,11 @@ from workbench.core.data.engine import Engine
 from workbench.core.delta.commits import vectors_enabled
 from workbench.core.delta.data_files import Rewrite
 from workbench.core.delta.marking import discarded_on_failure
-from workbench.core.delta.snapshot import DataFile, candidate_files, ordered_dataset
+from workbench.core.delta.snapshot import DataFile, candidate_files
 from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema.table_schema import Schema
 from workbench.core.schema.type_notes import noted_type
+from workbench.engines.daft.vectored import VectoredFiles
 from workbench.engines.daft.write import conform, daft_type, io_config, write_frame
 from workbench.engines.local.rewrite import mark_matches
 
@@ -55,9 +56,9 @@ def leading_files(files: list[DataFile], limit: int | None) -> list[DataFile]:
 def scan(
     table: OpenTable, files: list[DataFile], schema: Schema, path_column: str | None = None
 ) -> daft.DataFrame:
-    """A Daft DataFrame over ``files`` in ``schema`` (columns missing from older files are
-    null): lazy over plain files; files with a deletion vector are read here, without the
-    rows it deletes, and come after the others."""
+    """A lazy Daft DataFrame over ``files`` in ``schema`` (columns missing from older files
+    are null): Daft's reader for plain files, a task per file for files with a deletion vector
+    (without the rows it deletes), after the others."""
     import daft
     import pyarrow as pa
 
@@ -79,17 +80,9 @@ def scan(
             if plain
             else daft.from_arrow(arrow.empty_table())
         )
-    for f in vectored:
-        rows = ordered_dataset(table, [f]).to_table()
-        have = set(rows.column_names)  # columns the table lacks yet are null
-        columns = [
-            rows.column(n) if n in have else pa.nulls(rows.num_rows, arrow.field(n).type)
-            for n in schema.names
-        ]
-        rows = pa.table(columns, names=schema.names)
-        if path_column:
-            rows = rows.append_column(path_column, pa.array([f.absolute] * rows.num_rows))
-        frames.append(daft.from_arrow(rows.cast(arrow)))
+    if vectored:
+        storage = table.loc.catalog.storage
+        frames.append(VectoredFiles(vectored, table.uri, arrow, storage, path_column).read())
     frame = frames[0]
     for more in frames[1:]:
         frame = frame.concat(more)
