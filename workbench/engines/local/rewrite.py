@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from workbench.core.delta.commits import vectors_enabled
-from workbench.core.delta.data_files import Rewrite, write_part
+from workbench.core.delta.data_files import Rewrite, write_part, write_parts
 from workbench.core.delta.deletion_vectors import kept_rows, read_vector
 from workbench.core.delta.marking import discarded_on_failure, mark_deleted
 from workbench.core.delta.snapshot import DataFile, candidate_files, file_rows, ordered_dataset
@@ -227,7 +227,7 @@ def _merge_on_read(opened: OpenTable, source: pa.Table, schema: Schema, keys: li
             updated.append(conform(new_rows, schema, True, opened.loc.qualified))
         if updated:
             merged = pa.concat_tables(updated, promote_options="default")
-            rewrite.written.append(write_part(merged, schema, opened.uri))
+            rewrite.written += write_parts(merged, schema, opened.uri)
     return rewrite
 
 
