@@ -176,7 +176,7 @@ class DaftEngine(Engine):
         from daft.functions import when
 
         source = conform(source, schema, fill_missing=False)
-        if vectors_enabled(table.properties) and set(schema.names) <= set(source.column_names):
+        if vectors_enabled(table.properties):
             return self._merge_on_read(table, source, schema, keys)
         touched = _files_with_keys(table, source, keys)
         if not touched:
@@ -221,7 +221,17 @@ class DaftEngine(Engine):
         self, table: OpenTable, source: daft.DataFrame, schema: Schema, keys: list[str]
     ) -> Rewrite:
         """MERGE by deletion vectors: the source's keys (Daft runs in this process) find and
-        mark the matched rows as the local engine does; Daft writes the whole source."""
+        mark the matched rows as the local engine does; Daft writes a source that has every
+        column, and a partial one (whose updated rows take the missing columns from the old
+        rows) is merged by the local engine's merge-on-read."""
+        from workbench.core.schema.conform import conform as conform_arrow
+        from workbench.engines.local import rewrite as local
+
+        if not set(schema.names) <= set(source.column_names):
+            rows = source.to_arrow()
+            present = Schema(f for f in schema if f.name in rows.column_names)
+            rows = conform_arrow(rows, present, False, table.loc.qualified)
+            return local.merge(table, rows, schema, keys)
         source = source.collect()  # computed once, for its keys and its rows
         rewrite = Rewrite()
         with discarded_on_failure(rewrite):
