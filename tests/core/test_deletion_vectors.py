@@ -243,6 +243,9 @@ def test_daft_reads_files_with_vectors_lazily_and_only_the_columns_asked_for(vec
         os.remove(os.path.join(dc.get_table(vectored).uri, name))
     with pytest.raises(Exception, match="deletion vector"):
         lazy.collect()
+    for _ in range(10):  # a failed file fails the read every time, never drops its rows
+        with pytest.raises(Exception, match="deletion vector"):
+            dc.read(vectored, read_as=dc.DatasetType.DAFT).collect()
 
 
 @pytest.mark.parametrize("indexed", [True, False], ids=["key-index", "one-pass"])

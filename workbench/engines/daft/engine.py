@@ -23,7 +23,7 @@ from workbench.core.delta.snapshot import DataFile, candidate_files
 from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema.table_schema import Schema
 from workbench.core.schema.type_notes import noted_type
-from workbench.engines.daft.vectored import VectoredFiles
+from workbench.engines.daft.table_source import TableFiles
 from workbench.engines.daft.write import conform, daft_type, io_config, write_frame
 from workbench.engines.local.rewrite import mark_matches
 
@@ -57,36 +57,19 @@ def scan(
     table: OpenTable, files: list[DataFile], schema: Schema, path_column: str | None = None
 ) -> daft.DataFrame:
     """A lazy Daft DataFrame over ``files`` in ``schema`` (columns missing from older files
-    are null): Daft's reader for plain files, a task per file for files with a deletion vector
-    (without the rows it deletes), after the others."""
-    import daft
+    are null; files with a deletion vector without the rows it deletes), in write order."""
     import pyarrow as pa
+    from pyarrow.fs import FileType
 
-    plain = [f for f in files if f.deletion_vector is None]
-    vectored = [f for f in files if f.deletion_vector is not None]
     arrow = pa.schema([pa.field(f.name, f.type) for f in schema])
     if path_column:
         arrow = arrow.append(pa.field(path_column, pa.string()))
-    frames = []
-    if plain or not vectored:
-        frames.append(
-            daft.read_parquet(
-                [f.absolute for f in plain],
-                schema={f.name: daft_type(f.type) for f in schema},
-                infer_schema=False,
-                file_path_column=path_column,
-                io_config=io_config(table.loc.catalog.storage),
-            )
-            if plain
-            else daft.from_arrow(arrow.empty_table())
-        )
-    if vectored:
-        storage = table.loc.catalog.storage
-        frames.append(VectoredFiles(vectored, table.uri, arrow, storage, path_column).read())
-    frame = frames[0]
-    for more in frames[1:]:
-        frame = frame.concat(more)
-    return frame
+    storage = table.loc.catalog.storage
+    if files:  # fail now, as Daft's reader did, when dc.vacuum removed the version's files
+        fs, path = storage.locate(files[0].absolute)
+        if fs.get_file_info(path).type == FileType.NotFound:
+            raise FileNotFoundError(files[0].absolute)
+    return TableFiles(files, table.uri, arrow, storage, path_column, io_config(storage)).read()
 
 
 def with_written_types(frame: daft.DataFrame, schema: Schema) -> daft.DataFrame:

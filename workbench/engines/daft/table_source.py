@@ -1,6 +1,9 @@
-"""Files with a deletion vector as a lazy Daft source: one task per file reads it with pyarrow
-(only the columns the query asks for) and leaves out the rows its vector deletes, when the
-DataFrame runs."""
+"""A table's files as one lazy Daft source: Daft's native Parquet reader for plain files, a
+task per file with a deletion vector that reads it with pyarrow (only the columns the query
+asks for) and leaves out the rows its vector deletes, when the DataFrame runs.
+
+One source rather than a concat of two: Daft 0.7 can drop the error of a Python task that fails
+inside a concat and return the other side's rows alone, and a read must fail whole."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from daft.io.source import DataSource, DataSourceTask
 from workbench.core.delta.snapshot import live_file_rows
 
 if TYPE_CHECKING:
+    import daft
     import pyarrow as pa
     from daft.io.pushdowns import Pushdowns
     from daft.recordbatch import RecordBatch
@@ -20,9 +24,9 @@ if TYPE_CHECKING:
     from workbench.core.storage.store import Storage
 
 
-class VectoredFiles(DataSource):
-    """Table files that have deletion vectors, in ``arrow`` (the table's schema, plus the
-    path column when asked for)."""
+class TableFiles(DataSource):
+    """``files`` of a table in ``arrow`` (the table's schema, plus the path column when asked
+    for), in the order given."""
 
     def __init__(
         self,
@@ -31,13 +35,14 @@ class VectoredFiles(DataSource):
         arrow: pa.Schema,
         storage: Storage,
         path_column: str | None,
+        io_config: daft.io.IOConfig | None,
     ):
         self.files, self.table_uri, self.arrow = files, table_uri, arrow
-        self.storage, self.path_column = storage, path_column
+        self.storage, self.path_column, self.io_config = storage, path_column, io_config
 
     @property
     def name(self) -> str:
-        return "workbench files with deletion vectors"
+        return "workbench table files"
 
     @property
     def schema(self) -> Any:
@@ -47,15 +52,39 @@ class VectoredFiles(DataSource):
 
     async def get_tasks(self, pushdowns: Pushdowns) -> AsyncIterator[DataSourceTask]:
         import pyarrow as pa
+        from daft.daft import StorageConfig
 
         wanted = pushdowns.columns
         arrow = self.arrow if wanted is None else pa.schema([self.arrow.field(n) for n in wanted])
+        storage = StorageConfig(True, self.io_config)
         for f in self.files:
-            yield _FileTask(f, self, arrow)
+            if f.deletion_vector is not None:
+                yield _VectoredFileTask(f, self, arrow)
+            else:
+                yield DataSourceTask.parquet(
+                    path=f.absolute,
+                    schema=self.schema,
+                    pushdowns=pushdowns,
+                    num_rows=f.rows or None,
+                    size_bytes=f.size,
+                    partition_values=self._path_value(f),
+                    storage_config=storage,
+                )
+
+    def _path_value(self, f: DataFile) -> RecordBatch | None:
+        """The path column as a per-file constant the native reader adds to each row."""
+        if self.path_column is None:
+            return None
+        import pyarrow as pa
+        from daft import Series
+        from daft.recordbatch import RecordBatch
+
+        path = Series.from_arrow(pa.array([f.absolute], pa.string()), self.path_column)
+        return RecordBatch.from_pydict({self.path_column: path})
 
 
-class _FileTask(DataSourceTask):
-    def __init__(self, f: DataFile, source: VectoredFiles, arrow: pa.Schema):
+class _VectoredFileTask(DataSourceTask):
+    def __init__(self, f: DataFile, source: TableFiles, arrow: pa.Schema):
         self.file, self.source, self.arrow = f, source, arrow
 
     @property
