@@ -383,7 +383,10 @@ def test_ray_reads_merges_and_deletes_a_table_with_vectors(vectored, ray_cluster
         ray.data.from_arrow(pa.Table.from_pandas(rows([4, 3000], "r"))), vectored, mode="merge"
     )
     dc.write(ray.data.from_items([{"id": 5}]), vectored, mode="delete")
+    partial = ray.data.from_items([{"id": 6, "v": "p6"}, {"id": 4000, "v": "p4000"}])
+    dc.write(partial, vectored, mode="merge")  # no n: row 6 keeps its own, 4000 has none
     assert before <= {f.path for f in table_files(vectored)}  # marked, not rewritten
-    got = {r["id"]: r["v"] for r in table_rows(vectored)}
-    assert got[4] == "r4" and got[3000] == "r3000" and got[3] == "g3"
-    assert {1, 2, 5}.isdisjoint(got) and len(got) == 1000 - 2 + 1 + 1 - 1
+    got = {r["id"]: (r["v"], r["n"]) for r in table_rows(vectored)}
+    assert got[4] == ("r4", 4) and got[3000] == ("r3000", 3000) and got[3] == ("g3", 3)
+    assert got[6] == ("p6", 6) and got[4000] == ("p4000", None)
+    assert {1, 2, 5}.isdisjoint(got) and len(got) == 1000 - 2 + 1 + 1 - 1 + 1

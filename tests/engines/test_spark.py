@@ -81,11 +81,14 @@ def test_merge_touches_only_files_holding_matching_keys(spark, catalog, vectors)
         assert len(files_before - files_after) == 1, "only the file holding key 5 is rewritten"
     assert len(files_after - files_before) >= 1 and dc.get_table("t").row_count == 401
     assert next(r for r in rows("t") if r["id"] == 5)["v"] == "five"
-    dc.write(frame(spark, {"id": [6], "v": ["six"]}, "id long, v string"), "t")  # partial
+    partial = frame(spark, {"id": [5, 6, 401], "v": ["5", "six", "new"]}, "id long, v string")
+    dc.write(partial, "t")  # no score: matched rows keep theirs, new rows take the default
+    if vectors:
+        assert files_before <= _files("t"), "the file holding key 6 is marked, not rewritten"
     dc.write(frame(spark, {"id": [7, 8]}, "id long"), "t", mode="delete")
     got = {r["id"]: r for r in rows("t")}
-    assert len(got) == 399 and got[6]["v"] == "six" and got[6]["score"] == 0.0
-    assert got[5]["score"] == 1.0 and {7, 8}.isdisjoint(got)
+    assert len(got) == 400 and got[6]["v"] == "six" and got[401]["score"] == 0.0
+    assert (got[5]["v"], got[5]["score"]) == ("5", 1.0) and {7, 8}.isdisjoint(got)
 
 
 def test_spark_reads_local_merges_and_refuses_unrecorded_versions(spark, catalog):

@@ -186,6 +186,10 @@ class RayEngine(Engine):
         candidates = self._candidates(table, blocks, present, keys)
         if vectors_enabled(table.properties) and present.names == schema.names:
             return self._merge_on_read(table, blocks, rows, schema, keys, candidates)
+        if vectors_enabled(table.properties):
+            return self._partial_merge_on_read(
+                table, blocks, rows, schema, present, keys, candidates
+            )
         batch = new_batch()
         try:
             results = ray.get(
@@ -285,6 +289,64 @@ class RayEngine(Engine):
         return rewrite
 
     @staticmethod
+    def _partial_merge_on_read(
+        table: OpenTable,
+        blocks: list[Any],
+        rows: int,
+        schema: Schema,
+        present: Schema,
+        keys: list[str],
+        candidates: list[DataFile],
+    ) -> Rewrite:
+        """MERGE by deletion vectors of a source lacking some columns: a task per touched file
+        marks its matched rows and writes their new values (the missing columns from the old
+        rows); one more task writes the source rows no file held."""
+        import numpy as np
+        import ray
+
+        missing = Schema(f for f in schema if f.name not in present.names)
+        storage, stored = table.loc.catalog.storage, plain_schema(table)
+        batch = new_batch()
+        rewrite = Rewrite()
+        try:
+            with discarded_on_failure(rewrite):
+                results = ray.get(
+                    [
+                        _merge_matched.remote(
+                            f,
+                            stored,
+                            present,
+                            missing,
+                            schema,
+                            keys,
+                            blocks,
+                            table.uri,
+                            batch,
+                            storage,
+                        )
+                        for f in candidates
+                    ]
+                )
+                found = np.zeros(rows, dtype=bool)
+                for f, (matched, seen, written) in zip(candidates, results, strict=True):
+                    if written is None:
+                        continue
+                    found |= seen
+                    rewrite.updated += int(seen.sum())
+                    rewrite.written.append(written)
+                    _mark_file(table, f, deserialize(matched), rewrite)
+                inserted = ray.get(
+                    _write_unmatched.remote(
+                        blocks, found, present, schema, table.uri, batch, storage
+                    )
+                )
+                rewrite.written += [inserted] if inserted is not None else []
+        except BaseException:
+            discard_batch(table.uri, batch)
+            raise
+        return rewrite
+
+    @staticmethod
     def _mark_matches(
         table: OpenTable,
         blocks: list[Any],
@@ -315,9 +377,7 @@ class RayEngine(Engine):
                 continue
             if rows:
                 found |= seen
-            if f.deletion_vector is not None:
-                deleted |= read_vector(table.uri, f.deletion_vector)
-            mark_deleted(table, f, deleted, rewrite)
+            _mark_file(table, f, deleted, rewrite)
         return found
 
     @staticmethod
@@ -438,6 +498,13 @@ def _numbered_keys_impl(block: pa.Table, keys: list[str], index: int) -> pa.Tabl
     return numbered.append_column("__wb_block", pa.array([index] * block.num_rows, pa.int64()))
 
 
+def _mark_file(table: OpenTable, f: DataFile, deleted: Any, rewrite: Rewrite) -> None:
+    """Mark ``deleted`` rows of ``f`` (besides those its vector already deletes) in ``rewrite``."""
+    if f.deletion_vector is not None:
+        deleted |= read_vector(table.uri, f.deletion_vector)
+    mark_deleted(table, f, deleted, rewrite)
+
+
 def _take_impl(block: pa.Table, rows: list[int]) -> pa.Table:
     return block.take(sorted(rows))
 
@@ -478,6 +545,45 @@ def _match_file_impl(
     seen = np.zeros(source.num_rows, dtype=bool)
     seen[index.drop_null().to_numpy()] = True
     return serialize(BitMap64(positions)), seen
+
+
+def _merge_matched_impl(
+    f: DataFile,
+    stored: pa.Schema,
+    present: Schema,
+    missing: Schema,
+    schema: Schema,
+    keys: list[str],
+    blocks: list[pa.Table],
+    folder: str,
+    batch: str,
+    storage: Storage,
+) -> tuple[bytes, Any, WrittenFile | None]:
+    """For a source lacking the ``missing`` columns: the live rows of ``f`` whose keys the
+    source holds, as a serialized vector; the source's values for them with the missing
+    columns taken from those rows, written as a new file (None if no row matched); and which
+    source rows matched."""
+    import numpy as np
+    import pyarrow.compute as pc
+    from pyroaring import BitMap64
+
+    from workbench.core.delta.deletion_vectors import serialize
+    from workbench.core.delta.snapshot import live_file_rows
+
+    source = _source(blocks, present)
+    rows = live_file_rows(f, folder, stored, storage, [*keys, *missing.names], POSITION)
+    index = match_rows(rows.select(keys), source.select(keys), keys)
+    old = rows.filter(pc.is_valid(index))
+    taken = index.drop_null()
+    seen = np.zeros(source.num_rows, dtype=bool)
+    if not len(taken):
+        return b"", seen, None
+    seen[taken.to_numpy()] = True
+    updated = source.take(taken)
+    for name in missing.names:
+        updated = updated.append_column(name, old.column(name))
+    written = write_part(updated, schema, folder, 0, batch, storage)
+    return serialize(BitMap64(old.column(POSITION).to_numpy())), seen, written
 
 
 def _merge_file_impl(
@@ -547,5 +653,6 @@ _count = _Task(_count_impl)
 _key_range = _Task(_key_range_impl)
 _match_file = _Task(_match_file_impl)
 _merge_file = _Task(_merge_file_impl)
+_merge_matched = _Task(_merge_matched_impl)
 _write_unmatched = _Task(_write_unmatched_impl)
 _delete_from_file = _Task(_delete_from_file_impl)

@@ -12,7 +12,7 @@ from workbench.core.delta.data_files import Rewrite
 from workbench.core.delta.deletion_vectors import deserialize, read_vector, serialize
 from workbench.core.delta.marking import discarded_on_failure, mark_deleted
 from workbench.core.delta.snapshot import DataFile, candidate_files
-from workbench.core.schema.table_schema import Schema
+from workbench.core.schema.table_schema import Field, Schema
 from workbench.core.storage.store import is_local
 from workbench.core.transactions.staging import quote_identifier
 from workbench.engines.spark.files import path_key, spark_schema
@@ -25,20 +25,29 @@ if TYPE_CHECKING:
 
     from workbench.core.catalog.tables import OpenTable
 
-FILE, ROW = "__wb_file", "__wb_row"
+FILE, ROW, MATCHED = "__wb_file", "__wb_row", "__wb_matched"
 VECTORS = f"{FILE} string, deleted binary"
 
 
 def merge(table: OpenTable, source: DataFrame, schema: Schema, keys: list[str]) -> Rewrite:
-    """Upsert a source that has every column of the table: matched rows are deleted where
-    they are, and the source is written whole (updated and new rows)."""
+    """Upsert by key: matched rows are deleted where they are, and the source is written as
+    new files (updated and new rows). Columns the source lacks come from the matched rows
+    (read with the keys, by the same job), or their defaults for new rows."""
     from workbench.engines.spark.write import write_files
 
+    missing = [f for f in schema if f.name not in source.columns]
     rewrite = Rewrite()
     with discarded_on_failure(rewrite):
-        marked = _mark_matches(table, source, keys, rewrite)
-        rewrite.updated = marked
-        rewrite.written += write_files(source, schema, table.uri)
+        matched, rewrite.updated = _mark_matches(
+            table, source, keys, rewrite, [f.name for f in missing]
+        )
+        try:
+            if missing:
+                source = _completed(source, matched, keys, missing, schema)
+            rewrite.written += write_files(source, schema, table.uri)
+        finally:
+            if matched is not None:
+                matched.unpersist()
     return rewrite
 
 
@@ -46,18 +55,26 @@ def delete(table: OpenTable, source: DataFrame, keys: list[str]) -> Rewrite:
     """Delete the rows holding the source's keys by marking them in their files' vectors."""
     rewrite = Rewrite()
     with discarded_on_failure(rewrite):
-        _mark_matches(table, source, keys, rewrite)
+        matched, _ = _mark_matches(table, source, keys, rewrite)
+    if matched is not None:
+        matched.unpersist()
     return rewrite
 
 
-def _mark_matches(table: OpenTable, source: DataFrame, keys: list[str], rewrite: Rewrite) -> int:
-    """Mark in ``rewrite`` every live table row whose key is in ``source``; the rows marked."""
+def _mark_matches(
+    table: OpenTable, source: DataFrame, keys: list[str], rewrite: Rewrite, more: list[str] = ()
+) -> tuple[DataFrame | None, int]:
+    """Mark in ``rewrite`` every live table row whose key is in ``source``: those rows (keys,
+    ``more`` columns, file and position; cached, None when no file can hold them) and how
+    many there are."""
     candidates = _candidates(table, source, keys)
     if not candidates:
-        return 0
+        return None, 0
     by_path = {path_key(f.absolute): f for f in candidates}
-    matched = _positions(table, candidates, keys).join(
-        source.select(*[quote_identifier(k) for k in keys]), keys, "left_semi"
+    matched = (
+        _positions(table, candidates, [*keys, *more])
+        .join(source.select(*[quote_identifier(k) for k in keys]), keys, "left_semi")
+        .persist()
     )
     vectors = matched.select(FILE, ROW).groupBy(FILE).applyInArrow(_vector_of_file, VECTORS)
     marked = 0
@@ -68,7 +85,34 @@ def _mark_matches(table: OpenTable, source: DataFrame, keys: list[str], rewrite:
         if f.deletion_vector is not None:
             deleted |= read_vector(table.uri, f.deletion_vector)
         mark_deleted(table, f, deleted, rewrite)
-    return marked
+    return matched, marked
+
+
+def _completed(
+    source: DataFrame,
+    matched: DataFrame | None,
+    keys: list[str],
+    missing: list[Field],
+    schema: Schema,
+) -> DataFrame:
+    """The source with the columns it lacks: the matched row's values for updated keys, the
+    column's default for new ones."""
+    from pyspark.sql import functions as F
+
+    types = {f.name: f.dataType for f in spark_schema(schema.arrow).fields}
+    if matched is None:
+        defaults = [F.lit(f.future_default).cast(types[f.name]).alias(f.name) for f in missing]
+        return source.select("*", *defaults)
+    old = matched.select(*keys, *[f.name for f in missing], F.lit(True).alias(MATCHED))
+    joined = source.join(old, keys, "left")
+    filled = [
+        F.when(F.col(MATCHED).isNull(), F.lit(f.future_default))
+        .otherwise(F.col(quote_identifier(f.name)))
+        .cast(types[f.name])
+        .alias(f.name)
+        for f in missing
+    ]
+    return joined.select(*[quote_identifier(c) for c in source.columns], *filled)
 
 
 def _candidates(table: OpenTable, source: DataFrame, keys: list[str]) -> list[DataFile]:
@@ -86,30 +130,28 @@ def _candidates(table: OpenTable, source: DataFrame, keys: list[str]) -> list[Da
     return candidate_files(table.files, low, high)
 
 
-def _positions(table: OpenTable, files: list[DataFile], keys: list[str]) -> DataFrame:
-    """The key columns of the live rows of ``files``, each row with its file and position:
+def _positions(table: OpenTable, files: list[DataFile], columns: list[str]) -> DataFrame:
+    """``columns`` of the live rows of ``files``, each row with its file and position:
     plain local files by Spark's own reader, the rest by tasks that apply their vectors."""
     from pyspark.sql import functions as F
 
     storage = table.loc.catalog.storage
-    key_schema = Schema(f for f in table.schema if f.name in keys)
+    read = Schema(f for f in table.schema if f.name in columns)
     native = is_local(storage.root)
     plain = [f.absolute for f in files if native and f.deletion_vector is None]
     others = [f for f in files if not native or f.deletion_vector is not None]
     frames = []
     if plain:
-        frame = spark_session().read.schema(spark_schema(key_schema.arrow)).parquet(*plain)
+        frame = spark_session().read.schema(spark_schema(read.arrow)).parquet(*plain)
         frames.append(
             frame.select(
-                *[quote_identifier(k) for k in keys],
+                *[quote_identifier(c) for c in columns],
                 F.col("_metadata.row_index").alias(ROW),
                 F.col("_metadata.file_path").alias(FILE),
             )
         )
     if others:
-        frames.append(
-            read_by_tasks(spark_session(), others, table.uri, key_schema, storage, FILE, ROW)
-        )
+        frames.append(read_by_tasks(spark_session(), others, table.uri, read, storage, FILE, ROW))
     return frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
 
 

@@ -168,14 +168,14 @@ def _files_with_keys(table: OpenTable, source: DataFrame, keys: list[str]) -> li
 
 def merge(table: OpenTable, source: DataFrame, schema: Schema, keys: list[str]) -> Rewrite:
     """Upsert by key. Merge-on-read tables mark the matched rows deleted and take the source
-    as new files when it has every column; otherwise the files holding the source's keys are
-    rewritten with a full outer join (source wins)."""
+    as new files; others rewrite the files holding the source's keys with a full outer join
+    (source wins)."""
     from pyspark.sql import functions as F
 
     source = conform(
         source, Schema(f for f in schema if f.name in source.columns), fill_missing=False
     )
-    if vectors_enabled(table.properties) and set(schema.names) <= set(source.columns):
+    if vectors_enabled(table.properties):
         return vectors.merge(table, source, schema, keys)
     touched = _files_with_keys(table, source, keys)
     old = read_files(touched, table.uri, schema, table.loc.catalog.storage)
