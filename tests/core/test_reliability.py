@@ -130,13 +130,16 @@ def assert_folder_readers_saw_only_commits(seen: list[str], history: dict) -> No
 def test_concurrent_transfers_from_two_hosts_keep_totals_and_lose_no_commit(spec, tmp_path):
     workers.setup(spec)
     stop, readers = start_readers(spec, tmp_path)
+    # moto's S3 server answers one request at a time: fewer transfers there, and more time
+    on_s3 = json.loads(spec)["root"].startswith("s3://")
+    transfers = TRANSFERS // 2 if on_s3 else TRANSFERS
     reports = [tmp_path / f"writer{i}" for i in range(4)]
     writers = [
-        spawn("writer", spec, TRANSFERS, i, report, 10, host=f"host-{i % 2}")
+        spawn("writer", spec, transfers, i, report, 10, host=f"host-{i % 2}")
         for i, report in enumerate(reports)
     ]
     for proc in writers:
-        finish(proc, 60 + 6 * TRANSFERS)
+        finish(proc, 60 + (20 if on_s3 else 6) * transfers)
     seen = stop_readers(stop, readers, tmp_path)
     results = [o for report in reports for o in outcomes(report)]
     committed = {txn for txn, _ in results if txn}
@@ -147,7 +150,7 @@ def test_concurrent_transfers_from_two_hosts_keep_totals_and_lose_no_commit(spec
         f"the first attempt; {seen['catalog']['checks']} catalog checks, "
         f"{seen['folders']['polls']} folder polls"
     )
-    assert len(results) == 4 * TRANSFERS
+    assert len(results) == 4 * transfers
     assert len(committed) >= 0.9 * len(results), "most transfers commit under contention"
     assert seen["catalog"]["checks"] > 10 and seen["catalog"]["violations"] == 0
     assert seen["folders"]["polls"] > 10 and seen["folders"]["violations"] == 0
