@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from workbench.core.delta.commits import purge_share
 from workbench.core.delta.data_files import Rewrite, Vectored, WrittenFile, discard, write_part
-from workbench.core.delta.deletion_vectors import kept_rows, vector_uri, write_vector
+from workbench.core.delta.deletion_vectors import kept_rows, read_vector, vector_uri, write_vector
 from workbench.core.delta.snapshot import DataFile, file_rows
 
 if TYPE_CHECKING:
@@ -33,6 +33,13 @@ def mark_deleted(opened: OpenTable, f: DataFile, deleted: BitMap64, rewrite: Rew
         vector = write_vector(opened.uri, deleted)
         vector_file = WrittenFile(vector_uri(opened.uri, vector), 0, "{}")
         rewrite.vectored.append(Vectored(f, vector, vector_file))
+
+
+def mark_more_deleted(opened: OpenTable, f: DataFile, deleted: BitMap64, rewrite: Rewrite) -> None:
+    """``mark_deleted`` for rows ``deleted`` now, besides those ``f``'s vector deleted before."""
+    if f.deletion_vector is not None:
+        deleted |= read_vector(opened.uri, f.deletion_vector)
+    mark_deleted(opened, f, deleted, rewrite)
 
 
 @contextmanager

@@ -25,8 +25,8 @@ from workbench.core.delta.data_files import (
     new_batch,
     write_part,
 )
-from workbench.core.delta.deletion_vectors import deserialize, read_vector
-from workbench.core.delta.marking import discarded_on_failure, mark_deleted
+from workbench.core.delta.deletion_vectors import deserialize
+from workbench.core.delta.marking import discarded_on_failure, mark_more_deleted
 from workbench.core.delta.snapshot import DataFile, candidate_files, plain_schema
 from workbench.core.schema.conform import conform
 from workbench.core.schema.merge_keys import unique_keys
@@ -184,9 +184,9 @@ class RayEngine(Engine):
         if not rows:
             return rewrite
         candidates = self._candidates(table, blocks, present, keys)
-        if vectors_enabled(table.properties) and present.names == schema.names:
-            return self._merge_on_read(table, blocks, rows, schema, keys, candidates)
         if vectors_enabled(table.properties):
+            if present.names == schema.names:
+                return self._merge_on_read(table, blocks, rows, schema, keys, candidates)
             return self._partial_merge_on_read(
                 table, blocks, rows, schema, present, keys, candidates
             )
@@ -334,7 +334,7 @@ class RayEngine(Engine):
                     found |= seen
                     rewrite.updated += int(seen.sum())
                     rewrite.written.append(written)
-                    _mark_file(table, f, deserialize(matched), rewrite)
+                    mark_more_deleted(table, f, deserialize(matched), rewrite)
                 inserted = ray.get(
                     _write_unmatched.remote(
                         blocks, found, present, schema, table.uri, batch, storage
@@ -377,7 +377,7 @@ class RayEngine(Engine):
                 continue
             if rows:
                 found |= seen
-            _mark_file(table, f, deleted, rewrite)
+            mark_more_deleted(table, f, deleted, rewrite)
         return found
 
     @staticmethod
@@ -498,13 +498,6 @@ def _numbered_keys_impl(block: pa.Table, keys: list[str], index: int) -> pa.Tabl
     return numbered.append_column("__wb_block", pa.array([index] * block.num_rows, pa.int64()))
 
 
-def _mark_file(table: OpenTable, f: DataFile, deleted: Any, rewrite: Rewrite) -> None:
-    """Mark ``deleted`` rows of ``f`` (besides those its vector already deletes) in ``rewrite``."""
-    if f.deletion_vector is not None:
-        deleted |= read_vector(table.uri, f.deletion_vector)
-    mark_deleted(table, f, deleted, rewrite)
-
-
 def _take_impl(block: pa.Table, rows: list[int]) -> pa.Table:
     return block.take(sorted(rows))
 
@@ -519,6 +512,39 @@ def _key_range_impl(block: pa.Table, schema: Schema, keys: list[str]) -> Any:
     return key_range(conform(block.select(keys), schema, False, "source"), keys)
 
 
+def _matches(
+    f: DataFile,
+    stored: pa.Schema,
+    columns: list[str],
+    keys: list[str],
+    source: pa.Table,
+    folder: str,
+    storage: Storage,
+) -> tuple[pa.Table, Any, Any]:
+    """The live rows of file ``f`` (``columns`` and their positions) whose keys are in
+    ``source``, the source row each matched, and which source rows matched one."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from workbench.core.delta.snapshot import live_file_rows
+
+    rows = live_file_rows(f, folder, stored, storage, columns, POSITION)
+    index = match_rows(rows.select(keys), source.select(keys), keys)
+    taken = index.drop_null()
+    seen = np.zeros(source.num_rows, dtype=bool)
+    seen[taken.to_numpy()] = True
+    return rows.filter(pc.is_valid(index)), taken, seen
+
+
+def _vector_of(rows: pa.Table) -> bytes:
+    """The positions of ``rows`` as a serialized deletion vector."""
+    from pyroaring import BitMap64
+
+    from workbench.core.delta.deletion_vectors import serialize
+
+    return serialize(BitMap64(rows.column(POSITION).to_numpy()))
+
+
 def _match_file_impl(
     f: DataFile,
     stored: pa.Schema,
@@ -530,21 +556,9 @@ def _match_file_impl(
 ) -> tuple[bytes, Any]:
     """The live rows of file ``f`` whose keys are in the source blocks, as a serialized vector,
     and which source rows matched one."""
-    import numpy as np
-    import pyarrow.compute as pc
-    from pyroaring import BitMap64
-
-    from workbench.core.delta.deletion_vectors import serialize
-    from workbench.core.delta.snapshot import live_file_rows
-
     source = _source(blocks, key_schema)
-    rows = live_file_rows(f, folder, stored, storage, keys, POSITION)
-    index = match_rows(rows.select(keys), source, keys)
-    hits = pc.is_valid(index)
-    positions = rows.column(POSITION).filter(hits).to_numpy()
-    seen = np.zeros(source.num_rows, dtype=bool)
-    seen[index.drop_null().to_numpy()] = True
-    return serialize(BitMap64(positions)), seen
+    old, _, seen = _matches(f, stored, keys, keys, source, folder, storage)
+    return _vector_of(old), seen
 
 
 def _merge_matched_impl(
@@ -563,27 +577,16 @@ def _merge_matched_impl(
     source holds, as a serialized vector; the source's values for them with the missing
     columns taken from those rows, written as a new file (None if no row matched); and which
     source rows matched."""
-    import numpy as np
-    import pyarrow.compute as pc
-    from pyroaring import BitMap64
-
-    from workbench.core.delta.deletion_vectors import serialize
-    from workbench.core.delta.snapshot import live_file_rows
-
     source = _source(blocks, present)
-    rows = live_file_rows(f, folder, stored, storage, [*keys, *missing.names], POSITION)
-    index = match_rows(rows.select(keys), source.select(keys), keys)
-    old = rows.filter(pc.is_valid(index))
-    taken = index.drop_null()
-    seen = np.zeros(source.num_rows, dtype=bool)
+    columns = [*keys, *missing.names]
+    old, taken, seen = _matches(f, stored, columns, keys, source, folder, storage)
     if not len(taken):
         return b"", seen, None
-    seen[taken.to_numpy()] = True
     updated = source.take(taken)
     for name in missing.names:
         updated = updated.append_column(name, old.column(name))
     written = write_part(updated, schema, folder, 0, batch, storage)
-    return serialize(BitMap64(old.column(POSITION).to_numpy())), seen, written
+    return _vector_of(old), seen, written
 
 
 def _merge_file_impl(

@@ -1,4 +1,5 @@
-"""Where Spark writes its Parquet files in a table folder, and Spark/Arrow schema conversion."""
+"""Where Spark writes its Parquet files in a table folder, which table files can hold a
+source's keys, and Spark/Arrow schema conversion."""
 
 from __future__ import annotations
 
@@ -8,8 +9,15 @@ import uuid
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
+from workbench.core.delta.snapshot import candidate_files
+from workbench.core.transactions.staging import quote_identifier
+
 if TYPE_CHECKING:
     import pyarrow as pa
+    from pyspark.sql import DataFrame
+
+    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.delta.snapshot import DataFile
 
 
 def staging_folder(table_path: str) -> str:
@@ -40,3 +48,18 @@ def arrow_schema(spark_type: Any) -> pa.Schema:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     return to_arrow_schema(spark_type, timezone="UTC")
+
+
+def key_candidates(table: OpenTable, source: DataFrame, keys: list[str]) -> list[DataFile]:
+    """The table files whose key statistics can hold one of the source's keys."""
+    from pyspark.sql import functions as F
+
+    bounds = source.agg(
+        *[F.min(quote_identifier(k)).alias(f"lo{i}") for i, k in enumerate(keys)],
+        *[F.max(quote_identifier(k)).alias(f"hi{i}") for i, k in enumerate(keys)],
+    ).collect()[0]
+    if bounds["lo0"] is None:
+        return []
+    low = {k: bounds[f"lo{i}"] for i, k in enumerate(keys)}
+    high = {k: bounds[f"hi{i}"] for i, k in enumerate(keys)}
+    return candidate_files(table.files, low, high)

@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from workbench.core.delta.data_files import Rewrite
-from workbench.core.delta.deletion_vectors import deserialize, read_vector, serialize
-from workbench.core.delta.marking import discarded_on_failure, mark_deleted
-from workbench.core.delta.snapshot import DataFile, candidate_files
+from workbench.core.delta.deletion_vectors import deserialize, serialize
+from workbench.core.delta.marking import discarded_on_failure, mark_more_deleted
+from workbench.core.delta.snapshot import DataFile
 from workbench.core.schema.table_schema import Field, Schema
 from workbench.core.storage.store import is_local
 from workbench.core.transactions.staging import quote_identifier
-from workbench.engines.spark.files import path_key, spark_schema
+from workbench.engines.spark.files import key_candidates, path_key, spark_schema
 from workbench.engines.spark.remote import read_by_tasks
 from workbench.engines.spark.session import spark_session
 
@@ -67,7 +67,7 @@ def _mark_matches(
     """Mark in ``rewrite`` every live table row whose key is in ``source``: those rows (keys,
     ``more`` columns, file and position; cached, None when no file can hold them) and how
     many there are."""
-    candidates = _candidates(table, source, keys)
+    candidates = key_candidates(table, source, keys)
     if not candidates:
         return None, 0
     by_path = {path_key(f.absolute): f for f in candidates}
@@ -82,9 +82,7 @@ def _mark_matches(
         f = by_path[path_key(row[FILE])]
         deleted = deserialize(bytes(row["deleted"]))
         marked += len(deleted)
-        if f.deletion_vector is not None:
-            deleted |= read_vector(table.uri, f.deletion_vector)
-        mark_deleted(table, f, deleted, rewrite)
+        mark_more_deleted(table, f, deleted, rewrite)
     return matched, marked
 
 
@@ -113,21 +111,6 @@ def _completed(
         for f in missing
     ]
     return joined.select(*[quote_identifier(c) for c in source.columns], *filled)
-
-
-def _candidates(table: OpenTable, source: DataFrame, keys: list[str]) -> list[DataFile]:
-    """The table files whose key statistics can hold one of the source's keys."""
-    from pyspark.sql import functions as F
-
-    bounds = source.agg(
-        *[F.min(quote_identifier(k)).alias(f"lo{i}") for i, k in enumerate(keys)],
-        *[F.max(quote_identifier(k)).alias(f"hi{i}") for i, k in enumerate(keys)],
-    ).collect()[0]
-    if bounds["lo0"] is None:
-        return []
-    low = {k: bounds[f"lo{i}"] for i, k in enumerate(keys)}
-    high = {k: bounds[f"hi{i}"] for i, k in enumerate(keys)}
-    return candidate_files(table.files, low, high)
 
 
 def _positions(table: OpenTable, files: list[DataFile], columns: list[str]) -> DataFrame:

@@ -13,14 +13,20 @@ from typing import TYPE_CHECKING
 from workbench.core.base.errors import MergeKeyError
 from workbench.core.delta.commits import vectors_enabled
 from workbench.core.delta.data_files import Rewrite, WrittenFile, describe_file
-from workbench.core.delta.snapshot import DataFile, candidate_files
+from workbench.core.delta.snapshot import DataFile
 from workbench.core.schema.conform import column_plan
 from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema.table_schema import Schema
 from workbench.core.storage.store import is_local, storage_for
 from workbench.core.transactions.staging import quote_identifier
 from workbench.engines.spark import vectors
-from workbench.engines.spark.files import path_key, spark_schema, staging_folder, written_files
+from workbench.engines.spark.files import (
+    key_candidates,
+    path_key,
+    spark_schema,
+    staging_folder,
+    written_files,
+)
 from workbench.engines.spark.read import read_files
 from workbench.engines.spark.remote import FILE_COLUMN, write_remote
 
@@ -145,17 +151,7 @@ def write_files(frame: DataFrame, schema: Schema, table_path: str) -> list[Writt
 def _files_with_keys(table: OpenTable, source: DataFrame, keys: list[str]) -> list[DataFile]:
     """The table files holding any of ``source``'s keys: candidates by the keys' min/max
     statistics, then an exact semi-join over the candidates only."""
-    from pyspark.sql import functions as F
-
-    bounds = source.agg(
-        *[F.min(quote_identifier(k)).alias(f"lo{i}") for i, k in enumerate(keys)],
-        *[F.max(quote_identifier(k)).alias(f"hi{i}") for i, k in enumerate(keys)],
-    ).collect()[0]
-    if bounds["lo0"] is None:
-        return []
-    low = {k: bounds[f"lo{i}"] for i, k in enumerate(keys)}
-    high = {k: bounds[f"hi{i}"] for i, k in enumerate(keys)}
-    candidates = {path_key(f.absolute): f for f in candidate_files(table.files, low, high)}
+    candidates = {path_key(f.absolute): f for f in key_candidates(table, source, keys)}
     if not candidates:
         return []
     storage = table.loc.catalog.storage
