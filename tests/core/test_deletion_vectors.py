@@ -42,6 +42,17 @@ def vector_files(name: str) -> list[str]:
     return sorted(p for p in os.listdir(dc.get_table(name).uri) if p.startswith("deletion_vector"))
 
 
+def vectors_of(name: str) -> list:
+    """The deletion vector descriptors of a table's newest version, one per file that has one."""
+    from workbench.core.delta.deletion_vectors import vectors_in_log
+
+    info = dc.get_table(name)
+    return list(vectors_in_log(info.uri, info.version).values())
+
+
+SCATTERED = range(0, 240, 4)  # 60 rows of the first file: too many for an inline vector
+
+
 def table_files(name: str) -> list:
     from deltalake import DeltaTable
 
@@ -72,6 +83,35 @@ def test_workbench_reads_a_vector_another_writer_made():
     assert kept_rows(f.rows, deleted).tolist() == [False] + [True] * 8 + [False]
 
 
+def test_inline_vectors_read_as_delta_kernel_writes_them():
+    from workbench.core.delta.deletion_vectors import Descriptor, read_vector
+
+    # an inline vector from delta-kernel-rs' tests: rows 3, 4, 7, 11, 18 and 29 deleted
+    kernel = Descriptor("i", "^Bg9^0rr910000000000iXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L", None, 44, 6)
+    assert sorted(read_vector("unused", kernel)) == [3, 4, 7, 11, 18, 29]
+    with pytest.raises(dc.DeletionVectorError, match="holds 6 rows"):
+        read_vector("unused", Descriptor("i", kernel.path_or_inline, None, 44, 5))
+    with pytest.raises(dc.DeletionVectorError, match="not a Z85 digit"):
+        read_vector("unused", Descriptor("i", "~" * 55, None, 44, 6))
+
+
+@pytest.mark.parametrize("deleted", [[0, 9], range(200), range(0, 400, 4)], ids=len)
+def test_small_vectors_go_inline_and_large_ones_to_a_file(tmp_path, deleted):
+    from pyroaring import BitMap64
+
+    from workbench.core.delta.deletion_vectors import (
+        INLINE_BYTES,
+        read_vector,
+        serialize,
+        store_vector,
+    )
+
+    stored = store_vector(str(tmp_path), BitMap64(deleted))
+    assert stored.inline == (len(serialize(BitMap64(deleted))) <= INLINE_BYTES)
+    assert bool(os.listdir(tmp_path)) != stored.inline  # a file only when not inline
+    assert list(read_vector(str(tmp_path), stored)) == list(deleted)
+
+
 def test_keyed_tables_take_vectors_by_default_and_a_property_turns_them_off(catalog):
     from deltalake import DeltaTable
 
@@ -81,7 +121,7 @@ def test_keyed_tables_take_vectors_by_default_and_a_property_turns_them_off(cata
     assert configuration["delta.enableDeletionVectors"] == "true"  # recorded in the table
     assert DeltaTable(dc.get_table("unkeyed").uri).protocol().min_reader_version == 1
     dc.write(pd.DataFrame({"id": [3]}), "keyed", mode="delete")
-    assert len(vector_files("keyed")) == 1 and len(table_rows("keyed")) == 9
+    assert len(vectors_of("keyed")) == 1 and len(table_rows("keyed")) == 9
 
 
 def test_an_existing_table_turns_vectors_on_only_when_asked(catalog):
@@ -91,11 +131,11 @@ def test_an_existing_table_turns_vectors_on_only_when_asked(catalog):
     dc.write(rows(range(10), "a"), "plain", schema=keyed_schema(), table_properties=off)
     dc.write(pd.DataFrame({"id": [1]}), "plain", mode="delete")
     uri = dc.get_table("plain").uri
-    assert DeltaTable(uri).protocol().min_reader_version == 1 and vector_files("plain") == []
+    assert DeltaTable(uri).protocol().min_reader_version == 1 and vectors_of("plain") == []
     dc.alter_table("plain", table_version_properties=VECTORS)
     assert DeltaTable(uri).protocol().reader_features == ["deletionVectors"]
     dc.write(pd.DataFrame({"id": [2]}), "plain", mode="delete")
-    assert len(vector_files("plain")) == 1
+    assert len(vectors_of("plain")) == 1
     assert [r["id"] for r in table_rows("plain")] == [0, 3, 4, 5, 6, 7, 8, 9]
 
 
@@ -106,7 +146,8 @@ def test_merge_and_delete_mark_rows_and_write_only_the_change(vectored):
     dc.write(pd.DataFrame({"id": [6, 7, 2000]}), vectored, mode="delete")
     info = dc.get_table(vectored)
     assert info.row_count == 998 and info.file_count == files_before + 1  # one new file
-    assert len(vector_files(vectored)) == 4  # merge: files 1 and 2; delete: file 1 and the new one
+    assert len(vectors_of(vectored)) == 3  # files 1 and 2 (merge, delete) and the merge's file
+    assert all(v.inline for v in vectors_of(vectored)) and vector_files(vectored) == []
     got = {r["id"]: r["v"] for r in table_rows(vectored)}
     assert got[5] == "b5" and got[260] == "b260" and 6 not in got and 2000 not in got
     assert len(got) == 998
@@ -125,6 +166,8 @@ def test_other_readers_see_exactly_the_same_rows(vectored):
 
     dc.write(rows(range(100, 140), "c"), vectored, mode="merge")
     dc.write(pd.DataFrame({"id": list(range(300, 320))}), vectored, mode="delete")
+    dc.write(pd.DataFrame({"id": SCATTERED}), vectored, mode="delete")
+    assert {v.inline for v in vectors_of(vectored)} == {True, False}  # both kinds are read
     ours = table_rows(vectored)
     uri = dc.get_table(vectored).uri
     table = DeltaTable(uri)
@@ -174,8 +217,8 @@ def test_time_travel_reads_every_version_as_it_was(vectored):
 
 
 def test_optimize_folds_vectors_and_vacuum_keeps_what_versions_need(vectored):
-    dc.write(rows([1, 300], "d"), vectored, mode="merge")
-    dc.write(pd.DataFrame({"id": [2, 600]}), vectored, mode="delete")
+    dc.write(rows([*SCATTERED, 300], "d"), vectored, mode="merge")
+    dc.write(pd.DataFrame({"id": [i + 1 for i in SCATTERED] + [600]}), vectored, mode="delete")
     expected = table_rows(vectored)
     assert dc.vacuum(retain=0).files  # vectors the newest version no longer reads
     assert table_rows(vectored) == expected
@@ -198,8 +241,8 @@ def test_a_failed_transaction_leaves_no_vector_behind(vectored):
     root = dc.get_catalog().root
     before = tree_digest(root)
     with pytest.raises(RuntimeError), dc.transaction():
-        dc.write(pd.DataFrame({"id": [1, 2]}), vectored, mode="delete")
-        dc.write(rows([3], "e"), vectored, mode="merge")
+        dc.write(pd.DataFrame({"id": SCATTERED}), vectored, mode="delete")  # a vector file
+        dc.write(rows([3], "e"), vectored, mode="merge")  # an inline vector
         raise RuntimeError("changed my mind")
     assert tree_digest(root) == before
 
@@ -234,9 +277,9 @@ def test_daft_reads_merges_and_deletes_a_table_with_vectors(vectored):
 
 
 def test_daft_reads_files_with_vectors_lazily_and_only_the_columns_asked_for(vectored):
-    dc.write(pd.DataFrame({"id": [1, 2]}), vectored, mode="delete")
+    dc.write(pd.DataFrame({"id": SCATTERED}), vectored, mode="delete")
     frame = dc.read(vectored, read_as=dc.DatasetType.DAFT, file_path_column="f")
-    assert sorted(frame.select("id").to_pydict()["id"]) == [0, *range(3, 1000)]
+    assert sorted(frame.select("id").to_pydict()["id"]) == sorted(set(range(1000)) - {*SCATTERED})
     assert frame.where(frame["id"] < 5).select("id", "f").count_rows() == 3
     lazy = dc.read(vectored, read_as=dc.DatasetType.DAFT)
     for name in vector_files(vectored):  # read when the frame runs, not when it is made
@@ -315,7 +358,7 @@ def test_tables_keyed_by_text_or_several_columns_merge_on_read_too(catalog):
     dc.write(pd.DataFrame({"region": ["eu"], "code": ["c4"]}), "k", mode="delete")
     got = {(r["region"], r["code"]): r["n"] for r in dc.read("k", read_as="pyarrow").to_pylist()}
     assert got[("eu", "c3")] == 300 and got[("us", "c3")] == 1 and ("eu", "c4") not in got
-    assert len(got) == 50 and vector_files("k")
+    assert len(got) == 50 and vectors_of("k")
 
 
 def test_a_file_mostly_deleted_is_rewritten_and_an_empty_one_removed(catalog):

@@ -63,7 +63,7 @@ class Rewrite:
 
     def made(self) -> list[WrittenFile]:
         """Every file the rewrite wrote, data and deletion vectors (deleted if it fails)."""
-        return [*self.written, *(v.vector_file for v in self.vectored)]
+        return [*self.written, *(v.vector_file for v in self.vectored if v.vector_file)]
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class Vectored:
 
     file: DataFile
     vector: Descriptor
-    vector_file: WrittenFile
+    vector_file: WrittenFile | None  # None for a vector kept inline in the log
 
 
 def filesystem_of(uri: str, storage: Storage | None = None) -> tuple[pafs.FileSystem, str]:

@@ -6,7 +6,9 @@ A vector is a set of row positions serialized in the protocol's RoaringBitmapArr
 ``deletion_vector_<uuid>.bin`` of the table folder: a version byte, then per vector its size
 (4 bytes, big-endian), its bytes and their CRC-32 (big-endian). An ``add`` action names the
 vector by a descriptor: storage type ``u`` (the uuid, Z85-encoded), the offset of the size
-field, the size and the number of rows deleted (its cardinality).
+field, the size and the number of rows deleted (its cardinality). A vector of at most
+``INLINE_BYTES`` bytes is kept in the descriptor itself instead (storage type ``i``, its bytes
+Z85-encoded), which spares a change a file per touched data file.
 """
 
 from __future__ import annotations
@@ -32,14 +34,15 @@ if TYPE_CHECKING:
 
 MAGIC = 1681511377  # RoaringBitmapArray's magic number, little-endian
 FORMAT_VERSION = 1
+INLINE_BYTES = 128  # a few dozen scattered rows: a small MERGE's vectors stay in the log
 _Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 _Z85_VALUE = {c: i for i, c in enumerate(_Z85)}
 
 
 def z85_encode(data: bytes) -> str:
-    """Z85 text of ``data`` (a multiple of 4 bytes), as the protocol encodes vector ids."""
-    if len(data) % 4:
-        raise ValueError("Z85 encodes whole 4-byte words")
+    """Z85 text of ``data``, zero-padded to whole 4-byte words (a reader cuts the padding
+    off by the size it is told), as the protocol encodes vector ids and inline vectors."""
+    data += bytes(-len(data) % 4)
     out = []
     for (word,) in struct.iter_unpack(">I", data):
         chars = []
@@ -58,7 +61,11 @@ def z85_decode(text: str) -> bytes:
     for i in range(0, len(text), 5):
         word = 0
         for c in text[i : i + 5]:
+            if c not in _Z85_VALUE:
+                raise DeletionVectorError(f"{text!r} is not Z85 text ({c!r} is not a Z85 digit)")
             word = word * 85 + _Z85_VALUE[c]
+        if word > 0xFFFFFFFF:
+            raise DeletionVectorError(f"{text!r} is not Z85 text (a group exceeds 32 bits)")
         words.append(word)
     return struct.pack(f">{len(words)}I", *words)
 
@@ -96,12 +103,17 @@ class Descriptor:
             action["offset"] = self.offset
         return action
 
+    @property
+    def inline(self) -> bool:
+        """Whether the vector's bytes are in the descriptor (no vector file)."""
+        return self.storage_type == "i"
+
     def file_name(self) -> str:
         """The vector file's path relative to the table folder (storage type ``u``)."""
         if self.storage_type != "u":
             raise DeletionVectorError(
                 f"Deletion vectors stored as {self.storage_type!r} are not supported; only "
-                "vectors in files beside the table ('u') are."
+                "vectors beside the table ('u') and inline ones ('i') are."
             )
         prefix, encoded = self.path_or_inline[:-20], self.path_or_inline[-20:]
         name = f"deletion_vector_{uuid.UUID(bytes=z85_decode(encoded))}.bin"
@@ -127,12 +139,22 @@ def vector_uri(table_uri: str, descriptor: Descriptor) -> str:
     return f"{table_uri.rstrip('/')}/{descriptor.file_name()}"
 
 
-def write_vector(table_uri: str, rows: BitMap64, storage: Storage | None = None) -> Descriptor:
-    """Write ``rows`` as a new vector file in the table folder ``table_uri``."""
+def store_vector(table_uri: str, rows: BitMap64, storage: Storage | None = None) -> Descriptor:
+    """The descriptor of a vector deleting ``rows``: inline when its bytes are few, else in a
+    new vector file in the table folder ``table_uri``."""
     data = serialize(rows)
+    if len(data) <= INLINE_BYTES:
+        return Descriptor("i", z85_encode(data), None, len(data), len(rows))
+    return _write_vector_file(table_uri, data, len(rows), storage)
+
+
+def _write_vector_file(
+    table_uri: str, data: bytes, cardinality: int, storage: Storage | None
+) -> Descriptor:
+    """Write a vector's bytes as a new vector file in the table folder."""
     body = struct.pack(">Bi", FORMAT_VERSION, len(data)) + data
     body += struct.pack(">I", zlib.crc32(data) & 0xFFFFFFFF)
-    descriptor = Descriptor("u", z85_encode(uuid.uuid4().bytes), 1, len(data), len(rows))
+    descriptor = Descriptor("u", z85_encode(uuid.uuid4().bytes), 1, len(data), cardinality)
     uri = vector_uri(table_uri, descriptor)
     with (storage or storage_for(uri)).open_output(uri) as out:
         out.write(body)
@@ -140,7 +162,16 @@ def write_vector(table_uri: str, rows: BitMap64, storage: Storage | None = None)
 
 
 def read_vector(table_uri: str, descriptor: Descriptor, storage: Storage | None = None) -> BitMap64:
-    """The rows a descriptor marks deleted, checked against the file's size and CRC."""
+    """The rows a descriptor marks deleted, checked against its cardinality (and a vector
+    file's size and CRC)."""
+    if descriptor.inline:
+        data = z85_decode(descriptor.path_or_inline)
+        if len(data) < descriptor.size:
+            raise DeletionVectorError(
+                f"An inline deletion vector holds {len(data)} bytes, its descriptor says "
+                f"{descriptor.size}."
+            )
+        return _checked(deserialize(data[: descriptor.size]), descriptor, "an inline vector")
     uri = vector_uri(table_uri, descriptor)
     fs, path = filesystem_of(uri, storage)
     try:
@@ -154,10 +185,14 @@ def read_vector(table_uri: str, descriptor: Descriptor, storage: Storage | None 
     (crc,) = struct.unpack_from(">I", body, start + 4 + size)
     if size != descriptor.size or zlib.crc32(data) & 0xFFFFFFFF != crc:
         raise DeletionVectorError(f"The deletion vector in {uri!r} is damaged (size or CRC).")
-    rows = deserialize(data)
+    return _checked(deserialize(data), descriptor, repr(uri))
+
+
+def _checked(rows: BitMap64, descriptor: Descriptor, where: str) -> BitMap64:
+    """``rows``, once their count matches the descriptor's cardinality."""
     if len(rows) != descriptor.cardinality:
         raise DeletionVectorError(
-            f"The deletion vector in {uri!r} holds {len(rows)} rows, its descriptor says "
+            f"The deletion vector in {where} holds {len(rows)} rows, its descriptor says "
             f"{descriptor.cardinality}."
         )
     return rows
@@ -202,7 +237,7 @@ def vector_files_of(
     names: set[str] = set()
     for at, vectors in _replay(table_uri, min(wanted), max(wanted), storage):
         if at in wanted:
-            names |= {d.file_name() for d in vectors.values()}
+            names |= {d.file_name() for d in vectors.values() if not d.inline}
     return names
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from workbench.core.delta.commits import purge_share
 from workbench.core.delta.data_files import Rewrite, Vectored, WrittenFile, discard, write_part
-from workbench.core.delta.deletion_vectors import kept_rows, read_vector, vector_uri, write_vector
+from workbench.core.delta.deletion_vectors import kept_rows, read_vector, store_vector, vector_uri
 from workbench.core.delta.snapshot import DataFile, file_rows
 
 if TYPE_CHECKING:
@@ -30,8 +30,10 @@ def mark_deleted(opened: OpenTable, f: DataFile, deleted: BitMap64, rewrite: Rew
         rewrite.written.append(write_part(rows, opened.schema, opened.uri))
         rewrite.removed.append(f)
     else:
-        vector = write_vector(opened.uri, deleted)
-        vector_file = WrittenFile(vector_uri(opened.uri, vector), 0, "{}")
+        vector = store_vector(opened.uri, deleted)
+        vector_file = (
+            None if vector.inline else WrittenFile(vector_uri(opened.uri, vector), 0, "{}")
+        )
         rewrite.vectored.append(Vectored(f, vector, vector_file))
 
 
