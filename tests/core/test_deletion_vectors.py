@@ -433,3 +433,18 @@ def test_ray_reads_merges_and_deletes_a_table_with_vectors(vectored, ray_cluster
     assert got[4] == ("r4", 4) and got[3000] == ("r3000", 3000) and got[3] == ("g3", 3)
     assert got[6] == ("p6", 6) and got[4000] == ("p4000", None)
     assert {1, 2, 5}.isdisjoint(got) and len(got) == 1000 - 2 + 1 + 1 - 1 + 1
+
+
+@pytest.mark.parametrize("deleted", [0, 1, 3, 400, 5000], ids=lambda n: f"{n}-deleted")
+@pytest.mark.parametrize("columns", [["id", "v"], []], ids=["columns", "count-only"])
+def test_deleted_rows_are_left_out_by_slices_or_by_a_filter_alike(deleted, columns):
+    import numpy as np
+
+    from workbench.core.delta.snapshot import _filtered
+
+    data = pa.table({"id": range(5000), "v": [f"v{i}" for i in range(5000)]})
+    data = pa.concat_tables([data.slice(0, 1700), data.slice(1700)]).select(columns)  # 2 chunks
+    mask = np.ones(5000, dtype=bool)
+    mask[np.random.default_rng(deleted).choice(5000, deleted, replace=False)] = False
+    got = _filtered(data, mask)
+    assert got.num_rows == 5000 - deleted and got.equals(data.filter(pa.array(mask)))

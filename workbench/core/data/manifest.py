@@ -17,7 +17,7 @@ from workbench.core.base.types import ContentType, DatasetType
 from workbench.core.catalog.registry import get_catalog
 from workbench.core.data.datasets import from_pyarrow, parse_dataset_type, to_pyarrow
 from workbench.core.data.read_options import check_read_options
-from workbench.core.delta.snapshot import ordered_dataset
+from workbench.core.delta.snapshot import live_table
 from workbench.core.storage.formats import content_type_of, read_file, write_file
 from workbench.core.storage.store import storage_for
 
@@ -141,7 +141,7 @@ def manifest_view(opened: OpenTable, columns: list[str] | None = None) -> pa.Tab
     against its catalog)."""
     import pyarrow as pa
 
-    stored = ordered_dataset(opened).to_table()
+    stored = live_table(opened)
     folder = opened.uri.removeprefix(opened.loc.catalog.root.rstrip("/") + "/")
     paths = pa.array([f"{folder}/{p}" for p in stored.column("path").to_pylist()], pa.string())
     shown = stored.set_column(stored.schema.get_field_index("path"), "path", paths)

@@ -17,6 +17,7 @@ from workbench.core.delta.deletion_vectors import (
 )
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
     import pyarrow.dataset as pads
     from deltalake import DeltaTable
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
 # Writers may truncate long string statistics (Delta allows it), so a long maximum is not an
 # upper bound; strings at least this long are treated as unbounded above.
 TRUNCATED_STRING_STATS = 32
+# Deleted rows at least this far apart on average are left out by zero-copy slices of the runs
+# between them (cheaper than a filter's copy, and the runs stay long enough to be useful chunks).
+MIN_KEPT_RUN = 512
 
 
 @dataclass(frozen=True)
@@ -153,44 +157,96 @@ def plain_schema(opened: OpenTable) -> pa.Schema:
 
 def ordered_dataset(opened: OpenTable, files: list[DataFile] | None = None) -> pads.Dataset:
     """The table's files (or ``files``) as one pyarrow dataset in the table's schema, in write
-    order; columns missing from older files read as nulls. Rows deletion vectors delete are
-    left out: the files with a vector are read (in parallel) when the dataset is made, the
-    others lazily, and each file's rows keep their place in the order."""
+    order, for readers that push their own projection down (SQL); columns missing from older
+    files read as nulls. Rows deletion vectors delete are left out: the files with a vector are
+    read when the dataset is made, the others lazily, and each file's rows keep their place."""
     import itertools
 
     import numpy as np
     import pyarrow.dataset as pads
 
-    storage = opened.loc.catalog.storage
-    parquet = pads.ParquetFileFormat()
-    schema = opened.schema.arrow
     chosen = opened.files if files is None else files
-
-    def dataset(group: list[DataFile]) -> pads.FileSystemDataset:
-        fragments = [  # sizes from the Delta log spare object stores a request per file
-            parquet.make_fragment(storage.fs_path(f.absolute), storage.filesystem, file_size=f.size)
-            for f in group
-        ]
-        return pads.FileSystemDataset(fragments, schema, parquet, filesystem=storage.filesystem)
-
     vectored = [f for f in chosen if f.deletion_vector is not None]
     if not vectored:
-        return dataset(chosen)
-    every_row = dataset(vectored).to_table()
-    starts = np.cumsum([0] + [f.rows for f in vectored])
+        return _dataset(opened, chosen)
+    live = live_table(opened, vectored)
+    starts = np.cumsum([0] + [f.live_rows for f in vectored])
     remaining = {
-        f.identity: every_row.slice(start, f.rows).filter(
-            kept_rows(f.rows, read_vector(opened.uri, f.deletion_vector, storage))
-        )
+        f.identity: live.slice(start, f.live_rows)
         for f, start in zip(vectored, starts, strict=False)
     }
+    schema = opened.schema.arrow
     parts: list[pads.Dataset] = []
     for has_vector, group in itertools.groupby(chosen, lambda f: f.deletion_vector is not None):
         if not has_vector:
-            parts.append(dataset(list(group)))
+            parts.append(_dataset(opened, list(group)))
             continue
         parts += [pads.InMemoryDataset(remaining[f.identity], schema=schema) for f in group]
     return parts[0] if len(parts) == 1 else pads.UnionDataset(schema, parts)
+
+
+def live_table(
+    opened: OpenTable, files: list[DataFile] | None = None, columns: list[str] | None = None
+) -> pa.Table:
+    """The rows of the table's files (or ``files``) that no deletion vector deletes, in write
+    order and the table's schema, ``columns`` only: one parallel read of every file, then one
+    mask over all of them (a read after many merges costs little more than a plain one)."""
+    chosen = opened.files if files is None else files
+    rows = _dataset(opened, chosen).to_table(columns=columns)
+    if all(f.deletion_vector is None for f in chosen):
+        return rows
+    return _filtered(rows, _live_mask(opened, chosen))
+
+
+def _dataset(opened: OpenTable, files: list[DataFile]) -> pads.FileSystemDataset:
+    """Files of the table as one lazy pyarrow dataset in its schema (the sizes from the Delta
+    log spare object stores a request per file)."""
+    import pyarrow.dataset as pads
+
+    storage = opened.loc.catalog.storage
+    parquet = pads.ParquetFileFormat()
+    fragments = [
+        parquet.make_fragment(storage.fs_path(f.absolute), storage.filesystem, file_size=f.size)
+        for f in files
+    ]
+    return pads.FileSystemDataset(
+        fragments, opened.schema.arrow, parquet, filesystem=storage.filesystem
+    )
+
+
+def _live_mask(opened: OpenTable, files: list[DataFile]) -> np.ndarray:
+    """One boolean mask over the rows of ``files`` read one after another: False for the rows
+    their deletion vectors delete."""
+    import numpy as np
+
+    storage = opened.loc.catalog.storage
+    mask = np.ones(sum(f.rows for f in files), dtype=bool)
+    start = 0
+    for f in files:
+        if f.deletion_vector is not None:
+            deleted = read_vector(opened.uri, f.deletion_vector, storage)
+            mask[start : start + f.rows] = kept_rows(f.rows, deleted)
+        start += f.rows
+    return mask
+
+
+def _filtered(rows: pa.Table, mask: np.ndarray) -> pa.Table:
+    """``rows`` where ``mask`` is True. When the deleted rows are few and far between (a read
+    after many small merges) the runs of kept rows are sliced out without copying; otherwise
+    each column is filtered (a copy)."""
+    import numpy as np
+    import pyarrow as pa
+
+    deleted = np.flatnonzero(~mask)
+    if rows.num_columns and len(deleted) * MIN_KEPT_RUN <= len(mask):
+        starts, ends = np.append(0, deleted + 1), np.append(deleted, len(mask))
+        runs = [rows.slice(s, e - s) for s, e in zip(starts, ends, strict=True) if e > s]
+        return pa.concat_tables(runs) if runs else rows.slice(0, 0)
+    bits = pa.py_buffer(np.packbits(mask, bitorder="little"))
+    keep = pa.BooleanArray.from_buffers(pa.bool_(), len(mask), [None, bits])
+    if not rows.num_columns:  # a row count only
+        return rows.filter(keep)
+    return pa.Table.from_arrays([c.filter(keep) for c in rows.columns], schema=rows.schema)
 
 
 def file_rows(opened: OpenTable, f: DataFile, columns: list[str] | None = None) -> pa.Table:

@@ -238,7 +238,7 @@ def _select(
     """Read the rows in scope (keys and inputs) and keep those that need the model."""
     import pyarrow as pa
 
-    from workbench.core.delta.snapshot import ordered_dataset
+    from workbench.core.delta.snapshot import live_table, ordered_dataset
     from workbench.core.schema.type_notes import with_written_types
 
     content = SHA256_COLUMN if SHA256_COLUMN in source.schema.names else None
@@ -254,9 +254,7 @@ def _select(
     versions = previous = None
     if not force:
         if not same and target is not None and all(c in target.schema.names for c in provenance):
-            done = with_written_types(
-                ordered_dataset(target).to_table(columns=[*keys, *provenance])
-            )
+            done = with_written_types(live_table(target, columns=[*keys, *provenance]))
             data = data.join(done, keys=keys, join_type="left outer")
         if provenance[0] in data.column_names:
             versions, previous = data.column(provenance[0]), data.column(provenance[1])

@@ -245,7 +245,7 @@ def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> Table:
     from workbench.core.catalog.content_types import accepted_content_types
     from workbench.core.catalog.properties import stored_properties
     from workbench.core.catalog.tables import locate
-    from workbench.core.delta.snapshot import ordered_dataset
+    from workbench.core.delta.snapshot import live_table
     from workbench.core.io.writer import write
     from workbench.core.ops.tables import create_table, table_exists
     from workbench.core.storage.formats import content_type_of, read_file
@@ -269,13 +269,13 @@ def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> Table:
             content_types=content_types,
         )
         storage = opened.loc.catalog.storage
-        for row in ordered_dataset(opened).to_table().to_pylist():
+        for row in live_table(opened).to_pylist():
             fmt = content_type_of(row["content_type"])
             data = read_file(*storage.locate(f"{opened.uri.rstrip('/')}/{row['path']}"), fmt)
             write(data, target.table, target.namespace, target.catalog, content_type=fmt)
     else:
         write(
-            ordered_dataset(opened).to_table(),
+            live_table(opened),
             target.table,
             target.namespace,
             target.catalog,

@@ -22,7 +22,7 @@ from workbench.core.catalog.tables import locate
 from workbench.core.delta.commits import commit_key
 from workbench.core.delta.data_files import Rewrite, write_parts
 from workbench.core.delta.deletion_vectors import vector_files_of
-from workbench.core.delta.snapshot import ordered_dataset
+from workbench.core.delta.snapshot import live_table
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.context import operation
 from workbench.core.transactions.staging import staged_or_undone
@@ -44,7 +44,7 @@ def optimize(
         if len(small) < 2 and not any(f.deletion_vector for f in small):
             return {"numFilesAdded": 0, "numFilesRemoved": 0}
         with staged_or_undone(txn, change, "the table was not changed") as made:
-            rows = ordered_dataset(change.table, small).to_table()
+            rows = live_table(change.table, small)
             made.append(Rewrite(write_parts(rows, change.table.schema, loc.uri), small))
             txn.stage(change, made[0])
         txn.record(change, "OPTIMIZE", engine=DEFAULT_ENGINE)

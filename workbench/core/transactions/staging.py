@@ -70,9 +70,9 @@ def stage_schema_and_properties(
         return
     rewrite = None
     if plan.rewrites and table.files:
-        from workbench.core.delta.snapshot import ordered_dataset
+        from workbench.core.delta.snapshot import live_table
 
-        rows = ordered_dataset(table).to_table()
+        rows = live_table(table)
         rows = conform(rows, plan.schema, True, table.loc.qualified, past=True)
         rewrite = Rewrite(written=write_parts(rows, plan.schema, table.uri), removed=table.files)
     metadata = metadata_action(plan.schema, configuration, table.table_id or None)

@@ -11,7 +11,7 @@ from workbench.core.base.types import DatasetType
 from workbench.core.data.datasets import from_pyarrow, to_pyarrow
 from workbench.core.data.engine import Engine
 from workbench.core.delta.data_files import Rewrite, WrittenFile, write_parts
-from workbench.core.delta.snapshot import ordered_dataset, parquet_files
+from workbench.core.delta.snapshot import live_table, ordered_dataset, parquet_files
 from workbench.core.inference.worker import in_batches
 from workbench.core.schema.conform import conform
 from workbench.core.schema.merge_keys import unique_keys
@@ -59,13 +59,12 @@ class LocalEngine(Engine):
                     "would show; fold them with dc.optimize(...) first, or read as PYARROW."
                 )
             return parquet_files(table)
-        dataset = ordered_dataset(table)
         if path_column:
             data = _with_paths(table, columns, limit, path_column)
         elif limit is None or limit >= sum(f.rows for f in table.files):
-            data = dataset.to_table(columns=columns)
+            data = live_table(table, columns=columns)
         else:
-            data = dataset.head(limit, columns=columns)
+            data = ordered_dataset(table).head(limit, columns=columns)
         return from_pyarrow(with_written_types(data), read_as)
 
     def source(self, data: Any) -> pa.Table:
@@ -116,7 +115,7 @@ def _with_paths(
     storage = table.loc.catalog.storage
     parts, remaining = [], limit
     for f in table.files:
-        rows = ordered_dataset(table, [f]).to_table(columns=columns)
+        rows = live_table(table, [f], columns)
         if remaining is not None:
             rows = rows.slice(0, remaining)
             remaining -= rows.num_rows

@@ -15,7 +15,7 @@ from workbench.core.delta.commits import vectors_enabled
 from workbench.core.delta.data_files import Rewrite, write_part, write_parts
 from workbench.core.delta.deletion_vectors import kept_rows, read_vector
 from workbench.core.delta.marking import discarded_on_failure, mark_deleted
-from workbench.core.delta.snapshot import DataFile, candidate_files, file_rows, ordered_dataset
+from workbench.core.delta.snapshot import DataFile, candidate_files, file_rows, live_table
 from workbench.core.schema.conform import conform
 from workbench.engines.local.key_index import INDEXES, find_in_column, indexable, worth_indexing
 
@@ -60,7 +60,7 @@ def _candidates(opened: OpenTable, source: pa.Table, keys: list[str]) -> list[Da
 
 def _read(opened: OpenTable, f: DataFile) -> pa.Table:
     """One table file in the table's current schema (columns added later read as nulls)."""
-    return ordered_dataset(opened, [f]).to_table()
+    return live_table(opened, [f])
 
 
 def merge_rows(
