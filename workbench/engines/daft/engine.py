@@ -57,18 +57,30 @@ def scan(
     table: OpenTable, files: list[DataFile], schema: Schema, path_column: str | None = None
 ) -> daft.DataFrame:
     """A lazy Daft DataFrame over ``files`` in ``schema`` (columns missing from older files
-    are null; files with a deletion vector without the rows it deletes), in write order."""
+    are null; files with a deletion vector without the rows it deletes), in write order: Daft's
+    own Parquet reader when no file has a vector, else one source over every file (never a
+    concat of two: Daft 0.7 can drop a failed task's error inside one)."""
+    import daft
     import pyarrow as pa
     from pyarrow.fs import FileType
 
+    storage = table.loc.catalog.storage
+    if files and all(f.deletion_vector is None for f in files):
+        return daft.read_parquet(
+            [f.absolute for f in files],
+            schema={f.name: daft_type(f.type) for f in schema},
+            infer_schema=False,
+            file_path_column=path_column,
+            io_config=io_config(storage),
+        )
     arrow = pa.schema([pa.field(f.name, f.type) for f in schema])
     if path_column:
         arrow = arrow.append(pa.field(path_column, pa.string()))
-    storage = table.loc.catalog.storage
-    if files:  # fail now, as Daft's reader did, when dc.vacuum removed the version's files
-        fs, path = storage.locate(files[0].absolute)
-        if fs.get_file_info(path).type == FileType.NotFound:
-            raise FileNotFoundError(files[0].absolute)
+    if not files:
+        return daft.from_arrow(arrow.empty_table())
+    fs, path = storage.locate(files[0].absolute)  # fail now, as Daft's reader does, when
+    if fs.get_file_info(path).type == FileType.NotFound:  # dc.vacuum removed the version's files
+        raise FileNotFoundError(files[0].absolute)
     return TableFiles(files, table.uri, arrow, storage, path_column, io_config(storage)).read()
 
 
