@@ -59,6 +59,39 @@ def test_transactions_history_time_travel_and_tags_on_s3(s3_catalog):
     assert dc.read("b", as_of=before_drop, read_as="pyarrow").num_rows == 1
 
 
+def test_time_travel_on_s3_builds_old_versions_from_the_catalog_log(s3_catalog, monkeypatch):
+    from workbench.core.delta import snapshot_cache, table_cache
+
+    dc.write(
+        pa.table({"id": range(200), "v": ["a"] * 200, "score": [1.0] * 200}), "t", schema=KEYED
+    )
+    steps = [
+        lambda: dc.write(pa.table({"id": [1, 300], "v": ["b", "b"]}), "t", mode="merge"),
+        lambda: dc.write(pa.table({"id": range(0, 200, 3)}), "t", mode="delete"),  # a vector file
+        lambda: dc.write(pa.table({"id": [5], "v": ["c"], "extra": [7]}), "t", mode="merge"),
+        lambda: dc.optimize("t"),
+        lambda: dc.write(pa.table({"id": [2]}), "t", mode="delete"),  # an inline vector
+    ]
+    seen = {}
+    for step in steps:
+        step()
+        txn = dc.transactions()["transaction_id"][0].as_py()
+        seen[txn] = sorted(dc.read("t", read_as="pyarrow").to_pylist(), key=lambda r: r["id"])
+    info = dc.get_table("t")
+    direct = DeltaTable(info.uri, storage_options=s3_catalog.properties.storage_options)
+    snapshot_cache._tables.clear()  # as a fresh process would: nothing remembered
+
+    def no_delta_log(*args, **kwargs):
+        raise AssertionError("an as_of read opened the table's Delta log")
+
+    monkeypatch.setattr(table_cache, "at_version", no_delta_log)
+    for version, (txn, rows) in enumerate(seen.items(), start=1):
+        got = dc.read("t", as_of=txn, read_as="pyarrow")
+        assert sorted(got.to_pylist(), key=lambda r: r["id"]) == rows
+        direct.load_as_version(version)  # Delta's own reader agrees on every version
+        assert sorted(delta_rows(direct).column("id").to_pylist()) == [r["id"] for r in rows]
+
+
 def test_urls_copy_between_a_local_and_an_s3_catalog(s3_catalog, tmp_path):
     local = dc.Catalog(dc.CatalogProperties(str(tmp_path / "local")))
     dc.init({"lake": s3_catalog, "laptop": local}, default="laptop")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -203,6 +204,20 @@ class TableActions:
             {a["add"]["path"]: a for a in data["adds"]},
             {r["remove"]["path"]: r for r in data["removes"]},
         )
+
+    @classmethod
+    def in_turn(cls, changes: Iterable[TableActions]) -> TableActions:
+        """Changes applied one after another, as one change (a file added by one and removed
+        by a later one is neither added nor kept)."""
+        combined = cls()
+        for later in changes:
+            for path in later.removes:
+                combined.adds.pop(path, None)
+            combined.removes.update(later.removes)
+            combined.adds.update(later.adds)
+            combined.protocol = later.protocol or combined.protocol
+            combined.metadata = later.metadata or combined.metadata
+        return combined
 
     def lines(self) -> list[dict[str, Any]]:
         """The actions in commit order: protocol, metadata, removes, adds."""

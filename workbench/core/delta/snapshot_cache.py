@@ -38,11 +38,18 @@ def recall(uri: str, incarnation: str, version: int, log: TransactionLog) -> Ope
     ]
     if not bases:
         return None
-    table = _tables[(uri, incarnation, max(bases))]
+    return advanced(_tables[(uri, incarnation, max(bases))], version, log)
+
+
+def advanced(table: OpenTable, version: int, log: TransactionLog) -> OpenTable | None:
+    """``table`` brought to ``version`` by the actions the log recorded for the versions in
+    between, applied as one change; None when the log has not read one of them."""
+    changes = []
     for next_version in range(table.version + 1, version + 1):
-        found = log.actions_for(incarnation, next_version, known_only=True)
+        found = log.actions_for(table.incarnation, next_version, known_only=True)
         if found is None or found[1] is None:
             return None
-        table = table.with_actions(TableActions.from_json(found[1]), next_version)
+        changes.append(TableActions.from_json(found[1]))
+    table = table.with_actions(TableActions.in_turn(changes), version)
     remember(table)
     return table

@@ -11,8 +11,11 @@ from workbench.core.base.errors import TableNotFoundError, TableVersionNotFoundE
 from workbench.core.catalog.folders import dropped_key, dropped_path, live_path
 from workbench.core.catalog.tables import Location, OpenTable, empty_table, from_delta
 from workbench.core.delta.commits import TableActions, commit_key
-from workbench.core.delta.snapshot_cache import recall, remember
+from workbench.core.delta.snapshot_cache import advanced, recall, remember
+from workbench.core.storage.store import is_local
 from workbench.core.transactions.catalog_log import log_of
+
+MAX_FOLDED_VERSIONS = 10_000  # beyond, the Delta log's checkpoints are the cheaper way in
 
 if TYPE_CHECKING:
     from workbench.core.catalog.registry import Catalog
@@ -66,7 +69,7 @@ def committed_table(loc: Location, entry: TableEntry, version: int | None = None
     options = loc.catalog.properties.storage_options or None
     wanted = entry.version if version is None else version
     log = log_of(loc.catalog)
-    recalled = recall(uri, entry.incarnation, wanted, log)
+    recalled = recall(uri, entry.incarnation, wanted, log) or _from_log(loc, uri, entry, wanted)
     if recalled is not None:
         return replace(recalled, loc=loc)
     try:
@@ -93,6 +96,21 @@ def committed_table(loc: Location, entry: TableEntry, version: int | None = None
         table = table.with_actions(TableActions.from_json(actions), pending)
     remember(table)
     return table
+
+
+def _from_log(loc: Location, uri: str, entry: TableEntry, version: int) -> OpenTable | None:
+    """On an object store, a table version built from every action the catalog log recorded
+    for it, when the log has read them all (time travel does): cheaper than the table's Delta
+    log, which costs a listing and a request per commit since its last checkpoint. None
+    otherwise, or when the table has too many versions for that to pay."""
+    log = log_of(loc.catalog)
+    if (
+        is_local(loc.catalog.root)
+        or version > MAX_FOLDED_VERSIONS
+        or log.actions_for(entry.incarnation, 0, known_only=True) is None
+    ):
+        return None
+    return advanced(empty_table(loc, uri, entry.incarnation), version, log)
 
 
 def _check_version(loc: Location, entry: TableEntry, version: int) -> None:
