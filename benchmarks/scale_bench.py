@@ -1,5 +1,5 @@
 """Scale-out checks (issue 22), one run, ratios. So far: time travel on S3 without replaying
-history.
+history, and the memory of a ``df.write.format("workbench")`` write.
 
 ``as_of``: a catalog on the local S3 server (moto) whose table is replaced by 1,000
 transactions, so every state holds one small file and a read costs the same whatever its age.
@@ -7,7 +7,13 @@ A fresh process opens the catalog, then times latest reads, the first ``as_of`` 
 loads the catalog log's history once) and ``as_of`` reads of 20 random past states, among them
 the one 1,000 transactions old. Target: an ``as_of`` read at most 2x a latest read.
 
-Run ``python -m benchmarks.scale_bench [--transactions N]``.
+``spark``: a local Spark session writes ``--rows`` rows (default 10M: an id, a text and a double)
+with ``df.write.format("workbench")``, then ``dc.write(df, MERGE)`` merges as many rows (half
+updates) into a keyed table of that size; a sampler records the driver's RSS growth and the
+largest RSS of any Spark Python worker. Targets: driver growth < 200 MB, no Python worker over
+400 MB.
+
+Run ``python -m benchmarks.scale_bench [--transactions N] [--rows N]``.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -69,6 +76,88 @@ def as_of_on_s3(transactions: int) -> dict[str, float]:
     return {**json.loads(out.stdout.strip().splitlines()[-1]), "build_seconds": built}
 
 
+class PeakMemory:
+    """Samples, while its block runs, this process's RSS growth and the largest RSS of any
+    Spark Python worker below it (every 50 ms)."""
+
+    def __enter__(self) -> PeakMemory:
+        import threading
+
+        import psutil
+
+        self._me = psutil.Process()
+        self._start = self._me.memory_info().rss
+        self._driver, self._worker = self._start, 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        import psutil
+
+        while not self._done.is_set():
+            self._driver = max(self._driver, self._me.memory_info().rss)
+            for child in self._me.children(recursive=True):
+                try:
+                    if "pyspark" in " ".join(child.cmdline()) and "java" not in child.name():
+                        self._worker = max(self._worker, child.memory_info().rss)
+                except psutil.Error:
+                    continue
+            time.sleep(0.05)
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+        self.driver_growth_mb = (self._driver - self._start) / 2**20
+        self.worker_peak_mb = self._worker / 2**20
+
+
+def spark_memory(rows: int, folder: Path) -> dict[str, float]:
+    """Driver RSS growth and the largest Spark Python worker while ``format("workbench")``
+    writes ``rows`` rows into a local catalog, and while ``dc.write(df, MERGE)`` merges
+    ``rows`` rows (half updates, half new keys) into a keyed table of ``rows`` rows."""
+    import pyarrow as pa
+
+    import workbench as dc
+    from workbench.engines.spark.session import spark_session
+
+    dc.init_local(folder)
+    spark = spark_session()
+    frame = spark.range(rows).selectExpr("id", "cast(id AS string) AS v", "rand(7) AS x")
+    results: dict[str, float] = {}
+    started = time.perf_counter()
+    with PeakMemory() as peak:
+        frame.write.format("workbench").mode("append").save("default.big")
+    results["format_write_seconds"] = time.perf_counter() - started
+    results["format_driver_mb"], results["format_worker_mb"] = (
+        peak.driver_growth_mb,
+        peak.worker_peak_mb,
+    )
+    keyed = dc.Schema.of(
+        [
+            dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True),
+            pa.field("v", pa.string()),
+            pa.field("x", pa.float64()),
+        ]
+    )
+    dc.write(frame, "keyed", schema=keyed)
+    source = spark.range(rows // 2, rows + rows // 2).selectExpr(
+        "id", "concat('m', cast(id AS string)) AS v", "rand(8) AS x"
+    )
+    started = time.perf_counter()
+    with PeakMemory() as peak:
+        dc.write(source, "keyed", mode="merge")
+    results["merge_seconds"] = time.perf_counter() - started
+    results["merge_driver_mb"], results["merge_worker_mb"] = (
+        peak.driver_growth_mb,
+        peak.worker_peak_mb,
+    )
+    assert dc.get_table("big").row_count == rows
+    assert dc.get_table("keyed").row_count == rows + rows // 2
+    return results
+
+
 def report(results: dict[str, float], transactions: int) -> str:
     """The figures and their ratio to a latest read."""
     latest = results["latest"]
@@ -81,6 +170,13 @@ def report(results: dict[str, float], transactions: int) -> str:
             f"({results['as_of'] / latest:.2f}x latest; target <= 2x)",
             f"first as_of read (loads the log's history): {results['first_as_of'] * 1e3:.1f} ms "
             f"({results['first_as_of'] / latest:.1f}x latest)",
+            f"format('workbench') write of {results['rows']:,} rows: "
+            f"{results['format_write_seconds']:.1f} s, driver RSS +"
+            f"{results['format_driver_mb']:.0f} MB (target < 200), largest Python worker "
+            f"{results['format_worker_mb']:.0f} MB (target < 400)",
+            f"dc.write(spark_df, MERGE) of {results['rows']:,} rows: "
+            f"{results['merge_seconds']:.1f} s, driver RSS +{results['merge_driver_mb']:.0f} MB, "
+            f"largest Python worker {results['merge_worker_mb']:.0f} MB",
         ]
     )
 
@@ -88,8 +184,11 @@ def report(results: dict[str, float], transactions: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--transactions", type=int, default=1000)
+    parser.add_argument("--rows", type=int, default=10_000_000)
     args = parser.parse_args()
-    results = {"load": os.getloadavg()[0], **as_of_on_s3(args.transactions)}
+    results = {"load": os.getloadavg()[0], "rows": args.rows, **as_of_on_s3(args.transactions)}
+    with tempfile.TemporaryDirectory() as folder:
+        results |= spark_memory(args.rows, Path(folder))
     print(report(results, args.transactions))
 
 

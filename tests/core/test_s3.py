@@ -186,6 +186,10 @@ def test_spark_reads_and_writes_on_s3(spark, s3_catalog):
     assert sorted((r.id, r.v) for r in spark_rows) == [(2, "B"), (3, "c"), (4, "d")]
     assert dc.sql("SELECT count(*) AS n FROM default.t", engine="spark")["n"].tolist() == [3]
     assert spark.read.format("workbench").load("default.t").count() == 3
+    more = spark.createDataFrame([(7, "x"), (8, "y")], "id long, v string").repartition(2)
+    more.write.format("workbench").mode("append").save("default.fresh")  # staged, moved in
+    more.write.format("workbench").mode("append").save("default.fresh")  # written in place
+    assert sorted(r["id"] for r in dc.read("fresh", read_as="pyarrow").to_pylist()) == [7, 7, 8, 8]
 
 
 def test_a_second_bucket_is_a_second_catalog(s3_catalog, s3):

@@ -188,6 +188,43 @@ def test_spark_sql_and_the_workbench_data_source(spark, catalog):
     assert fresh.option("tableVersion", "1").load("shop.t").count() == 1
 
 
+def test_data_source_tasks_write_the_parts_and_the_commit_adds_only_their_files(spark, catalog):
+    dc.write(pa.table({"id": [1], "v": ["a"]}), "t", "shop", auto_create_namespace=True)
+    writer = spark.range(2, 302).selectExpr("id", "cast(id AS string) AS v").repartition(3)
+    writer.write.format("workbench").mode("append").save("shop.t")
+    info = dc.get_table("t", "shop")
+    assert (info.row_count, info.file_count) == (301, 4)  # one part per task, none rewritten
+    evolved = spark.createDataFrame([(9, "z", 1.5)], "id long, v string, extra double")
+    evolved.write.format("workbench").mode("overwrite").save("shop.t")
+    got = dc.read("t", "shop", read_as="pyarrow").to_pylist()
+    assert got == [{"id": 9, "v": "z", "extra": 1.5}]  # the new column, as dc.write adds it
+    assert dc.transactions()["tables"][0].as_py() == ["shop.t"]  # one transaction per write
+    spark.createDataFrame([(1, "n")], "id long, v string").write.format("workbench").mode(
+        "append"
+    ).save("shop.fresh")  # a missing table is created
+    assert rows("fresh", "shop") == [{"id": 1, "v": "n"}]
+    assert not os.listdir(os.path.join(catalog.root, "_workbench", "staging"))
+
+
+def test_data_source_writes_that_fail_leave_table_and_folder_as_they_were(spark, catalog):
+    dc.write(pa.table({"id": [1], "v": ["a"]}), "t", schema=KEYED)
+    before = tree_digest(catalog.root)
+    twice = spark.createDataFrame([(2, "x"), (2, "y")], "id long, v string").repartition(2)
+    with pytest.raises(Exception, match="repeat a merge key"):
+        twice.write.format("workbench").mode("overwrite").save("default.t")
+    with pytest.raises(Exception, match="cannot be used with tables that have merge keys"):
+        twice.write.format("workbench").mode("append").save("default.t")
+    failing = spark.range(4).selectExpr("id", "cast(1 / (id - 3) AS string) AS v")
+    with pytest.raises(Exception, match="DIVIDE_BY_ZERO"):
+        spark.conf.set("spark.sql.ansi.enabled", "true")
+        try:
+            failing.repartition(2).write.format("workbench").mode("overwrite").save("default.t")
+        finally:
+            spark.conf.unset("spark.sql.ansi.enabled")
+    assert tree_digest(catalog.root) == before
+    assert rows("t") == [{"id": 1, "v": "a", "score": 0.0}]
+
+
 def test_settings_come_from_init_environment_and_file(tmp_path, monkeypatch):
     from workbench.engines.spark import settings
 

@@ -248,7 +248,11 @@ def get_engine(name: str) -> Engine:
 
 def engine_for_data(data: Any) -> Engine:
     """The engine that writes ``data``: by the library it comes from (local for in-memory
-    data such as pandas, pyarrow, polars and numpy)."""
+    data such as pandas, pyarrow, polars and numpy). Data an engine already wrote as files
+    brings the engine that commits it (``writing_engine``)."""
+    own = getattr(data, "writing_engine", None)
+    if isinstance(own, Engine):
+        return own
     module = type(data).__module__.split(".")[0]
     return get_engine(_BY_MODULE.get(module, DEFAULT_ENGINE))
 

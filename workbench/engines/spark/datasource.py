@@ -5,18 +5,16 @@ Options: the table as the load/save path (``namespace.table``), ``catalog`` (a c
 DeltaCAT table version; the current one by default) and ``asOf`` (time, transaction id or tag)
 or ``version`` (a Delta version). Planning runs in Spark's Python workers, which do not
 share the driver's ``dc.init``: the source is registered with the driver's catalogs, and again
-after every ``dc.init``. Reads go file by file (deletion vectors applied); writes stage Parquet
-per task and commit it through ``dc.write`` (append or replace) in one catalog transaction.
+after every ``dc.init``. Reads go file by file (deletion vectors applied); writes run a task per
+partition that writes its rows as a part of the table, and commit the parts' files (append or
+replace) through ``dc.write`` in one catalog transaction: no rows pass through one process.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pyspark.sql.datasource import (
     DataSource,
@@ -27,7 +25,12 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 NAME = "workbench"
+ROWS_PER_TASK_PART = 1_000_000  # rows a Spark task buffers before writing them as one part
+STAGING = "_workbench/staging"  # parts of a write that creates its table, until it commits
 Catalogs = dict[str, tuple[str, dict[str, str]]]  # name -> (root, storage options)
 
 
@@ -123,11 +126,50 @@ class _Reader(DataSourceReader):
 
 
 @dataclass
-class _Staged(WriterCommitMessage):
-    path: str | None
+class _Written(WriterCommitMessage):
+    files: list[Any]  # the WrittenFiles one task wrote
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Where and in which schema the tasks write: planned on the driver before the job, and
+    checked again when the write commits."""
+
+    schema: Any  # the table Schema the parts are written in
+    folder: str  # where the tasks write: the table folder, or a staging folder for a new table
+    table: str  # the table folder
+    storage: Any  # the catalog's Storage (root and options travel to the executors)
+
+
+def _plan(options: dict[str, str], incoming: pa.Schema, overwrite: bool, batch: str) -> _Plan:
+    """The schema and folder a write of ``incoming`` columns goes to (the table's current
+    version; schema evolution planned as ``dc.write`` plans it). A table that does not exist
+    yet gets its parts in a staging folder: the transaction creating it moves them in (a free
+    table name's folder is cleared as a dead writer's leftovers)."""
+    from workbench.core.base.types import TableWriteMode
+    from workbench.core.catalog.tables import locate
+    from workbench.core.catalog.versions import FIRST_VERSION
+    from workbench.core.io.writer import plan_existing, plan_new
+    from workbench.core.ops.tables import table_exists
+    from workbench.core.transactions.table_versions import open_table
+
+    namespace, _, name = options["path"].rpartition(".")
+    loc = locate(name, namespace or None, options.get("catalog"))
+    storage = loc.catalog.storage
+    if table_exists(name, namespace or None, options.get("catalog")):
+        opened = open_table(loc)
+        mode = TableWriteMode.REPLACE if overwrite else TableWriteMode.APPEND
+        _, plan = plan_existing(opened, incoming, None, mode, {})
+        return _Plan(plan.schema, opened.uri, opened.uri, storage)
+    plan = plan_new(loc, incoming, None, TableWriteMode.CREATE, {})
+    staging = storage.uri(f"{STAGING}/{batch}")
+    return _Plan(plan.schema, staging, loc.versioned(FIRST_VERSION).uri, storage)
 
 
 class _Writer(DataSourceArrowWriter):
+    """Each task writes its rows as a part of the table (in the planned schema, into the
+    table folder); the commit adds the parts' files in one catalog transaction."""
+
     def __init__(
         self,
         options: dict[str, str],
@@ -136,46 +178,78 @@ class _Writer(DataSourceArrowWriter):
         catalogs: Catalogs,
         default: str | None,
     ):
-        from workbench.core.catalog.registry import get_catalog
+        from workbench.core.delta.data_files import new_batch
+        from workbench.engines.spark.files import arrow_schema
 
         self.options = options
         self.overwrite = overwrite
         self.catalogs, self.default = catalogs, default
-        root = get_catalog(options.get("catalog")).root
-        self.staging = os.path.join(root, "_workbench", "staging", uuid.uuid4().hex)
+        self.incoming = arrow_schema(schema)
+        self.batch = new_batch()
+        self.plan = _plan(options, self.incoming, overwrite, self.batch)
 
     def write(self, batches: Iterator[Any]) -> WriterCommitMessage:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        """Write a task's rows as parts of at most ``ROWS_PER_TASK_PART`` rows, so a task holds
+        one part's rows at a time, never its whole partition."""
+        from pyspark import TaskContext
 
-        batches = [b for b in batches if b.num_rows]
-        if not batches:
-            return _Staged(None)
-        table = pa.Table.from_batches(batches)
-        os.makedirs(self.staging, exist_ok=True)
-        path = os.path.join(self.staging, f"{uuid.uuid4().hex}.parquet")
-        pq.write_table(table, path)
-        return _Staged(path)
+        index = TaskContext.get().partitionId()
+        written, pending, rows = [], [], 0
+        for batch in batches:
+            if batch.num_rows:
+                pending.append(batch)
+                rows += batch.num_rows
+            if rows >= ROWS_PER_TASK_PART:
+                written.append(self._write_part(pending, index))
+                pending, rows = [], 0
+        if pending:
+            written.append(self._write_part(pending, index))
+        return _Written(written)
+
+    def _write_part(self, batches: list[Any], index: int) -> Any:
+        import pyarrow as pa
+
+        from workbench.core.delta.data_files import write_part
+
+        plan = self.plan
+        rows = pa.Table.from_batches(batches)
+        return write_part(rows, plan.schema, plan.folder, index, self.batch, plan.storage)
 
     def commit(self, messages: list[WriterCommitMessage]) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
+        from workbench.core.delta.data_files import discard
         from workbench.core.io.writer import write
         from workbench.core.ops.tables import table_exists
+        from workbench.engines.spark.written_parts import WrittenParts
 
+        files = [f for m in messages if isinstance(m, _Written) for f in m.files]
         try:
             _use_catalogs(self.catalogs, self.default, self.options)
-            paths = [m.path for m in messages if m is not None and m.path]
-            data = pa.concat_tables([pq.read_table(p) for p in paths], promote_options="default")
             namespace, _, table = self.options["path"].rpartition(".")
             catalog = self.options.get("catalog")
             mode = "replace" if self.overwrite else "append"
             if not table_exists(table, namespace or None, catalog):
                 mode = "create"
-            write(data, table, namespace or None, catalog, mode=mode, auto_create_namespace=True)
+            plan = self.plan
+            parts = WrittenParts(files, self.incoming, plan.schema, plan.table, plan.storage)
+            write(parts, table, namespace or None, catalog, mode=mode, auto_create_namespace=True)
+        except BaseException:
+            discard(files)
+            raise
         finally:
-            shutil.rmtree(self.staging, ignore_errors=True)
+            self._remove_staging()
+
+    def _remove_staging(self) -> None:
+        """Remove the staging folder of a write that created its table (moved in, or failed)."""
+        from workbench.core.catalog.folders import remove_folder
+        from workbench.core.catalog.registry import get_catalog
+
+        if self.plan.folder != self.plan.table:
+            remove_folder(get_catalog(self.options.get("catalog")), f"{STAGING}/{self.batch}")
 
     def abort(self, messages: list[WriterCommitMessage]) -> None:
-        shutil.rmtree(self.staging, ignore_errors=True)
+        from workbench.core.delta.data_files import discard, discard_batch
+
+        _use_catalogs(self.catalogs, self.default, self.options)
+        discard([f for m in messages if isinstance(m, _Written) for f in m.files])
+        discard_batch(self.plan.folder, self.batch)
+        self._remove_staging()
