@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from workbench.core.base.errors import WriteFailedError
 from workbench.core.delta.data_files import Rewrite
 from workbench.core.delta.deletion_vectors import deserialize, serialize
 from workbench.core.delta.marking import discarded_on_failure, mark_more_deleted
@@ -25,8 +26,8 @@ if TYPE_CHECKING:
 
     from workbench.core.catalog.tables import OpenTable
 
-FILE, ROW, MATCHED = "__wb_file", "__wb_row", "__wb_matched"
-VECTORS = f"{FILE} string, deleted binary"
+FILE, FILE_ID, ROW, MATCHED = "__wb_file", "__wb_file_id", "__wb_row", "__wb_matched"
+VECTORS = f"{FILE_ID} long, deleted binary"
 
 
 def merge(table: OpenTable, source: DataFrame, schema: Schema, keys: list[str]) -> Rewrite:
@@ -67,6 +68,8 @@ def _mark_matches(
     """Mark in ``rewrite`` every live table row whose key is in ``source``: those rows (keys,
     ``more`` columns, file and position; cached, None when no file can hold them) and how
     many there are."""
+    from pyspark.sql import functions as F
+
     candidates = key_candidates(table, source, keys)
     if not candidates:
         return None, 0
@@ -76,10 +79,15 @@ def _mark_matches(
         .join(source.select(*[quote_identifier(k) for k in keys]), keys, "left_semi")
         .persist()
     )
-    vectors = matched.select(FILE, ROW).groupBy(FILE).applyInArrow(_vector_of_file, VECTORS)
+    file_id = F.xxhash64(FILE).alias(FILE_ID)  # a group carries 8 bytes per row, not a path
+    named = matched.select(FILE, file_id).distinct().collect()
+    paths = {r[FILE_ID]: r[FILE] for r in named}
+    if len(paths) != len(named):
+        raise WriteFailedError("Two files of the table hash alike; the table was not changed.")
+    vectors = matched.select(file_id, ROW).groupBy(FILE_ID).applyInArrow(_vector_of_file, VECTORS)
     marked = 0
     for row in vectors.collect():
-        f = by_path[path_key(row[FILE])]
+        f = by_path[path_key(paths[row[FILE_ID]])]
         deleted = deserialize(bytes(row["deleted"]))
         marked += len(deleted)
         mark_more_deleted(table, f, deleted, rewrite)
@@ -145,6 +153,6 @@ def _vector_of_file(rows: pa.Table) -> pa.Table:
 
     positions = BitMap64(rows.column(ROW).to_numpy())
     return pa.table(
-        {FILE: [rows.column(FILE)[0].as_py()], "deleted": [serialize(positions)]},
-        schema=pa.schema([(FILE, pa.string()), ("deleted", pa.binary())]),
+        {FILE_ID: [rows.column(FILE_ID)[0].as_py()], "deleted": [serialize(positions)]},
+        schema=pa.schema([(FILE_ID, pa.int64()), ("deleted", pa.binary())]),
     )
