@@ -13,6 +13,9 @@ updates) into a keyed table of that size; a sampler records the driver's RSS gro
 largest RSS of any Spark Python worker. Targets: driver growth < 200 MB, no Python worker over
 400 MB.
 
+``ray``: ``dc.infer`` on Ray three times over the same rows; the second and later calls reuse
+the model's actor pool. Target: no pool start (the first call's extra cost gone).
+
 Run ``python -m benchmarks.scale_bench [--transactions N] [--rows N]``.
 """
 
@@ -158,6 +161,34 @@ def spark_memory(rows: int, folder: Path) -> dict[str, float]:
     return results
 
 
+def ray_infer_calls(folder: Path) -> dict[str, float]:
+    """Seconds of a first and a second ``dc.infer`` on Ray over the same 200 rows (Ray already
+    running, so the first call's extra is the model's actor pool starting)."""
+    import pyarrow as pa
+
+    import workbench as dc
+    from workbench.core.data.engine import get_engine
+
+    dc.init_local(folder)
+    get_engine("ray")
+    keyed = dc.Schema.of(
+        [dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True), pa.field("text", pa.string())]
+    )
+    rows = pa.table({"id": range(200), "text": [f"t{i}" for i in range(200)]})
+    dc.write(rows, "docs", schema=keyed)
+    model = dc.model(_lengths, inputs=["text"], outputs={"n": pa.int64()}, name="lengths")
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        dc.infer("docs", model, engine="ray", force=True, progress=False)
+        times.append(time.perf_counter() - started)
+    return {"ray_infer_first": times[0], "ray_infer_again": min(times[1:])}
+
+
+def _lengths(batch: dict[str, list[str]]) -> dict[str, list[int]]:
+    return {"n": [len(t) for t in batch["text"]]}
+
+
 def report(results: dict[str, float], transactions: int) -> str:
     """The figures and their ratio to a latest read."""
     latest = results["latest"]
@@ -177,6 +208,8 @@ def report(results: dict[str, float], transactions: int) -> str:
             f"dc.write(spark_df, MERGE) of {results['rows']:,} rows: "
             f"{results['merge_seconds']:.1f} s, driver RSS +{results['merge_driver_mb']:.0f} MB, "
             f"largest Python worker {results['merge_worker_mb']:.0f} MB",
+            f"dc.infer on Ray, 200 rows: first call {results['ray_infer_first']:.2f} s, again "
+            f"{results['ray_infer_again']:.2f} s",
         ]
     )
 
@@ -188,7 +221,8 @@ def main() -> None:
     args = parser.parse_args()
     results = {"load": os.getloadavg()[0], "rows": args.rows, **as_of_on_s3(args.transactions)}
     with tempfile.TemporaryDirectory() as folder:
-        results |= spark_memory(args.rows, Path(folder))
+        results |= spark_memory(args.rows, Path(folder, "spark"))
+        results |= ray_infer_calls(Path(folder, "ray"))
     print(report(results, args.transactions))
 
 

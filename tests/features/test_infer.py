@@ -301,6 +301,29 @@ def test_infer_on_ray(ray_cluster, table, tmp_path):
     assert data.column("upper").to_pylist() == [t.upper() for t in data.column("text").to_pylist()]
 
 
+def test_ray_keeps_its_model_pool_between_infer_calls(ray_cluster, table, tmp_path):
+    loads = tmp_path / "loads.txt"
+
+    def counting(path: Path) -> dc.Model:
+        return dc.model(
+            CountingModel,
+            inputs=["text"],
+            outputs={"n": pa.int64()},
+            name="counting",
+            parameters={"path": str(path)},
+        )
+
+    for _ in range(3):  # the same model again: the pool's actor predicts, nothing loads
+        result = dc.infer(
+            table, counting(loads), namespace="lab", engine="ray", force=True, progress=False
+        )
+        assert result.rows_predicted == 40
+    assert loads.read_text().count("load") == 1
+    other = tmp_path / "other.txt"  # another model (other parameters): a new pool
+    dc.infer(table, counting(other), namespace="lab", engine="ray", force=True, progress=False)
+    assert other.read_text().count("load") == 1 and loads.read_text().count("load") == 1
+
+
 @pytest.mark.ray
 def test_daft_stays_in_process_after_ray_started(catalog, table):
     """Daft's first query picks its Ray runner when Ray is up; engine="daft" keeps it native."""

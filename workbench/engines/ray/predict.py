@@ -1,12 +1,15 @@
-"""Model inference on Ray: ``map_batches`` over an actor pool whose actors each load the model
-once; the driver streams the predicted batches back."""
+"""Model inference on Ray: a pool of long-lived actors per model, each loading the model once
+and kept across ``dc.infer`` calls of a session (starting a pool costs seconds); the work
+dataset's blocks go to the actors by reference, and the driver streams the predictions back."""
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from workbench.core.inference.worker import BatchPredictor
+from workbench.core.inference.worker import in_batches, loaded
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -15,20 +18,69 @@ if TYPE_CHECKING:
     from workbench.core.inference.model import Model
     from workbench.core.inference.plan import PredictPlan
 
+# The one pool kept: (model fingerprint, size, Ray job) -> its actors. A call with another model
+# replaces it, so pools never pile up holding a cluster's memory.
+_pool: dict[tuple[str, int, str], list[Any]] = {}
+
+
+class _ModelActor:
+    """A Ray actor holding one loaded model (declared with Ray on first use)."""
+
+    def __init__(self, model: Model):
+        self.model = loaded(model)
+
+    def predict(self, work: pa.Table, plan: PredictPlan) -> pa.Table:
+        import pyarrow as pa
+
+        parts = list(in_batches(self.model, work, plan))
+        return pa.concat_tables(parts) if parts else work.slice(0, 0)
+
 
 def predict_dataset(
     dataset: ray.data.Dataset, model: Model, plan: PredictPlan
 ) -> Iterator[pa.Table]:
-    """The model's predictions over a work dataset, ``plan.concurrency`` actors (1 unless set)."""
-    import pyarrow as pa
-    from ray.data import ActorPoolStrategy
+    """The model's predictions over a work dataset, block by block and in order, on the
+    session's pool of ``plan.concurrency`` actors (1 unless set)."""
+    from ray.exceptions import RayActorError
+    from ray.util import ActorPool
 
-    predicted = dataset.map_batches(
-        BatchPredictor,  # an actor: the model loads once per actor
-        fn_constructor_kwargs={"model": model, "plan": plan},
-        batch_format="pyarrow",
-        batch_size=plan.batch_size,
-        compute=ActorPoolStrategy(size=plan.concurrency or 1),  # Ray 2.51+: not concurrency=
-    )
-    for batch in predicted.iter_batches(batch_format="pyarrow", batch_size=None):
-        yield batch if isinstance(batch, pa.Table) else pa.table(batch)
+    actors = actors_for(model, plan.concurrency or 1)
+    blocks = dataset.to_arrow_refs()  # computed by Ray's tasks; the driver holds references
+    try:
+        predicted = ActorPool(actors).map(lambda a, block: a.predict.remote(block, plan), blocks)
+        for table in predicted:
+            if table.num_rows:
+                yield table
+    except RayActorError:
+        shut_down()  # a dead actor: the next call starts a fresh pool
+        raise
+
+
+def actors_for(model: Model, size: int) -> list[Any]:
+    """The session's actors for ``model``: the pool kept from an earlier call when it serves
+    the same model (by its pickled form, so an edited function is a new model), else a new one
+    replacing it."""
+    import ray
+    from ray import cloudpickle
+
+    fingerprint = hashlib.sha256(cloudpickle.dumps(model)).hexdigest()
+    key = (fingerprint, size, ray.get_runtime_context().get_job_id())
+    if key not in _pool:
+        shut_down()
+        # no CPU reserved: the pool lives between calls, and Ray's own tasks (the reads that
+        # feed it) must still find cores; spread so a cluster shares the work
+        remote = ray.remote(num_cpus=0, scheduling_strategy="SPREAD")(_ModelActor)
+        _pool[key] = [remote.remote(model) for _ in range(size)]
+    return _pool[key]
+
+
+@atexit.register
+def shut_down() -> None:
+    """Stop the kept pool's actors (at exit, or when a call needs another pool)."""
+    import ray
+
+    actors = [a for pool in _pool.values() for a in pool]
+    _pool.clear()
+    if actors and ray.is_initialized():
+        for actor in actors:
+            ray.kill(actor)
