@@ -79,8 +79,8 @@ def shut_down() -> None:
     """Stop the kept pool's actors (at exit, or when a call needs another pool)."""
     import ray
 
-    actors = [a for pool in _pool.values() for a in pool]
-    _pool.clear()
-    if actors and ray.is_initialized():
-        for actor in actors:
-            ray.kill(actor)
+    job = ray.get_runtime_context().get_job_id() if ray.is_initialized() else None
+    actors = [a for (_, _, owner), pool in _pool.items() if owner == job for a in pool]
+    _pool.clear()  # a pool of an earlier Ray session went with it
+    for actor in actors:
+        ray.kill(actor)
