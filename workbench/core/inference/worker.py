@@ -159,8 +159,8 @@ def _failure(
 
 
 class BatchPredictor:
-    """A model loaded once, when this is made on its worker (a Daft UDF instance, a Ray actor,
-    this process), then called on batches of the work table."""
+    """A model loaded once, when this is made on its worker (a Daft UDF instance), then
+    called on batches of the work table."""
 
     def __init__(self, model: Model, plan: PredictPlan):
         model.load()

@@ -19,7 +19,7 @@ MAX_FOLDED_VERSIONS = 10_000  # beyond, the Delta log's checkpoints are the chea
 
 if TYPE_CHECKING:
     from workbench.core.catalog.registry import Catalog
-    from workbench.core.transactions.catalog_log import TableEntry
+    from workbench.core.transactions.catalog_log import TableEntry, TransactionLog
     from workbench.core.transactions.transaction import Transaction
 
 
@@ -69,7 +69,8 @@ def committed_table(loc: Location, entry: TableEntry, version: int | None = None
     options = loc.catalog.properties.storage_options or None
     wanted = entry.version if version is None else version
     log = log_of(loc.catalog)
-    recalled = recall(uri, entry.incarnation, wanted, log) or _from_log(loc, uri, entry, wanted)
+    recalled = recall(uri, entry.incarnation, wanted, log)
+    recalled = recalled or _from_log(loc, uri, entry, wanted, log)
     if recalled is not None:
         return replace(recalled, loc=loc)
     try:
@@ -98,12 +99,13 @@ def committed_table(loc: Location, entry: TableEntry, version: int | None = None
     return table
 
 
-def _from_log(loc: Location, uri: str, entry: TableEntry, version: int) -> OpenTable | None:
+def _from_log(
+    loc: Location, uri: str, entry: TableEntry, version: int, log: TransactionLog
+) -> OpenTable | None:
     """On an object store, a table version built from every action the catalog log recorded
     for it, when the log has read them all (time travel does): cheaper than the table's Delta
     log, which costs a listing and a request per commit since its last checkpoint. None
     otherwise, or when the table has too many versions for that to pay."""
-    log = log_of(loc.catalog)
     if (
         is_local(loc.catalog.root)
         or version > MAX_FOLDED_VERSIONS

@@ -140,6 +140,11 @@ class _Plan:
     table: str  # the table folder
     storage: Any  # the catalog's Storage (root and options travel to the executors)
 
+    @property
+    def creates(self) -> bool:
+        """Whether the write creates its table (its parts are staged until it commits)."""
+        return self.folder != self.table
+
 
 def _plan(options: dict[str, str], incoming: pa.Schema, overwrite: bool, batch: str) -> _Plan:
     """The schema and folder a write of ``incoming`` columns goes to (the table's current
@@ -218,7 +223,6 @@ class _Writer(DataSourceArrowWriter):
     def commit(self, messages: list[WriterCommitMessage]) -> None:
         from workbench.core.delta.data_files import discard
         from workbench.core.io.writer import write
-        from workbench.core.ops.tables import table_exists
         from workbench.engines.spark.written_parts import WrittenParts
 
         files = [f for m in messages if isinstance(m, _Written) for f in m.files]
@@ -226,10 +230,8 @@ class _Writer(DataSourceArrowWriter):
             _use_catalogs(self.catalogs, self.default, self.options)
             namespace, _, table = self.options["path"].rpartition(".")
             catalog = self.options.get("catalog")
-            mode = "replace" if self.overwrite else "append"
-            if not table_exists(table, namespace or None, catalog):
-                mode = "create"
             plan = self.plan
+            mode = "create" if plan.creates else "replace" if self.overwrite else "append"
             parts = WrittenParts(files, self.incoming, plan.schema, plan.table, plan.storage)
             write(parts, table, namespace or None, catalog, mode=mode, auto_create_namespace=True)
         except BaseException:
@@ -243,7 +245,7 @@ class _Writer(DataSourceArrowWriter):
         from workbench.core.catalog.folders import remove_folder
         from workbench.core.catalog.registry import get_catalog
 
-        if self.plan.folder != self.plan.table:
+        if self.plan.creates:
             remove_folder(get_catalog(self.options.get("catalog")), f"{STAGING}/{self.batch}")
 
     def abort(self, messages: list[WriterCommitMessage]) -> None:
