@@ -183,3 +183,55 @@ def test_an_empty_ray_dataset_without_a_schema_is_a_typed_error(ray_cluster, cat
     assert not dc.table_exists("t")
     typed = ray.data.from_arrow(pa.table({"id": pa.array([], pa.int64())}))
     assert dc.write(typed, "t").rows_added == 0
+
+
+BLOCKS = [  # a merge source spread over blocks: key 3 and key 1 repeat in later blocks
+    {"id": [1, 2, 3], "v": ["a", "b", "c"]},
+    {"id": [3, 4, 6], "v": ["d", "e", "x"]},
+    {"id": [5, 1], "v": ["f", "g"]},
+]
+
+
+def _blocks(engine: str, parts: list[dict]) -> object:
+    tables = [pa.table(p) for p in parts]
+    if engine == "local":
+        return pa.concat_tables(tables)
+    import ray.data
+
+    data = ray.data.from_arrow(tables)
+    assert data.num_blocks() == len(tables)
+    return data
+
+
+@pytest.mark.parametrize("vectors", [True, False], ids=["merge-on-read", "copy-on-write"])
+def test_ray_checks_keys_and_merges_across_blocks_like_local(ray_cluster, tmp_path, vectors):
+    """Repeated keys in different blocks are found and de-duplicated in block order, and a
+    MERGE of a partial source over several blocks and files ends as the local engine's."""
+    results = {}
+    for engine in ("local", "ray"):
+        dc.init_local(tmp_path / engine)
+        properties = {"delta.enableDeletionVectors": str(vectors).lower()}
+        for i in range(3):  # three files, keys 0-29
+            rows = {"id": range(i * 10, i * 10 + 10), "v": [f"old{k}" for k in range(10)]}
+            dc.write(pa.table(rows), "t", schema=KEYED, table_properties=properties)
+        with pytest.raises(dc.MergeKeyError, match=r"^2 row\(s\) .* repeat a merge key"):
+            dc.write(_blocks(engine, BLOCKS), "t", mode="merge")
+        nulls = [{"id": [1, None], "v": ["a", "b"]}, {"id": [None, 7], "v": ["c", "d"]}]
+        with pytest.raises(dc.MergeKeyError, match=r"^2 row\(s\) .* null merge key"):
+            dc.write(_blocks(engine, nulls), "t", mode="merge")
+        dc.write(_blocks(engine, BLOCKS), "t", mode="merge", dedupe="last")
+        scores = [{"id": [2, 45], "score": [2.5, 4.5]}, {"id": [12, 29], "score": [1.0, 9.0]}]
+        dc.write(_blocks(engine, scores), "t", mode="merge")
+        dc.write(_blocks(engine, [{"id": [0, 13]}, {"id": [29, 99]}]), "t", mode="delete")
+        dc.write(pa.table({"id": [9], "v": ["z"]}), "u", schema=KEYED)
+        dc.write(_blocks(engine, BLOCKS), "u", mode="merge", dedupe="first")
+        results[engine] = (outcome("t")["rows"], outcome("u")["rows"])
+    assert results["ray"] == results["local"]
+    merged = {r["id"]: r for r in results["ray"][0]}
+    assert (merged[1]["v"], merged[3]["v"], merged[12]["score"], merged[45]["v"]) == (
+        "g",
+        "d",
+        1.0,
+        None,
+    )
+    assert [r["v"] for r in results["ray"][1]] == ["a", "b", "c", "e", "f", "x", "z"]
