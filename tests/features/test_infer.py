@@ -62,6 +62,17 @@ def table(catalog):
     return "docs"
 
 
+def _fragile(batch):
+    if any(t.endswith(" 17") for t in batch["text"]):
+        raise ValueError("cannot read this one")
+    return {"n": [len(t) for t in batch["text"]]}
+
+
+def fragile_model() -> dc.Model:
+    """A model that fails on the row whose text ends in 17."""
+    return dc.model(_fragile, inputs=["text"], outputs={"n": pa.int64()}, name="fragile")
+
+
 def frozen(catalog) -> tuple[str, str]:
     """Digests of the table folder and the catalog log: equal means nothing was committed."""
     root = Path(catalog.root)
@@ -206,12 +217,7 @@ def test_unknown_model_missing_column_no_keys_and_output_type(catalog, table):
 
 
 def test_a_model_failing_on_a_row_names_it_and_commits_nothing(catalog, table, engine):
-    def fragile(batch):
-        if any(t.endswith(" 17") for t in batch["text"]):
-            raise ValueError("cannot read this one")
-        return {"n": [len(t) for t in batch["text"]]}
-
-    broken = dc.model(fragile, inputs=["text"], outputs={"n": pa.int64()}, name="fragile")
+    broken = fragile_model()
     seen = frozen(catalog)
     with pytest.raises(dc.ModelFailedError, match=r"'fragile'.*\{\"id\": 17\}.*cannot read"):
         dc.infer(table, broken, namespace="lab", engine=engine, batch_size=8, progress=False)
@@ -279,18 +285,46 @@ def test_run_transaction_retries_an_infer(table):
     assert result.rows_predicted == 40
 
 
+@pytest.mark.parametrize(
+    "engine",
+    [
+        "daft",
+        pytest.param("spark", marks=pytest.mark.spark),
+        pytest.param("ray", marks=pytest.mark.ray),
+    ],
+)
+def test_engines_keep_predictions_out_of_this_process(catalog, table, engine, request):
+    """Spark and Ray workers write the predictions as files and the merge-back runs on the
+    engine, so predictions never come back here; Daft, in this process, streams them into
+    files. The staged files are gone after a call, whether it commits or fails."""
+    from workbench.core.data.engine import get_engine
+
+    request.getfixturevalue({"spark": "spark", "ray": "ray_cluster"}.get(engine, "catalog"))
+    staging = Path(catalog.root) / "_workbench" / "staging"
+    runner = type(get_engine(engine))
+    if engine != "daft":  # gathering predictions here would call ``predict``
+        request.getfixturevalue("monkeypatch").setattr(runner, "predict", _never_called)
+    result = dc.infer(table, length_model(), namespace="lab", engine=engine, progress=False)
+    rows = dc.read(table, "lab", read_as="pyarrow").to_pylist()
+    assert result.rows_predicted == 40 and [r["n"] for r in rows] == [len(r["text"]) for r in rows]
+    assert not list(staging.rglob("*.parquet"))
+    seen = frozen(catalog)
+    with pytest.raises(dc.ModelFailedError, match=r"\{\"id\": 17\}"):
+        dc.infer(table, fragile_model(), namespace="lab", engine=engine, progress=False)
+    assert frozen(catalog) == seen and not list(staging.rglob("*.parquet"))
+
+
+def _never_called(*args, **kwargs):
+    raise AssertionError("predictions were gathered in this process")
+
+
 def test_infer_on_ray(ray_cluster, table, tmp_path):
     result, loads = infer_counting(table, tmp_path, "ray")
     assert (result.rows_predicted, result.engine, loads) == (40, "ray", 1)
     rows = dc.read(table, "lab", read_as="pyarrow").to_pylist()
     assert all(r["n"] == len(r["text"]) for r in rows)
 
-    def fragile(batch):
-        if any(t.endswith(" 17") for t in batch["text"]):
-            raise ValueError("cannot read this one")
-        return {"n": [len(t) for t in batch["text"]]}
-
-    broken = dc.model(fragile, inputs=["text"], outputs={"n": pa.int64()}, name="fragile")
+    broken = fragile_model()
     with pytest.raises(dc.ModelFailedError, match=r"\{\"id\": 17\}"):
         dc.infer(table, broken, namespace="lab", engine="ray", progress=False)
 

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from workbench.core.delta.commits import read_commit_info
+from workbench.core.delta.data_files import new_batch
 
 if TYPE_CHECKING:
     from workbench.core.catalog.registry import Catalog
@@ -19,6 +22,7 @@ if TYPE_CHECKING:
 TXN_TAG = "workbench.txn"  # commit-info key of the transaction that made a Delta commit
 INCARNATION_TAG = "workbench.incarnation"  # commit-info key of the table's incarnation
 DROPPED_KEY = "_workbench/dropped"
+STAGING_KEY = "_workbench/staging"  # files written for a change before its commit
 MAX_ID_LENGTH = 32
 
 
@@ -93,3 +97,14 @@ def remove_folder(catalog: Catalog, key: str) -> None:
         for meta in storage.list(key):
             storage.delete(meta["path"])
     forget(catalog.uri(*key.split("/")))
+
+
+@contextmanager
+def staging_folder(catalog: Catalog) -> Iterator[str]:
+    """A fresh staging folder of the catalog (its URI) for files a change writes before it
+    commits (e.g. an engine's predictions), removed when the block ends."""
+    key = f"{STAGING_KEY}/{new_batch()}"
+    try:
+        yield catalog.storage.uri(key)
+    finally:
+        remove_folder(catalog, key)

@@ -31,10 +31,13 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from workbench.core.catalog.tables import OpenTable
+    from workbench.core.delta.data_files import WrittenFile
+    from workbench.core.delta.snapshot import DataFile
     from workbench.core.inference.model import Model
     from workbench.core.inference.plan import PredictPlan
     from workbench.core.schema.merge_order import Ranking
     from workbench.core.schema.table_schema import Schema
+    from workbench.core.storage.store import Storage
 
 ENTRY_POINT_GROUP = "workbench.engines"
 
@@ -54,6 +57,10 @@ class Engine(ABC):
     clustered: ClassVar[bool] = False
     # True when the engine's reads, SQL, MERGE and DELETE apply Delta deletion vectors.
     applies_deletion_vectors: ClassVar[bool] = False
+    # True when ``dc.infer`` keeps predictions in the engine: written as files by
+    # ``predict_files`` and merged back from ``read_staged``. False gathers them in this
+    # process (the local engine, whose in-memory merge is fastest).
+    merges_predictions: ClassVar[bool] = False
 
     def __init__(self, settings: Mapping[str, Any] | None = None):
         self.settings = dict(settings or {})
@@ -128,6 +135,23 @@ class Engine(ABC):
             f"The {self.name} engine does not run models; use engine='daft', 'ray', 'spark' "
             "or 'local'."
         )
+
+    def predict_files(
+        self, source: Any, model: Model, plan: PredictPlan, schema: pa.Schema, folder: str
+    ) -> Iterator[WrittenFile]:
+        """``predict``'s predictions (in ``schema``) written as Parquet files into ``folder``
+        on the catalog's storage (``plan.storage``), each yielded once written. This default
+        writes them in this process as they stream in, holding one file's worth at a time;
+        an engine with workers lets them write."""
+        from workbench.core.delta.part_writer import written_parts
+
+        return written_parts(self.predict(source, model, plan), schema, folder, plan.storage)
+
+    def read_staged(
+        self, files: list[DataFile], folder: str, schema: pa.Schema, storage: Storage
+    ) -> Any:
+        """Files ``predict_files`` wrote into ``folder``, as this engine's lazy dataset."""
+        raise InvalidArgumentError(f"The {self.name} engine reads no staged files.")
 
     # ---------------------------------------------------------------------------------- SQL
     def sql(self, query: str, tables: Mapping[str, OpenTable]) -> Any:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from deltalake import DeltaTable
 
     from workbench.core.catalog.tables import OpenTable
+    from workbench.core.delta.data_files import WrittenFile
     from workbench.core.storage.store import Storage
 
 # Writers may truncate long string statistics (Delta allows it), so a long maximum is not an
@@ -63,6 +64,14 @@ class DataFile:
         if isinstance(high, str) and len(high) >= TRUNCATED_STRING_STATS:
             return None
         return high
+
+    @classmethod
+    def from_written(cls, written: WrittenFile, folder: str) -> DataFile:
+        """A file just written into ``folder``, before any Delta log names it."""
+        stats = json.loads(written.stats)
+        path = written.uri[len(folder.rstrip("/")) + 1 :]
+        low, high = stats.get("minValues", {}), stats.get("maxValues", {})
+        return cls(path, written.uri, written.size, stats["numRecords"], 0, low, high)
 
     @classmethod
     def from_add(cls, add: dict[str, Any], table_uri: str) -> DataFile:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.arguments import optional_whole_number, row_filter
 from workbench.core.base.errors import (
@@ -16,8 +17,11 @@ from workbench.core.base.errors import (
     TableValidationError,
 )
 from workbench.core.base.progress import progress as progress_bar
+from workbench.core.catalog.folders import staging_folder
 from workbench.core.catalog.tables import Location, OpenTable, locate
 from workbench.core.data.engine import get_engine
+from workbench.core.delta.data_files import write_part
+from workbench.core.delta.snapshot import DataFile
 from workbench.core.events.runs import run
 from workbench.core.inference.plan import (
     DEFAULT_BATCH_SIZE,
@@ -38,6 +42,7 @@ from workbench.core.inference.resolve import (
 from workbench.core.inference.result import InferResult
 from workbench.core.inference.worker import model_failure, typed_by_first_batch
 from workbench.core.media.columns import SHA256_COLUMN
+from workbench.core.schema.table_schema import Field, Schema
 from workbench.core.transactions.context import operation
 from workbench.core.transactions.table_versions import for_read, open_table
 
@@ -105,6 +110,7 @@ def infer(
     message = f"infer {chosen.name} on {loc.qualified}"
     with (
         run(f"infer {chosen.name}", parameters, kind="inference", catalog=catalog) as current,
+        _staging(runner, loc) as folder,
         operation(loc.catalog, message) as txn,
     ):
         txn.require_writable()
@@ -140,11 +146,12 @@ def infer(
                 chosen, first = typed_by_first_batch(chosen, work.rows, plan)
                 if target is not None:
                     _check_target(chosen, keys, target)
-            outputs = _predict(runner, chosen, work.rows, plan, progress, first)
-            step.rows_out = outputs.num_rows
+            outputs, made = _predict(runner, chosen, work.rows, plan, progress, first, folder)
+            step.rows_out = made
         with current.step("merge") as step:
-            step.rows_in = outputs.num_rows
-            written = _merge(txn, outputs, target_loc, keys, exists=target is not None)
+            step.rows_in = made
+            schema = result_schema(chosen, plan)
+            written = _merge(txn, outputs, schema, target_loc, keys, exists=target is not None)
             step.rows_out = written
         txn.record(change, INFER_OPERATION, engine=runner.name)
         txn.describe(
@@ -270,51 +277,81 @@ def _select(
     return _Work(rows.filter(mask), data.num_rows)
 
 
+def _staging(runner: Engine, loc: Location) -> AbstractContextManager[str | None]:
+    """Where the engine's workers write predictions (removed when the call ends), or None
+    when the engine hands them to this process."""
+    if runner.merges_predictions:
+        return staging_folder(loc.catalog)
+    return nullcontext(None)
+
+
 def _predict(
     runner: Engine,
     model: Model,
     work: pa.Table,
     plan: PredictPlan,
     progress: bool,
-    first: pa.Table | None = None,
-) -> pa.Table:
-    """The engine's predictions for the work rows, collected here with a progress bar (``first``:
-    the predictions already made for the first rows)."""
+    first: pa.Table | None,
+    folder: str | None,
+) -> tuple[Any, int]:
+    """The engine's predictions for the work rows and their count (``first``: those already
+    made for the first rows): an Arrow table gathered here, or, with a staging ``folder``, the
+    engine's dataset over the files its workers wrote there."""
     import pyarrow as pa
 
-    parts = [] if first is None else [first]
+    schema = result_schema(model, plan)
+    gathered = [] if first is None else [first.cast(schema)]
+    files = []
+    if folder is not None and first is not None:
+        files.append(write_part(first, Schema.of(schema), folder, 0, None, plan.storage))
     rest = work if first is None else work.slice(first.num_rows)
     label = f"{model.name} on {runner.name}"
     with progress_bar(work.num_rows, label, "rows", min_total=1, enabled=progress) as advance:
         advance(work.num_rows - rest.num_rows)
         try:
-            if rest.num_rows:
+            if rest.num_rows and folder is None:
                 for part in runner.predict(runner.from_arrow(rest), model, plan):
-                    parts.append(part)
+                    gathered.append(part.cast(schema))
                     advance(part.num_rows)
+            elif rest.num_rows:
+                source = runner.from_arrow(rest)
+                for written in runner.predict_files(source, model, plan, schema, folder):
+                    files.append(written)
+                    advance(written.rows)
         except Exception as e:
             failure = model_failure(e)
             if failure is None:
                 raise
             raise failure from None
-    schema = result_schema(model, plan)
-    return pa.concat_tables([p.cast(schema) for p in parts]) if parts else schema.empty_table()
+    if folder is None:
+        table = pa.concat_tables(gathered) if gathered else schema.empty_table()
+        return table, table.num_rows
+    if not files:
+        return runner.from_arrow(schema.empty_table()), 0
+    staged = [DataFile.from_written(f, folder) for f in files]
+    dataset = runner.read_staged(staged, folder, schema, plan.storage)
+    return dataset, sum(f.rows for f in staged)
 
 
 def _merge(
-    txn: Transaction, outputs: pa.Table, loc: Location, keys: list[str], exists: bool
+    txn: Transaction,
+    outputs: Any,
+    schema: pa.Schema,
+    loc: Location,
+    keys: list[str],
+    exists: bool,
 ) -> int:
-    """MERGE the predictions into the target table in the open transaction (creating it, keyed
-    like the input, when it does not exist)."""
+    """MERGE the predictions (in ``schema``; Arrow, or the engine's dataset) into the target
+    table in the open transaction (creating it, keyed like the input, when it does not
+    exist)."""
     from workbench.core.io.writer import write
-    from workbench.core.schema.table_schema import Field, Schema
 
     if exists:
         result = write(outputs, loc.table_name, loc.namespace, loc.catalog_name, mode="merge")
     else:
-        schema = Schema.of([Field.of(f, is_merge_key=f.name in keys) for f in outputs.schema])
+        declared = Schema.of([Field.of(f, is_merge_key=f.name in keys) for f in schema])
         result = write(
-            outputs, loc.table_name, loc.namespace, loc.catalog_name, mode="create", schema=schema
+            outputs, loc.table_name, loc.namespace, loc.catalog_name, mode="create", schema=declared
         )
     return result.rows_added + result.rows_updated
 

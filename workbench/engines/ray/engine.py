@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     import ray.data
 
     from workbench.core.catalog.tables import OpenTable
+    from workbench.core.delta.snapshot import DataFile
     from workbench.core.inference.model import Model
     from workbench.core.inference.plan import PredictPlan
     from workbench.core.storage.store import Storage
@@ -45,6 +46,7 @@ class RayEngine(Engine):
 
     name = "ray"
     applies_deletion_vectors = True  # reads filter each file; MERGE and DELETE write vectors
+    merges_predictions = True  # actors write predictions; the merge-back runs in Ray tasks
     clustered = True
     data_modules: ClassVar[tuple[str, ...]] = ("ray",)
     dataset_types: ClassVar[tuple[DatasetType, ...]] = (DatasetType.RAY_DATASET,)
@@ -164,6 +166,27 @@ class RayEngine(Engine):
         from workbench.engines.ray.predict import predict_dataset
 
         return predict_dataset(source, model, plan)
+
+    def predict_files(
+        self,
+        source: ray.data.Dataset,
+        model: Model,
+        plan: PredictPlan,
+        schema: pa.Schema,
+        folder: str,
+    ) -> Iterator[WrittenFile]:
+        from workbench.engines.ray.predict import predict_files
+
+        return predict_files(source, model, plan, schema, folder)
+
+    def read_staged(
+        self, files: list[DataFile], folder: str, schema: pa.Schema, storage: Storage
+    ) -> ray.data.Dataset:
+        import ray.data
+
+        from workbench.engines.ray.datasource import TableFiles
+
+        return ray.data.read_datasource(TableFiles(files, folder, schema, None, storage))
 
     def to_arrow(self, data: ray.data.Dataset) -> pa.Table:
         import pyarrow as pa

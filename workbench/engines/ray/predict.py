@@ -1,6 +1,7 @@
 """Model inference on Ray: a pool of long-lived actors per model, each loading the model once
 and kept across ``dc.infer`` calls of a session (starting a pool costs seconds); the work
-dataset's blocks go to the actors by reference, and the driver streams the predictions back."""
+dataset's blocks go to the actors by reference, and the actors either return predictions or
+write them as Parquet files and return only the files' descriptions."""
 
 from __future__ import annotations
 
@@ -9,18 +10,21 @@ import hashlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.delta.part_writer import written_parts
 from workbench.core.inference.worker import in_batches, loaded
 
 if TYPE_CHECKING:
     import pyarrow as pa
     import ray.data
 
+    from workbench.core.delta.data_files import WrittenFile
     from workbench.core.inference.model import Model
     from workbench.core.inference.plan import PredictPlan
 
 # The one pool kept: (model fingerprint, size, Ray job) -> its actors. A call with another model
 # replaces it, so pools never pile up holding a cluster's memory.
 _pool: dict[tuple[str, int, str], list[Any]] = {}
+WORK_BLOCK_ROWS = 10_000  # rows of work an actor takes at a time, so several actors share it
 
 
 class _ModelActor:
@@ -35,22 +39,46 @@ class _ModelActor:
         parts = list(in_batches(self.model, work, plan))
         return pa.concat_tables(parts) if parts else work.slice(0, 0)
 
+    def write(
+        self, work: pa.Table, plan: PredictPlan, schema: pa.Schema, folder: str
+    ) -> list[WrittenFile]:
+        predicted = in_batches(self.model, work, plan)
+        return list(written_parts(predicted, schema, folder, plan.storage))
+
 
 def predict_dataset(
     dataset: ray.data.Dataset, model: Model, plan: PredictPlan
 ) -> Iterator[pa.Table]:
-    """The model's predictions over a work dataset, block by block and in order, on the
-    session's pool of ``plan.concurrency`` actors (1 unless set)."""
+    """The model's predictions over a work dataset, block by block and in order."""
+    for table in _on_pool(dataset, model, plan, lambda a, b: a.predict.remote(b, plan)):
+        if table.num_rows:
+            yield table
+
+
+def predict_files(
+    dataset: ray.data.Dataset, model: Model, plan: PredictPlan, schema: pa.Schema, folder: str
+) -> Iterator[WrittenFile]:
+    """The model's predictions over a work dataset, written by the actors into ``folder``;
+    the files are reported block by block."""
+    for files in _on_pool(
+        dataset, model, plan, lambda a, b: a.write.remote(b, plan, schema, folder)
+    ):
+        yield from files
+
+
+def _on_pool(dataset: ray.data.Dataset, model: Model, plan: PredictPlan, call: Any) -> Iterator:
+    """``call(actor, block)`` over the work's blocks on the session's pool of
+    ``plan.concurrency`` actors (1 unless set), results in block order."""
+    import math
+
     from ray.exceptions import RayActorError
     from ray.util import ActorPool
 
     actors = actors_for(model, plan.concurrency or 1)
-    blocks = dataset.to_arrow_refs()  # computed by Ray's tasks; the driver holds references
+    blocks = max(len(actors), math.ceil(dataset.count() / WORK_BLOCK_ROWS))
+    refs = dataset.repartition(blocks).to_arrow_refs()  # the driver holds references only
     try:
-        predicted = ActorPool(actors).map(lambda a, block: a.predict.remote(block, plan), blocks)
-        for table in predicted:
-            if table.num_rows:
-                yield table
+        yield from ActorPool(actors).map(call, refs)
     except RayActorError:
         shut_down()  # a dead actor: the next call starts a fresh pool
         raise

@@ -9,6 +9,7 @@ from workbench.core.base.types import DatasetType
 from workbench.core.data.engine import Engine
 from workbench.core.delta.data_files import Rewrite
 from workbench.core.schema.merge_order import Ranking
+from workbench.core.schema.table_schema import Schema
 from workbench.engines.spark import write
 from workbench.engines.spark.files import arrow_schema
 from workbench.engines.spark.settings import check
@@ -19,9 +20,10 @@ if TYPE_CHECKING:
 
     from workbench.core.catalog.tables import OpenTable
     from workbench.core.delta.data_files import WrittenFile
+    from workbench.core.delta.snapshot import DataFile
     from workbench.core.inference.model import Model
     from workbench.core.inference.plan import PredictPlan
-    from workbench.core.schema.table_schema import Schema
+    from workbench.core.storage.store import Storage
 
 
 class SparkEngine(Engine):
@@ -30,6 +32,7 @@ class SparkEngine(Engine):
     name = "spark"
     clustered = True
     applies_deletion_vectors = True  # files with a vector are read by tasks that apply it
+    merges_predictions = True  # tasks write predictions; the merge-back is a Spark job
     data_modules: ClassVar[tuple[str, ...]] = ("pyspark",)
     dataset_types: ClassVar[tuple[DatasetType, ...]] = (DatasetType.SPARK,)
     sql_result_type = DatasetType.SPARK
@@ -97,6 +100,20 @@ class SparkEngine(Engine):
         from workbench.engines.spark.predict import predict_frame
 
         return predict_frame(source, model, plan)
+
+    def predict_files(
+        self, source: DataFrame, model: Model, plan: PredictPlan, schema: pa.Schema, folder: str
+    ) -> Iterator[WrittenFile]:
+        from workbench.engines.spark.predict import predict_files
+
+        return predict_files(source, model, plan, schema, folder)
+
+    def read_staged(
+        self, files: list[DataFile], folder: str, schema: pa.Schema, storage: Storage
+    ) -> DataFrame:
+        from workbench.engines.spark.read import read_files
+
+        return read_files(files, folder, Schema.of(schema), storage)
 
     def to_arrow(self, data: DataFrame) -> pa.Table:
         return data.toArrow()

@@ -1,19 +1,24 @@
 """Model inference on Spark: ``mapInArrow`` over the work frame; each Python worker loads the
-model once and keeps it for later tasks (by model version, see ``inference.worker.loaded``)."""
+model once and keeps it for later tasks (by model version, see ``inference.worker.loaded``).
+Predictions either come back as Arrow, or each task writes its own as Parquet files and only
+the files' descriptions come back."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from workbench.core.delta.part_writer import written_parts
 from workbench.core.inference.plan import result_schema
 from workbench.core.inference.worker import in_batches, loaded
 from workbench.engines.spark.files import spark_schema
+from workbench.engines.spark.remote import WRITTEN, written_file, written_record
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
+    from workbench.core.delta.data_files import WrittenFile
     from workbench.core.inference.model import Model
     from workbench.core.inference.plan import PredictPlan
 
@@ -23,13 +28,39 @@ def predict_frame(frame: DataFrame, model: Model, plan: PredictPlan) -> Iterator
     schema = result_schema(model, plan)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import pyarrow as pa
+        for done in _predicted(model, plan, batches):
+            yield from done.to_batches()
 
-        ready = loaded(model)
-        for batch in batches:
-            for done in in_batches(ready, pa.Table.from_batches([batch]), plan):
-                yield from done.to_batches()
+    yield _spread(frame, plan).mapInArrow(run, spark_schema(schema)).toArrow().cast(schema)
 
-    if plan.concurrency:
-        frame = frame.repartition(plan.concurrency)
-    yield frame.mapInArrow(run, spark_schema(schema)).toArrow().cast(schema)
+
+def predict_files(
+    frame: DataFrame, model: Model, plan: PredictPlan, schema: pa.Schema, folder: str
+) -> Iterator[WrittenFile]:
+    """The model's predictions over a work frame, written by the tasks into ``folder``; the
+    files are reported as tasks finish."""
+    storage = plan.storage
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        predicted = _predicted(model, plan, batches)
+        for written in written_parts(predicted, schema, folder, storage):
+            yield written_record(written)
+
+    for row in _spread(frame, plan).mapInArrow(run, WRITTEN).toLocalIterator():
+        yield written_file(row)
+
+
+def _predicted(
+    model: Model, plan: PredictPlan, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.Table]:
+    """A task's predictions, batch by batch, by the model loaded in its worker."""
+    import pyarrow as pa
+
+    ready = loaded(model)
+    for batch in batches:
+        yield from in_batches(ready, pa.Table.from_batches([batch]), plan)
+
+
+def _spread(frame: DataFrame, plan: PredictPlan) -> DataFrame:
+    """The work frame in ``plan.concurrency`` partitions, when set."""
+    return frame.repartition(plan.concurrency) if plan.concurrency else frame

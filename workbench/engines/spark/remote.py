@@ -154,14 +154,24 @@ def write_remote(
 
         parts = [b for b in batches if b.num_rows]
         if parts:
-            written = write_part(pa.Table.from_batches(parts), schema, folder, 0, batch, storage)
-            yield pa.record_batch(
-                {"uri": [written.uri], "size": [written.size], "stats": [written.stats]}
-            )
+            table = pa.Table.from_batches(parts)
+            yield written_record(write_part(table, schema, folder, 0, batch, storage))
 
     try:
         rows = frame.mapInArrow(write_partition, WRITTEN).collect()
     except BaseException:
         discard_batch(folder, batch)
         raise
-    return [WrittenFile(r["uri"], r["size"], r["stats"]) for r in rows]
+    return [written_file(r) for r in rows]
+
+
+def written_record(written: WrittenFile) -> pa.RecordBatch:
+    """A file a task wrote, as the one-row batch it returns (``WRITTEN``)."""
+    import pyarrow as pa
+
+    return pa.record_batch({"uri": [written.uri], "size": [written.size], "stats": [written.stats]})
+
+
+def written_file(row: Any) -> WrittenFile:
+    """A file a task reported (a ``WRITTEN`` row)."""
+    return WrittenFile(row["uri"], row["size"], row["stats"])
