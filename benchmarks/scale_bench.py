@@ -1,5 +1,5 @@
-"""Scale-out checks (issue 22), one run, ratios. So far: time travel on S3 without replaying
-history, and the memory of a ``df.write.format("workbench")`` write.
+"""Scale-out checks (issue 22), one run, ratios: time travel on S3 without replaying history,
+and where the rows of big Spark writes, merges and ``dc.infer`` calls go.
 
 ``as_of``: a catalog on the local S3 server (moto) whose table is replaced by 1,000
 transactions, so every state holds one small file and a read costs the same whatever its age.
@@ -16,7 +16,12 @@ largest RSS of any Spark Python worker. Targets: driver growth < 200 MB, no Pyth
 ``ray``: ``dc.infer`` on Ray three times over the same rows; the second and later calls reuse
 the model's actor pool. Target: no pool start (the first call's extra cost gone).
 
-Run ``python -m benchmarks.scale_bench [--transactions N] [--rows N]``.
+``infer``: ``dc.infer`` on Spark and on Ray writes a 384-dim float32 vector for each of
+``--infer-rows`` rows (default 200k) into their keyed table; driver RSS growth and the largest
+worker as for ``spark`` (Ray workers without the object-store pages they map). Targets: driver
+growth < 200 MB, no worker over 400 MB.
+
+Run ``python -m benchmarks.scale_bench [--transactions N] [--rows N] [--infer-rows N]``.
 """
 
 from __future__ import annotations
@@ -28,7 +33,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import psutil
 
 # The timed side, in a fresh process: nothing about the table is cached yet.
 READER = """
@@ -79,9 +89,30 @@ def as_of_on_s3(transactions: int) -> dict[str, float]:
     return {**json.loads(out.stdout.strip().splitlines()[-1]), "build_seconds": built}
 
 
+def _spark_worker(process: psutil.Process) -> int:
+    """A Spark Python worker's RSS (0 for other processes)."""
+    if "pyspark" in " ".join(process.cmdline()) and "java" not in process.name():
+        return process.memory_info().rss
+    return 0
+
+
+def _ray_worker(process: psutil.Process) -> int:
+    """A Ray worker's RSS less its shared pages: Ray maps the object store's blocks into every
+    worker that reads them, and they live once, in the store (capped at 256 MB here)."""
+    command = " ".join(process.cmdline())
+    if command.startswith("ray::") or "default_worker.py" in command:
+        memory = process.memory_info()
+        return memory.rss - memory.shared
+    return 0
+
+
 class PeakMemory:
-    """Samples, while its block runs, this process's RSS growth and the largest RSS of any
-    Spark Python worker below it (every 50 ms)."""
+    """Samples, while its block runs, this process's RSS growth and the largest memory of a
+    worker process below it (``worker_memory``: Spark's Python workers by default; every
+    50 ms)."""
+
+    def __init__(self, worker_memory: Callable[[psutil.Process], int] = _spark_worker):
+        self.worker_memory = worker_memory
 
     def __enter__(self) -> PeakMemory:
         import threading
@@ -103,8 +134,7 @@ class PeakMemory:
             self._driver = max(self._driver, self._me.memory_info().rss)
             for child in self._me.children(recursive=True):
                 try:
-                    if "pyspark" in " ".join(child.cmdline()) and "java" not in child.name():
-                        self._worker = max(self._worker, child.memory_info().rss)
+                    self._worker = max(self._worker, self.worker_memory(child))
                 except psutil.Error:
                     continue
             time.sleep(0.05)
@@ -189,6 +219,56 @@ def _lengths(batch: dict[str, list[str]]) -> dict[str, list[int]]:
     return {"n": [len(t) for t in batch["text"]]}
 
 
+def infer_memory(engine: str, rows: int, folder: Path) -> dict[str, float]:
+    """Driver RSS growth and the largest worker while ``dc.infer`` on ``engine`` writes a
+    384-dim float32 vector for each of ``rows`` rows into their keyed table (the engine
+    already started)."""
+    import pyarrow as pa
+
+    import workbench as dc
+    from workbench.core.data.engine import get_engine
+
+    dc.init_local(folder)
+    get_engine(engine)
+    keyed = dc.Schema.of(
+        [dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True), pa.field("text", pa.string())]
+    )
+    texts = [f"document {i} about nothing in particular" for i in range(rows)]
+    dc.write(pa.table({"id": range(rows), "text": texts}), "docs", schema=keyed)
+    del texts
+    model = dc.model(
+        _embeddings,
+        inputs=["text"],
+        outputs={"embedding": pa.list_(pa.float32(), EMBEDDING_DIMENSIONS)},
+        name="embeddings",
+    )
+    started = time.perf_counter()
+    with PeakMemory(_ray_worker if engine == "ray" else _spark_worker) as peak:
+        result = dc.infer("docs", model, engine=engine, batch_size=2048, progress=False)
+    assert result.rows_predicted == rows
+    assert dc.read("docs", read_as="pyarrow", columns=["embedding"]).num_rows == rows
+    return {
+        f"infer_{engine}_seconds": time.perf_counter() - started,
+        f"infer_{engine}_driver_mb": peak.driver_growth_mb,
+        f"infer_{engine}_worker_mb": peak.worker_peak_mb,
+    }
+
+
+EMBEDDING_DIMENSIONS = 384
+INFER_ENGINES = ("spark", "ray")
+
+
+def _embeddings(batch: dict[str, list[str]]) -> dict[str, object]:
+    """Made-up unit vectors, one per text (the benchmark measures where rows go, not a
+    model)."""
+    import numpy as np
+    import pyarrow as pa
+
+    count = len(batch["text"])
+    values = np.random.default_rng(count).random(count * EMBEDDING_DIMENSIONS, dtype=np.float32)
+    return {"embedding": pa.FixedSizeListArray.from_arrays(values, EMBEDDING_DIMENSIONS)}
+
+
 def report(results: dict[str, float], transactions: int) -> str:
     """The figures and their ratio to a latest read."""
     latest = results["latest"]
@@ -210,6 +290,13 @@ def report(results: dict[str, float], transactions: int) -> str:
             f"largest Python worker {results['merge_worker_mb']:.0f} MB",
             f"dc.infer on Ray, 200 rows: first call {results['ray_infer_first']:.2f} s, again "
             f"{results['ray_infer_again']:.2f} s",
+            *[
+                f"dc.infer on {engine} of {results['infer_rows']:,} rows x "
+                f"{EMBEDDING_DIMENSIONS} floats: {results[f'infer_{engine}_seconds']:.1f} s, "
+                f"driver RSS +{results[f'infer_{engine}_driver_mb']:.0f} MB (target < 200), "
+                f"largest worker {results[f'infer_{engine}_worker_mb']:.0f} MB (target < 400)"
+                for engine in INFER_ENGINES
+            ],
         ]
     )
 
@@ -218,11 +305,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--transactions", type=int, default=1000)
     parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--infer-rows", type=int, default=200_000)
     args = parser.parse_args()
-    results = {"load": os.getloadavg()[0], "rows": args.rows, **as_of_on_s3(args.transactions)}
+    results = {"load": os.getloadavg()[0], "rows": args.rows, "infer_rows": args.infer_rows}
+    results |= as_of_on_s3(args.transactions)
     with tempfile.TemporaryDirectory() as folder:
         results |= spark_memory(args.rows, Path(folder, "spark"))
         results |= ray_infer_calls(Path(folder, "ray"))
+        for engine in INFER_ENGINES:
+            results |= infer_memory(engine, args.infer_rows, Path(folder, f"infer-{engine}"))
     print(report(results, args.transactions))
 
 

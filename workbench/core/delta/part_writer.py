@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from workbench.core.storage.store import Storage
 
-PART_BYTES = 64 * 1024**2  # rows a writer holds before writing them as one file
+PART_BYTES = 32 * 1024**2  # rows a writer holds before writing them as one file
 
 
 class PartWriter:

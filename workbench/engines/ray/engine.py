@@ -186,7 +186,9 @@ class RayEngine(Engine):
 
         from workbench.engines.ray.datasource import TableFiles
 
-        return ray.data.read_datasource(TableFiles(files, folder, schema, None, storage))
+        source = TableFiles(files, folder, schema, None, storage)
+        # a block per file: Ray would split them into many small blocks, a task each to merge
+        return ray.data.read_datasource(source, override_num_blocks=len(files))
 
     def to_arrow(self, data: ray.data.Dataset) -> pa.Table:
         import pyarrow as pa
