@@ -326,8 +326,6 @@ def _predict(
     if folder is None:
         table = pa.concat_tables(gathered) if gathered else schema.empty_table()
         return table, table.num_rows
-    if not files:
-        return runner.from_arrow(schema.empty_table()), 0
     staged = [DataFile.from_written(f, folder) for f in files]
     dataset = runner.read_staged(staged, folder, schema, plan.storage)
     return dataset, sum(f.rows for f in staged)
