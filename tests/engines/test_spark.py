@@ -238,7 +238,7 @@ def assert_plain(error: BaseException) -> None:
 
 
 @pytest.mark.parametrize("vectors", [True, False], ids=["merge-on-read", "copy-on-write"])
-def test_data_source_merges_and_deletes_by_key(spark, catalog, vectors):
+def test_data_source_merges_and_deletes_by_key(spark, catalog, tmp_path, vectors):
     from deltalake import DeltaTable
 
     from tests.delta_readers import delta_rows
@@ -252,7 +252,10 @@ def test_data_source_merges_and_deletes_by_key(spark, catalog, vectors):
     evolved = frame(spark, {"id": [3, 401], "extra": [7, 8]}, "id long, extra int")
     evolved.write.format("workbench").option("writeMode", "merge").save("default.t")
     keys = frame(spark, {"id": [4, 5, 999]}, "id long")
-    keys.write.format("workbench").option("writeMode", "DELETE").save("default.t")
+    dc.put_catalog("elsewhere", root=str(tmp_path / "elsewhere"), default=True)
+    by_root = keys.write.format("workbench").option("root", catalog.root)  # as for reads
+    by_root.option("writeMode", "DELETE").save("default.t")
+    dc.put_catalog("default", catalog, default=True)
     got = {r["id"]: r for r in rows("t")}
     assert len(got) == 300 and {4, 5}.isdisjoint(got)
     assert got[2] == {"id": 2, "v": "two", "score": 2.0, "extra": None}
@@ -287,6 +290,9 @@ def test_data_source_by_key_failures_are_typed_and_change_nothing(spark, catalog
         with pytest.raises(error, match=message) as raised:
             writer.save(f"default.{table}", mode=save_mode)
         assert_plain(raised.value)
+    unregistered = one.write.format("workbench").option("root", f"{catalog.root}-other")
+    with pytest.raises(dc.CatalogNotFoundError, match="no registered catalog has that root"):
+        unregistered.option("writeMode", "merge").save("default.t")
     assert tree_digest(catalog.root) == before
 
 

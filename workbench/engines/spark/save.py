@@ -22,11 +22,11 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base import errors
-from workbench.core.base.errors import InvalidArgumentError, WorkbenchError
+from workbench.core.base.errors import CatalogNotFoundError, InvalidArgumentError, WorkbenchError
 from workbench.engines.spark.datasource import NAME
 
 if TYPE_CHECKING:
@@ -87,7 +87,6 @@ def install_save() -> None:
 def _save(writer: DataFrameWriter, path: str | None, spark_save: Any) -> None:
     """Run a ``format("workbench")`` save: by key through ``dc.write`` when ``writeMode`` asks
     for it, else by Spark's writer (the data source appends or overwrites)."""
-    from workbench.core.catalog.registry import Catalog, CatalogProperties, catalog_scope
     from workbench.core.io.writer import write
 
     options = _options(writer)
@@ -109,10 +108,24 @@ def _save(writer: DataFrameWriter, path: str | None, spark_save: Any) -> None:
         )
     namespace, _, name = table.rpartition(".")
     root = options.get("root")
-    scope = catalog_scope(Catalog(CatalogProperties(root))) if root else nullcontext()
-    with scope:
-        catalog = None if root else options.get("catalog")
-        write(writer._df, name, namespace or None, catalog, mode=mode)
+    catalog = _catalog_at(root) if root else options.get("catalog")
+    write(writer._df, name, namespace or None, catalog, mode=mode)
+
+
+def _catalog_at(root: str) -> str:
+    """The name of the registered catalog at ``root`` (the ``root`` option: the driver writes
+    through its registered catalogs, unlike a worker, which takes the root alone)."""
+    from workbench.core.catalog.registry import Catalog, CatalogProperties, list_catalogs
+
+    wanted = Catalog(CatalogProperties(root)).root
+    for name, catalog in list_catalogs().items():
+        if catalog.root == wanted:
+            return name
+    raise CatalogNotFoundError(
+        f"option('root', {root!r}): no registered catalog has that root, and a writeMode "
+        "write runs on the driver through its catalogs. Register it (dc.put_catalog('name', "
+        "root=...)) and pass .option('catalog', 'name'), or call dc.init_local(root)."
+    )
 
 
 def _options(writer: DataFrameWriter) -> dict[str, str]:
