@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -84,7 +84,7 @@ def install_save() -> None:
     DataFrameWriter.save = save  # type: ignore[method-assign]
 
 
-def _save(writer: DataFrameWriter, path: str | None, spark_save: Any) -> None:
+def _save(writer: DataFrameWriter, path: str | None, spark_save: Callable[[], None]) -> None:
     """Run a ``format("workbench")`` save: by key through ``dc.write`` when ``writeMode`` asks
     for it, else by Spark's writer (the data source appends or overwrites)."""
     from workbench.core.io.writer import write
