@@ -7,21 +7,24 @@ A fresh process opens the catalog, then times latest reads, the first ``as_of`` 
 loads the catalog log's history once) and ``as_of`` reads of 20 random past states, among them
 the one 1,000 transactions old. Target: an ``as_of`` read at most 2x a latest read.
 
-``spark``: a local Spark session writes ``--rows`` rows (default 10M: an id, a text and a double)
-with ``df.write.format("workbench")``, then ``dc.write(df, MERGE)`` merges as many rows (half
-updates) into a keyed table of that size; a sampler records the driver's RSS growth and the
-largest RSS of any Spark Python worker. Targets: driver growth < 200 MB, no Python worker over
-400 MB.
+Spark (``format_write``, ``merge``, ``format_merge``): a local Spark session writes ``--rows``
+rows (default 10M: an id, a text and a double) with ``df.write.format("workbench")``; then
+``dc.write(df, MERGE)`` and ``df.write.format("workbench").option("writeMode", "merge")`` each
+merge as many rows (half updates) into a keyed table of that size; a sampler records the
+driver's RSS growth and the largest RSS of any Spark Python worker. Targets: driver growth
+< 200 MB, no Python worker over 400 MB.
 
 ``ray``: ``dc.infer`` on Ray three times over the same rows; the second and later calls reuse
 the model's actor pool. Target: no pool start (the first call's extra cost gone).
 
-``infer``: ``dc.infer`` on Spark and on Ray writes a 384-dim float32 vector for each of
+``infer_spark``, ``infer_ray``: ``dc.infer`` writes a 384-dim float32 vector for each of
 ``--infer-rows`` rows (default 200k) into their keyed table; driver RSS growth and the largest
-worker as for ``spark`` (Ray workers without the object-store pages they map). Targets: driver
-growth < 200 MB, no worker over 400 MB.
+worker as above (Ray workers without the object-store pages they map). Targets: driver growth
+< 200 MB, no worker over 400 MB.
 
-Run ``python -m benchmarks.scale_bench [--transactions N] [--rows N] [--infer-rows N]``.
+Run ``python -m benchmarks.scale_bench [--transactions N] [--rows N] [--infer-rows N]
+[--parts a,b]`` (parts: ``as_of``, ``format_write``, ``merge``, ``format_merge``, ``ray``,
+``infer_spark``, ``infer_ray``; all by default).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -60,6 +64,9 @@ past = random.Random(7).sample(dc.transactions()["transaction_id"].to_pylist(), 
 as_of = statistics.median([timed(as_of=oldest)] + [timed(as_of=p) for p in past])
 print(json.dumps({"latest": latest, "first_as_of": first, "as_of": as_of}))
 """
+
+
+PARTS = ("as_of", "format_write", "merge", "format_merge", "ray", "infer_spark", "infer_ray")
 
 
 def as_of_on_s3(transactions: int) -> dict[str, float]:
@@ -146,10 +153,32 @@ class PeakMemory:
         self.worker_peak_mb = self._worker / 2**20
 
 
-def spark_memory(rows: int, folder: Path) -> dict[str, float]:
-    """Driver RSS growth and the largest Spark Python worker while ``format("workbench")``
-    writes ``rows`` rows into a local catalog, and while ``dc.write(df, MERGE)`` merges
-    ``rows`` rows (half updates, half new keys) into a keyed table of ``rows`` rows."""
+SPARK_CASES = ("format_write", "merge", "format_merge")
+
+
+def measured(
+    name: str,
+    action: Callable[[], object],
+    worker_memory: Callable[[psutil.Process], int] = _spark_worker,
+) -> dict[str, float]:
+    """Wall seconds, driver RSS growth and largest worker (Spark's Python workers unless
+    ``worker_memory`` says otherwise) of ``action``, as ``<name>_seconds``,
+    ``<name>_driver_mb`` and ``<name>_worker_mb``."""
+    started = time.perf_counter()
+    with PeakMemory(worker_memory) as peak:
+        action()
+    return {
+        f"{name}_seconds": time.perf_counter() - started,
+        f"{name}_driver_mb": peak.driver_growth_mb,
+        f"{name}_worker_mb": peak.worker_peak_mb,
+    }
+
+
+def spark_memory(rows: int, folder: Path, cases: tuple[str, ...] = SPARK_CASES) -> dict:
+    """Memory and time of the Spark ``cases`` in a local catalog: ``format_write`` writes
+    ``rows`` rows with ``format("workbench")``; ``merge`` (``dc.write(df, MERGE)``) and
+    ``format_merge`` (``format("workbench")`` with ``writeMode`` merge) each merge ``rows``
+    rows (half updates, half new keys) into a keyed table of ``rows`` rows of their own."""
     import pyarrow as pa
 
     import workbench as dc
@@ -159,14 +188,10 @@ def spark_memory(rows: int, folder: Path) -> dict[str, float]:
     spark = spark_session()
     frame = spark.range(rows).selectExpr("id", "cast(id AS string) AS v", "rand(7) AS x")
     results: dict[str, float] = {}
-    started = time.perf_counter()
-    with PeakMemory() as peak:
-        frame.write.format("workbench").mode("append").save("default.big")
-    results["format_write_seconds"] = time.perf_counter() - started
-    results["format_driver_mb"], results["format_worker_mb"] = (
-        peak.driver_growth_mb,
-        peak.worker_peak_mb,
-    )
+    if "format_write" in cases:
+        write = frame.write.format("workbench").mode("append")
+        results |= measured("format_write", lambda: write.save("default.big"))
+        assert dc.get_table("big").row_count == rows
     keyed = dc.Schema.of(
         [
             dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True),
@@ -174,20 +199,20 @@ def spark_memory(rows: int, folder: Path) -> dict[str, float]:
             pa.field("x", pa.float64()),
         ]
     )
-    dc.write(frame, "keyed", schema=keyed)
     source = spark.range(rows // 2, rows + rows // 2).selectExpr(
         "id", "concat('m', cast(id AS string)) AS v", "rand(8) AS x"
     )
-    started = time.perf_counter()
-    with PeakMemory() as peak:
-        dc.write(source, "keyed", mode="merge")
-    results["merge_seconds"] = time.perf_counter() - started
-    results["merge_driver_mb"], results["merge_worker_mb"] = (
-        peak.driver_growth_mb,
-        peak.worker_peak_mb,
-    )
-    assert dc.get_table("big").row_count == rows
-    assert dc.get_table("keyed").row_count == rows + rows // 2
+    by_key = source.write.format("workbench").option("writeMode", "merge").mode("append")
+    merges = {
+        "merge": lambda table: dc.write(source, table, mode="merge"),
+        "format_merge": lambda table: by_key.save(f"default.{table}"),
+    }
+    for case, merge in merges.items():
+        if case in cases:
+            table = f"keyed_{case}"  # each merge gets a table of its own
+            dc.write(frame, table, schema=keyed)
+            results |= measured(case, partial(merge, table))
+            assert dc.get_table(table).row_count == rows + rows // 2
     return results
 
 
@@ -219,15 +244,19 @@ def _lengths(batch: dict[str, list[str]]) -> dict[str, list[int]]:
     return {"n": [len(t) for t in batch["text"]]}
 
 
-def infer_memory(engine: str, rows: int, folder: Path) -> dict[str, float]:
-    """Driver RSS growth and the largest worker while ``dc.infer`` on ``engine`` writes a
-    384-dim float32 vector for each of ``rows`` rows into their keyed table (the engine
-    already started)."""
+EMBEDDING_DIMENSIONS = 384
+INFER_ENGINES = {"infer_spark": "spark", "infer_ray": "ray"}
+
+
+def infer_memory(part: str, rows: int, folder: Path) -> dict[str, float]:
+    """Memory and time of ``dc.infer`` on the part's engine (already started) writing a
+    384-dim float32 vector for each of ``rows`` rows into their keyed table."""
     import pyarrow as pa
 
     import workbench as dc
     from workbench.core.data.engine import get_engine
 
+    engine = INFER_ENGINES[part]
     dc.init_local(folder)
     get_engine(engine)
     keyed = dc.Schema.of(
@@ -242,25 +271,14 @@ def infer_memory(engine: str, rows: int, folder: Path) -> dict[str, float]:
         outputs={"embedding": pa.list_(pa.float32(), EMBEDDING_DIMENSIONS)},
         name="embeddings",
     )
-    started = time.perf_counter()
-    with PeakMemory(_ray_worker if engine == "ray" else _spark_worker) as peak:
-        result = dc.infer("docs", model, engine=engine, batch_size=2048, progress=False)
-    assert result.rows_predicted == rows
-    assert dc.read("docs", read_as="pyarrow", columns=["embedding"]).num_rows == rows
-    return {
-        f"infer_{engine}_seconds": time.perf_counter() - started,
-        f"infer_{engine}_driver_mb": peak.driver_growth_mb,
-        f"infer_{engine}_worker_mb": peak.worker_peak_mb,
-    }
-
-
-EMBEDDING_DIMENSIONS = 384
-INFER_ENGINES = ("spark", "ray")
+    infer = partial(dc.infer, "docs", model, engine=engine, batch_size=2048, progress=False)
+    results = measured(part, infer, _ray_worker if engine == "ray" else _spark_worker)
+    assert dc.read("docs", read_as="pyarrow", columns=["embedding"]).drop_null().num_rows == rows
+    return results
 
 
 def _embeddings(batch: dict[str, list[str]]) -> dict[str, object]:
-    """Made-up unit vectors, one per text (the benchmark measures where rows go, not a
-    model)."""
+    """Made-up vectors, one per text (the benchmark measures where rows go, not a model)."""
     import numpy as np
     import pyarrow as pa
 
@@ -269,36 +287,47 @@ def _embeddings(batch: dict[str, list[str]]) -> dict[str, object]:
     return {"embedding": pa.FixedSizeListArray.from_arrays(values, EMBEDDING_DIMENSIONS)}
 
 
+SPARK_LABELS = {
+    "format_write": "format('workbench') write",
+    "merge": "dc.write(spark_df, MERGE)",
+    "format_merge": "format('workbench') writeMode=merge",
+}
+
+
 def report(results: dict[str, float], transactions: int) -> str:
-    """The figures and their ratio to a latest read."""
-    latest = results["latest"]
-    return "\n".join(
-        [
-            f"load average at start: {results['load']:.2f}",
+    """The figures of the parts that ran (``as_of`` reads as ratios to a latest read)."""
+    lines = ["load average at start (1, 5, 15 min): " + " ".join(results["load"])]
+    if "latest" in results:
+        latest = results["latest"]
+        lines += [
             f"catalog of {transactions} transactions built in {results['build_seconds']:.0f} s",
             f"latest read: {latest * 1e3:.1f} ms",
             f"as_of read (median of 21 past states): {results['as_of'] * 1e3:.1f} ms "
             f"({results['as_of'] / latest:.2f}x latest; target <= 2x)",
             f"first as_of read (loads the log's history): {results['first_as_of'] * 1e3:.1f} ms "
             f"({results['first_as_of'] / latest:.1f}x latest)",
-            f"format('workbench') write of {results['rows']:,} rows: "
-            f"{results['format_write_seconds']:.1f} s, driver RSS +"
-            f"{results['format_driver_mb']:.0f} MB (target < 200), largest Python worker "
-            f"{results['format_worker_mb']:.0f} MB (target < 400)",
-            f"dc.write(spark_df, MERGE) of {results['rows']:,} rows: "
-            f"{results['merge_seconds']:.1f} s, driver RSS +{results['merge_driver_mb']:.0f} MB, "
-            f"largest Python worker {results['merge_worker_mb']:.0f} MB",
-            f"dc.infer on Ray, 200 rows: first call {results['ray_infer_first']:.2f} s, again "
-            f"{results['ray_infer_again']:.2f} s",
-            *[
-                f"dc.infer on {engine} of {results['infer_rows']:,} rows x "
-                f"{EMBEDDING_DIMENSIONS} floats: {results[f'infer_{engine}_seconds']:.1f} s, "
-                f"driver RSS +{results[f'infer_{engine}_driver_mb']:.0f} MB (target < 200), "
-                f"largest worker {results[f'infer_{engine}_worker_mb']:.0f} MB (target < 400)"
-                for engine in INFER_ENGINES
-            ],
         ]
-    )
+    for case, label in SPARK_LABELS.items():
+        if f"{case}_seconds" in results:
+            lines.append(
+                f"{label} of {results['rows']:,} rows: {results[f'{case}_seconds']:.1f} s, "
+                f"driver RSS +{results[f'{case}_driver_mb']:.0f} MB (target < 200), largest "
+                f"Python worker {results[f'{case}_worker_mb']:.0f} MB (target < 400)"
+            )
+    if "ray_infer_first" in results:
+        lines.append(
+            f"dc.infer on Ray, 200 rows: first call {results['ray_infer_first']:.2f} s, again "
+            f"{results['ray_infer_again']:.2f} s"
+        )
+    for part, engine in INFER_ENGINES.items():
+        if f"{part}_seconds" in results:
+            lines.append(
+                f"dc.infer on {engine} of {results['infer_rows']:,} rows x "
+                f"{EMBEDDING_DIMENSIONS} floats: {results[f'{part}_seconds']:.1f} s, driver RSS "
+                f"+{results[f'{part}_driver_mb']:.0f} MB (target < 200), largest worker "
+                f"{results[f'{part}_worker_mb']:.0f} MB (target < 400)"
+            )
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -306,14 +335,31 @@ def main() -> None:
     parser.add_argument("--transactions", type=int, default=1000)
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--infer-rows", type=int, default=200_000)
+    parser.add_argument(
+        "--parts",
+        default=",".join(PARTS),
+        help=f"comma-separated parts to run, of {','.join(PARTS)} (all by default)",
+    )
     args = parser.parse_args()
-    results = {"load": os.getloadavg()[0], "rows": args.rows, "infer_rows": args.infer_rows}
-    results |= as_of_on_s3(args.transactions)
+    parts = tuple(args.parts.split(","))
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        parser.error(f"unknown parts {sorted(unknown)}; choose from {list(PARTS)}")
+    results = {
+        "load": Path("/proc/loadavg").read_text().split()[:3],
+        "rows": args.rows,
+        "infer_rows": args.infer_rows,
+    }
+    if "as_of" in parts:
+        results |= as_of_on_s3(args.transactions)
     with tempfile.TemporaryDirectory() as folder:
-        results |= spark_memory(args.rows, Path(folder, "spark"))
-        results |= ray_infer_calls(Path(folder, "ray"))
-        for engine in INFER_ENGINES:
-            results |= infer_memory(engine, args.infer_rows, Path(folder, f"infer-{engine}"))
+        cases = tuple(p for p in parts if p in SPARK_CASES)
+        if cases:
+            results |= spark_memory(args.rows, Path(folder, "spark"), cases)
+        if "ray" in parts:
+            results |= ray_infer_calls(Path(folder, "ray"))
+        for part in (p for p in parts if p in INFER_ENGINES):
+            results |= infer_memory(part, args.infer_rows, Path(folder, part))
     print(report(results, args.transactions))
 
 

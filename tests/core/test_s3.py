@@ -11,6 +11,8 @@ from deltalake import DeltaTable
 import workbench as dc
 from tests.delta_readers import delta_rows
 from tests.engine_parity import KEYED, outcome, run_sequence
+from workbench.core.catalog.tables import locate
+from workbench.core.transactions.table_versions import open_table
 
 pytestmark = pytest.mark.s3
 
@@ -190,6 +192,22 @@ def test_spark_reads_and_writes_on_s3(spark, s3_catalog):
     more.write.format("workbench").mode("append").save("default.fresh")  # staged, moved in
     more.write.format("workbench").mode("append").save("default.fresh")  # written in place
     assert sorted(r["id"] for r in dc.read("fresh", read_as="pyarrow").to_pylist()) == [7, 7, 8, 8]
+
+
+def test_spark_data_source_merges_and_deletes_by_key_on_s3(spark, s3_catalog):
+    start = spark.range(0, 100).selectExpr("id", "cast(id AS string) AS v").repartition(2)
+    dc.write(start, "t", schema=KEYED)  # merge-on-read: matched rows get deletion vectors
+    upsert = spark.createDataFrame([(1, "one", 5), (200, "new", 6)], "id long, v string, n int")
+    upsert.write.format("workbench").option("writeMode", "merge").mode("append").save("default.t")
+    gone = spark.createDataFrame([(2,), (3,)], "id long")
+    gone.write.format("workbench").option("writeMode", "delete").save("default.t")
+    got = dc.read("t", read_as="pyarrow").sort_by("id")
+    assert got.num_rows == 99 and got.column("id").to_pylist()[:3] == [0, 1, 4]
+    assert got.slice(1, 1).to_pylist() == [{"id": 1, "v": "one", "score": 0.0, "n": 5}]
+    assert any(f.deletion_vector for f in open_table(locate("t")).files)
+    info = dc.get_table("t")
+    direct = DeltaTable(info.uri, storage_options=s3_catalog.properties.storage_options)
+    assert delta_rows(direct).sort_by("id").to_pylist() == got.to_pylist()
 
 
 def test_a_second_bucket_is_a_second_catalog(s3_catalog, s3):

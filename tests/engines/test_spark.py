@@ -210,10 +210,12 @@ def test_data_source_writes_that_fail_leave_table_and_folder_as_they_were(spark,
     dc.write(pa.table({"id": [1], "v": ["a"]}), "t", schema=KEYED)
     before = tree_digest(catalog.root)
     twice = spark.createDataFrame([(2, "x"), (2, "y")], "id long, v string").repartition(2)
-    with pytest.raises(Exception, match="repeat a merge key"):
+    with pytest.raises(dc.MergeKeyError, match="repeat a merge key") as raised:  # at commit
         twice.write.format("workbench").mode("overwrite").save("default.t")
-    with pytest.raises(Exception, match="cannot be used with tables that have merge keys"):
-        twice.write.format("workbench").mode("append").save("default.t")
+    assert_plain(raised.value)
+    with pytest.raises(dc.KeyedTableModeError, match="APPEND mode cannot be used") as raised:
+        twice.write.format("workbench").mode("append").save("default.t")  # at planning
+    assert_plain(raised.value)
     failing = spark.range(4).selectExpr("id", "cast(1 / (id - 3) AS string) AS v")
     with pytest.raises(Exception, match="DIVIDE_BY_ZERO"):
         spark.conf.set("spark.sql.ansi.enabled", "true")
@@ -223,6 +225,86 @@ def test_data_source_writes_that_fail_leave_table_and_folder_as_they_were(spark,
             spark.conf.unset("spark.sql.ansi.enabled")
     assert tree_digest(catalog.root) == before
     assert rows("t") == [{"id": 1, "v": "a", "score": 0.0}]
+
+
+def assert_plain(error: BaseException) -> None:
+    """The error is workbench's own, with no Spark worker traceback or Java stack around it
+    (in its message, or in the traceback the user sees)."""
+    import traceback
+
+    assert "Traceback" not in str(error) and "SQLSTATE" not in str(error)
+    shown = "".join(traceback.format_exception(error))
+    assert "java." not in shown and "Py4J" not in shown and "captured" not in shown
+
+
+@pytest.mark.parametrize("vectors", [True, False], ids=["merge-on-read", "copy-on-write"])
+def test_data_source_merges_and_deletes_by_key(spark, catalog, tmp_path, vectors):
+    from deltalake import DeltaTable
+
+    from tests.delta_readers import delta_rows
+
+    properties = {} if vectors else {"delta.enableDeletionVectors": False}  # MoR: the default
+    start = spark.range(0, 300).selectExpr("id", "cast(id AS string) AS v", "1.0 AS score")
+    dc.write(start.repartition(3), "t", schema=KEYED, table_properties=properties)
+    files_before = _files("t")
+    upsert = frame(spark, {"id": [2, 400], "v": ["two", "new"], "score": [2.0, 4.0]}, DDL)
+    upsert.write.format("workbench").option("writeMode", "merge").mode("append").save("default.t")
+    evolved = frame(spark, {"id": [3, 401], "extra": [7, 8]}, "id long, extra int")
+    evolved.write.format("workbench").option("writeMode", "merge").save("default.t")
+    keys = frame(spark, {"id": [4, 5, 999]}, "id long")
+    dc.put_catalog("elsewhere", root=str(tmp_path / "elsewhere"), default=True)
+    by_root = keys.write.format("workbench").option("root", catalog.root)  # as for reads
+    by_root.option("writeMode", "DELETE").save("default.t")
+    dc.put_catalog("default", catalog, default=True)
+    got = {r["id"]: r for r in rows("t")}
+    assert len(got) == 300 and {4, 5}.isdisjoint(got)
+    assert got[2] == {"id": 2, "v": "two", "score": 2.0, "extra": None}
+    assert got[3] == {"id": 3, "v": "3", "score": 1.0, "extra": 7}  # kept v and score
+    assert got[401] == {"id": 401, "v": None, "score": 0.0, "extra": 8}  # the defaults
+    if vectors:  # matched rows are marked where they are, no file is rewritten
+        assert files_before <= _files("t") and _vectored("t")
+    else:
+        assert not _vectored("t") and not files_before <= _files("t")
+    other = delta_rows(DeltaTable(dc.get_table("t").uri)).sort_by("id").to_pylist()
+    assert other == rows("t")
+    assert [h["tables"] for h in dc.transactions().to_pylist()[:3]] == [["default.t"]] * 3
+
+
+def test_data_source_by_key_failures_are_typed_and_change_nothing(spark, catalog):
+    dc.write(pa.table({"id": [1], "v": ["a"]}), "t", schema=KEYED)
+    dc.write(pa.table({"id": [1], "v": ["a"]}), "plain")
+    before = tree_digest(catalog.root)
+    one = frame(spark, {"id": [1], "v": ["b"]}, "id long, v string")
+    cases = [
+        (one, "merge", "append", "nope", dc.TableNotFoundError, "does not exist"),
+        (one, "merge", "append", "plain", dc.MergeKeyError, "needs merge keys"),
+        (one, "delete", "append", "plain", dc.MergeKeyError, "needs merge keys"),
+        (one, "upsert", "append", "t", dc.InvalidArgumentError, "Unknown writeMode 'upsert'"),
+        (one, "merge", "overwrite", "t", dc.InvalidArgumentError, r"use \.mode\('append'\)"),
+        (one, "merge", "ignore", "t", dc.InvalidArgumentError, "cannot be combined"),
+        (one.union(one), "merge", "append", "t", dc.MergeKeyError, "repeat a merge key"),
+        (frame(spark, {"id": [None]}, "id long"), "delete", None, "t", dc.MergeKeyError, "null"),
+    ]
+    for data, write_mode, save_mode, table, error, message in cases:
+        writer = data.write.format("workbench").option("writeMode", write_mode)
+        with pytest.raises(error, match=message) as raised:
+            writer.save(f"default.{table}", mode=save_mode)
+        assert_plain(raised.value)
+    unregistered = one.write.format("workbench").option("root", f"{catalog.root}-other")
+    with pytest.raises(dc.CatalogNotFoundError, match="no registered catalog has that root"):
+        unregistered.option("writeMode", "merge").save("default.t")
+    assert tree_digest(catalog.root) == before
+
+
+def test_the_data_source_writer_refuses_a_write_mode_it_would_not_apply(catalog):
+    """writeMode runs in save() on the driver; a writer that gets one anyway (a session workbench
+    did not start) refuses it rather than appending."""
+    from workbench.engines.spark.datasource import _plan
+
+    dc.write(pa.table({"id": [1], "v": ["a"]}), "t", schema=KEYED)
+    incoming = pa.schema([("id", pa.int64()), ("v", pa.string())])
+    with pytest.raises(dc.InvalidArgumentError, match="runs from DataFrameWriter"):
+        _plan({"path": "default.t", "writeMode": "merge"}, incoming, False, "b")
 
 
 def test_settings_come_from_init_environment_and_file(tmp_path, monkeypatch):

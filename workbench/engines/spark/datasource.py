@@ -8,6 +8,8 @@ share the driver's ``dc.init``: the source is registered with the driver's catal
 after every ``dc.init``. Reads go file by file (deletion vectors applied); writes run a task per
 partition that writes its rows as a part of the table, and commit the parts' files (append or
 replace) through ``dc.write`` in one catalog transaction: no rows pass through one process.
+The ``writeMode`` option (``merge`` or ``delete``, by the table's merge keys) is applied on the
+driver by ``save`` before Spark's writer starts; this writer only appends or overwrites.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from pyspark.sql.datasource import (
     InputPartition,
     WriterCommitMessage,
 )
+
+from workbench.core.base.errors import InvalidArgumentError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -148,16 +152,25 @@ class _Plan:
 
 def _plan(options: dict[str, str], incoming: pa.Schema, overwrite: bool, batch: str) -> _Plan:
     """The schema and folder a write of ``incoming`` columns goes to (the table's current
-    version; schema evolution planned as ``dc.write`` plans it). A table that does not exist
-    yet gets its parts in a staging folder: the transaction creating it moves them in (a free
-    table name's folder is cleared as a dead writer's leftovers)."""
+    version; schema evolution planned as ``dc.write`` plans it; a ``writeMode`` is refused).
+    A table that does not exist yet gets its parts in a staging folder: the transaction
+    creating it moves them in (a free table name's folder is cleared as a dead writer's
+    leftovers)."""
     from workbench.core.base.types import TableWriteMode
     from workbench.core.catalog.tables import locate
     from workbench.core.catalog.versions import FIRST_VERSION
     from workbench.core.io.writer import plan_existing, plan_new
     from workbench.core.ops.tables import table_exists
     from workbench.core.transactions.table_versions import open_table
+    from workbench.engines.spark.save import requested_write_mode
 
+    by_key = requested_write_mode(options)
+    if by_key is not None:  # save() on the driver runs it, where workbench's session started
+        raise InvalidArgumentError(
+            f"writeMode {by_key!r} runs from DataFrameWriter.save on the driver of a session "
+            "workbench started (workbench.engines.spark.session.spark_session, or any dc call "
+            "on Spark); this writer only appends or overwrites, so nothing was written."
+        )
     namespace, _, name = options["path"].rpartition(".")
     loc = locate(name, namespace or None, options.get("catalog"))
     storage = loc.catalog.storage

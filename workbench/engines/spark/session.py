@@ -31,6 +31,8 @@ def spark_session() -> SparkSession:
     """The shared session (``local[*]`` unless configured; see ``settings``)."""
     from pyspark.sql import SparkSession
 
+    from workbench.engines.spark.save import install_save
+
     # Python workers must run this interpreter (with workbench and pyarrow), not the PATH one;
     # a local session binds to loopback.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -45,6 +47,7 @@ def spark_session() -> SparkSession:
     if id(session) not in _registered:
         _registered.add(id(session))
         register_source(session)
+        install_save()
         on_catalogs_changed(lambda: register_source(session))
     return session
 

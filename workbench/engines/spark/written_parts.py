@@ -103,12 +103,14 @@ class WrittenPartsEngine(Engine):
 
     def merge(self, table: OpenTable, source: Any, schema: Schema, keys: list[str]) -> Rewrite:
         raise InvalidArgumentError(
-            "df.write.format('workbench') appends or overwrites; MERGE a Spark DataFrame with "
-            "dc.write(df, table, mode='merge')."
+            "Parts Spark wrote are appended or replace a table; MERGE a Spark DataFrame with "
+            "df.write.format('workbench').option('writeMode', 'merge') or dc.write(df, table, "
+            "mode='merge')."
         )
 
     def delete(self, table: OpenTable, source: Any, keys: list[str]) -> Rewrite:
         raise InvalidArgumentError(
-            "df.write.format('workbench') appends or overwrites; DELETE by key with "
-            "dc.write(df, table, mode='delete')."
+            "Parts Spark wrote are appended or replace a table; DELETE by key with "
+            "df.write.format('workbench').option('writeMode', 'delete') or dc.write(df, table, "
+            "mode='delete')."
         )
