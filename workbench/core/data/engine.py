@@ -15,9 +15,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from workbench.core.base.errors import (
     EngineUnavailableError,
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from workbench.core.storage.store import Storage
 
 ENTRY_POINT_GROUP = "workbench.engines"
+T = TypeVar("T")
 
 
 class Engine(ABC):
@@ -146,6 +147,11 @@ class Engine(ABC):
         from workbench.core.delta.part_writer import written_parts
 
         return written_parts(self.predict(source, model, plan), schema, folder, plan.storage)
+
+    def map_files(self, files: list[DataFile], function: Callable[[DataFile], T]) -> list[T]:
+        """``function`` of each file, in order: in a worker of its own where the engine has
+        workers (a task per file), else in this process."""
+        return [function(f) for f in files]
 
     def read_staged(
         self, files: list[DataFile], folder: str, schema: pa.Schema, storage: Storage

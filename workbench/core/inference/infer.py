@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.arguments import optional_whole_number, row_filter
@@ -25,23 +24,18 @@ from workbench.core.delta.snapshot import DataFile
 from workbench.core.events.runs import run
 from workbench.core.inference.plan import (
     DEFAULT_BATCH_SIZE,
-    HASH_COLUMN,
     PredictPlan,
-    hash_column,
-    input_column,
-    model_column,
     provenance_fields,
     result_schema,
 )
-from workbench.core.inference.provenance import input_hashes, stale
 from workbench.core.inference.resolve import (
     bind_inputs,
     fetched_inputs,
     resolve_model,
 )
 from workbench.core.inference.result import InferResult
+from workbench.core.inference.work import Work, scope_of, select_here, select_on_engine
 from workbench.core.inference.worker import model_failure, typed_by_first_batch
-from workbench.core.media.columns import SHA256_COLUMN
 from workbench.core.schema.table_schema import Field, Schema
 from workbench.core.transactions.context import operation
 from workbench.core.transactions.table_versions import for_read, open_table
@@ -55,14 +49,6 @@ if TYPE_CHECKING:
     from workbench.core.transactions.transaction import Transaction
 
 INFER_OPERATION = "INFER"
-
-
-@dataclass
-class _Work:
-    """The rows a call predicts, out of the rows in scope."""
-
-    rows: pa.Table  # merge keys, one column per model input, HASH_COLUMN
-    in_scope: int
 
 
 def infer(
@@ -124,9 +110,13 @@ def infer(
         if target is not None and chosen.outputs_known:
             _check_target(chosen, keys, target)
         with current.step("read") as step:
-            work = _select(chosen, source, target, keys, bindings, fetch, where, force)
-            step.rows_in, step.rows_out = work.in_scope, work.rows.num_rows
-        predicted = work.rows.num_rows
+            scope = scope_of(chosen, source, target, keys, bindings, fetch, force)
+            if folder is not None and runner.clustered and scope.elsewhere is None:
+                work = select_on_engine(runner, source, scope, where, folder)
+            else:
+                work = select_here(source, scope, where)
+            step.rows_in, step.rows_out = work.in_scope, work.count
+        predicted = work.count
         skipped = work.in_scope - predicted
         if not predicted:
             return _result(loc, chosen, runner, 0, skipped, started, None, None)
@@ -137,16 +127,16 @@ def infer(
             concurrency=concurrency,
             fetch=fetch,
             storage=loc.catalog.storage,
-            key_types={k: work.rows.schema.field(k).type for k in keys},
+            key_types={k: work.schema.field(k).type for k in keys},
         )
         with current.step("predict") as step:
             step.rows_in = predicted
             first = None
             if not chosen.outputs_known:  # typed by its first batch, predicted here
-                chosen, first = typed_by_first_batch(chosen, work.rows, plan)
+                chosen, first = typed_by_first_batch(chosen, work.head, plan)
                 if target is not None:
                     _check_target(chosen, keys, target)
-            outputs, made = _predict(runner, chosen, work.rows, plan, progress, first, folder)
+            outputs, made = _predict(runner, chosen, work, plan, progress, first, folder)
             step.rows_out = made
         with current.step("merge") as step:
             step.rows_in = made
@@ -232,51 +222,6 @@ def _check_target(model: Model, keys: list[str], target: OpenTable) -> None:
             )
 
 
-def _select(
-    model: Model,
-    source: OpenTable,
-    target: OpenTable | None,
-    keys: list[str],
-    bindings: dict[str, str],
-    fetch: tuple[str, ...],
-    where: pads.Expression | None,
-    force: bool,
-) -> _Work:
-    """Read the rows in scope (keys and inputs) and keep those that need the model."""
-    import pyarrow as pa
-
-    from workbench.core.delta.snapshot import live_table, ordered_dataset
-    from workbench.core.schema.type_notes import with_written_types
-
-    content = SHA256_COLUMN if SHA256_COLUMN in source.schema.names else None
-    sources = {i: (content if i in fetch and content else c) for i, c in bindings.items()}
-    same = target is not None and target.loc.qualified == source.loc.qualified
-    provenance = [model_column(model), hash_column(model)]
-    wanted = {*keys, *bindings.values(), *sources.values()}
-    if same and all(c in source.schema.names for c in provenance):
-        wanted.update(provenance)
-    columns = [c for c in source.schema.names if c in wanted]
-    data = with_written_types(ordered_dataset(source).to_table(columns=columns, filter=where))
-    hashes = input_hashes(data, sources)
-    versions = previous = None
-    if not force:
-        if not same and target is not None and all(c in target.schema.names for c in provenance):
-            done = with_written_types(live_table(target, columns=[*keys, *provenance]))
-            data = data.join(done, keys=keys, join_type="left outer")
-        if provenance[0] in data.column_names:
-            versions, previous = data.column(provenance[0]), data.column(provenance[1])
-    mask = stale(hashes, versions, previous, model.version)
-    rows = pa.table(
-        [
-            *[data.column(k) for k in keys],
-            *[data.column(c) for c in bindings.values()],
-            hashes,
-        ],
-        names=[*keys, *[input_column(i) for i in bindings], HASH_COLUMN],
-    )
-    return _Work(rows.filter(mask), data.num_rows)
-
-
 def _staging(runner: Engine, loc: Location) -> AbstractContextManager[str | None]:
     """Where the engine's workers write predictions (removed when the call ends), or None
     when the engine hands them to this process."""
@@ -288,7 +233,7 @@ def _staging(runner: Engine, loc: Location) -> AbstractContextManager[str | None
 def _predict(
     runner: Engine,
     model: Model,
-    work: pa.Table,
+    work: Work,
     plan: PredictPlan,
     progress: bool,
     first: pa.Table | None,
@@ -296,28 +241,32 @@ def _predict(
 ) -> tuple[Any, int]:
     """The engine's predictions for the work rows and their count (``first``: those already
     made for the first rows): an Arrow table gathered here, or, with a staging ``folder``, the
-    engine's dataset over the files its workers wrote there."""
+    engine's dataset over the files its workers wrote there. Work the engine chose is
+    predicted there whole (the first batch again, if it was typed here)."""
     import pyarrow as pa
 
     schema = result_schema(model, plan)
+    chosen_here = isinstance(work.rows, pa.Table)
+    first = first if chosen_here else None
     gathered = [] if first is None else [first.cast(schema)]
     files = []
     if folder is not None and first is not None:
         files.append(write_part(first, Schema.of(schema), folder, 0, None, plan.storage))
-    rest = work if first is None else work.slice(first.num_rows)
+    done = 0 if first is None else first.num_rows
     label = f"{model.name} on {runner.name}"
-    with progress_bar(work.num_rows, label, "rows", min_total=1, enabled=progress) as advance:
-        advance(work.num_rows - rest.num_rows)
+    with progress_bar(work.count, label, "rows", min_total=1, enabled=progress) as advance:
+        advance(done)
         try:
-            if rest.num_rows and folder is None:
-                for part in runner.predict(runner.from_arrow(rest), model, plan):
-                    gathered.append(part.cast(schema))
-                    advance(part.num_rows)
-            elif rest.num_rows:
-                source = runner.from_arrow(rest)
-                for written in runner.predict_files(source, model, plan, schema, folder):
-                    files.append(written)
-                    advance(written.rows)
+            if done < work.count:
+                rest = runner.from_arrow(work.rows.slice(done)) if chosen_here else work.rows
+                if folder is None:
+                    for part in runner.predict(rest, model, plan):
+                        gathered.append(part.cast(schema))
+                        advance(part.num_rows)
+                else:
+                    for written in runner.predict_files(rest, model, plan, schema, folder):
+                        files.append(written)
+                        advance(written.rows)
         except Exception as e:
             failure = model_failure(e)
             if failure is None:

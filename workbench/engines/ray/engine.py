@@ -9,8 +9,8 @@ collects the file descriptions and commits them. Key checks (``keys``), MERGE an
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from workbench.core.base.types import DatasetType
 from workbench.core.data.engine import Engine
@@ -29,6 +29,9 @@ from workbench.engines.daft.engine import leading_files
 from workbench.engines.ray import runtime
 from workbench.engines.ray.keys import unique_blocks
 from workbench.engines.ray.merge import delete_keys, merge_blocks
+from workbench.engines.ray.tasks import Task
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -179,6 +182,11 @@ class RayEngine(Engine):
 
         return predict_files(source, model, plan, schema, folder)
 
+    def map_files(self, files: list[DataFile], function: Callable[[DataFile], T]) -> list[T]:
+        import ray
+
+        return ray.get([_applied.remote(function, f) for f in files])
+
     def read_staged(
         self, files: list[DataFile], folder: str, schema: pa.Schema, storage: Storage
     ) -> ray.data.Dataset:
@@ -253,3 +261,10 @@ def _write_block(
         return pa.table({"file": pa.array([], pa.string())})
     written = write_part(block, schema, folder, 0, batch, storage)
     return pa.table({"file": [json.dumps([written.uri, written.size, written.stats])]})
+
+
+def _apply_impl(function: Callable[[Any], Any], argument: Any) -> Any:
+    return function(argument)
+
+
+_applied = Task(_apply_impl)

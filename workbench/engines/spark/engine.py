@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from workbench.core.base.types import DatasetType
 from workbench.core.data.engine import Engine
@@ -13,6 +13,8 @@ from workbench.core.schema.table_schema import Schema
 from workbench.engines.spark import write
 from workbench.engines.spark.files import arrow_schema
 from workbench.engines.spark.settings import check
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -107,6 +109,13 @@ class SparkEngine(Engine):
         from workbench.engines.spark.predict import predict_files
 
         return predict_files(source, model, plan, schema, folder)
+
+    def map_files(self, files: list[DataFile], function: Callable[[DataFile], T]) -> list[T]:
+        from workbench.engines.spark.session import spark_session
+
+        if not files:
+            return []
+        return spark_session().sparkContext.parallelize(files, len(files)).map(function).collect()
 
     def read_staged(
         self, files: list[DataFile], folder: str, schema: pa.Schema, storage: Storage
