@@ -14,6 +14,8 @@ from workbench.core.inference.worker import in_batches, loaded
 from workbench.engines.spark.files import spark_schema
 from workbench.engines.spark.remote import WRITTEN, written_file, written_record
 
+PARTITIONS_PER_CORE = 4
+
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
@@ -62,5 +64,9 @@ def _predicted(
 
 
 def _spread(frame: DataFrame, plan: PredictPlan) -> DataFrame:
-    """The work frame in ``plan.concurrency`` partitions, when set."""
-    return frame.repartition(plan.concurrency) if plan.concurrency else frame
+    """The work frame in ``plan.concurrency`` partitions, else in a few per core, so every
+    core predicts and no task holds much."""
+    parts = (
+        plan.concurrency or PARTITIONS_PER_CORE * frame.sparkSession.sparkContext.defaultParallelism
+    )
+    return frame.repartition(parts)
