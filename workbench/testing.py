@@ -109,7 +109,7 @@ class LocalS3:
 
 class LocalSparkCluster:
     """A Spark standalone cluster on 127.0.0.1 started from pyspark's own ``spark-class``: a
-    master and ``workers`` workers (one core each), so tasks run in executor JVMs and Python
+    master and ``workers`` workers of ``cores`` cores, so tasks run in executor JVMs and Python
     workers of other processes, as on a real cluster. Stopped, with its executors, on exit."""
 
     def __init__(self, workers: int = 2, cores: int = 1, memory: str = "2g") -> None:
@@ -171,6 +171,12 @@ class LocalSparkCluster:
         except (urllib.error.URLError, OSError, ValueError):
             return 0
         return int(state.get("aliveworkers", 0)) if state.get("status") == "ALIVE" else 0
+
+    @property
+    def pids(self) -> dict[str, int]:
+        """Process ids of the master and the workers by name (``master``, ``worker-0``, ...);
+        executors run as children of their worker."""
+        return self._group.pids if self._group is not None else {}
 
     def stop(self) -> None:
         """Stop the workers (and their executors), then the master."""
@@ -249,8 +255,14 @@ class LocalRayCluster:
             return 0
         return sum(1 for node in nodes.values() if node.state == 0)  # 0 is ALIVE
 
+    @property
+    def pids(self) -> dict[str, int]:
+        """Process ids of the ``ray start`` of each node by name (``head``, ``node-1``, ...);
+        the node's raylet and workers run as its descendants."""
+        return self._group.pids if self._group is not None else {}
+
     def stop(self) -> None:
-        """Stop the nodes it started (the last first) and their workers."""
+        """Stop the nodes and their workers."""
         if self._group is not None:
             self._group.stop()
             self._group = None
@@ -275,6 +287,10 @@ class _ProcessGroups:
             self.processes[name] = subprocess.Popen(
                 command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
+
+    @property
+    def pids(self) -> dict[str, int]:
+        return {name: process.pid for name, process in self.processes.items()}
 
     def wait_until(self, ready: Callable[[], bool], what: str) -> None:
         """Return when ``ready()``; raise ``EngineUnavailableError`` with the log of a process
