@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 # file needs only onnxruntime, so with the inference extra it is installed without dependencies.
 SILERO_VAD := silero-vad==6.2.3
 
-.PHONY: venv install java-check browser-deps test test-fast test-notebooks lint format benchmark demo media lab build clean clean-venv clean-build
+.PHONY: venv install java-check browser-deps test test-fast test-cluster test-notebooks lint format benchmark demo media lab build clean clean-venv clean-build
 
 venv: $(PY)
 
@@ -45,6 +45,13 @@ test: install java-check browser-deps
 FAST := not (spark or ray or s3 or kernel or browser or slow)
 test-fast: install
 	$(PY) -m pytest tests -m "$(FAST)" -p no:cacheprovider -q
+
+# The engine suites on real clusters: a Spark standalone master with two workers and a two-node
+# Ray cluster, all on 127.0.0.1, with the catalogs on a local S3 server. The test fixtures start
+# and stop everything; only tests that use Spark or Ray run (see --cluster in tests/conftest.py).
+CLUSTER_SUITES := tests/engines tests/features/test_infer.py tests/core/test_s3.py
+test-cluster: install java-check
+	$(PY) -m pytest $(CLUSTER_SUITES) --cluster -p no:cacheprovider -q
 
 test-notebooks: install
 	$(PY) -m pytest tutorials --nbval --nbval-current-env -q

@@ -1,27 +1,76 @@
-"""Shared fixtures: a fresh local catalog per test and a snapshot helper for failure checks."""
+"""Shared fixtures: a fresh catalog per test, the engines (local, or with ``--cluster`` on real
+clusters) and a snapshot helper for failure checks."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 import workbench as dc
+from workbench.core.storage.store import Storage, is_local, local_path, storage_for
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--cluster",
+        action="store_true",
+        help="Run only the tests that use Spark or Ray, on a local Spark standalone cluster "
+        "(a master, two workers) and a two-node Ray cluster, with their catalogs on a local S3 "
+        "server (make test-cluster).",
+    )
+
+
+def on_clusters(config: pytest.Config) -> bool:
+    """True when the run is on real clusters (``--cluster``)."""
+    return bool(config.getoption("--cluster"))
 
 
 @pytest.fixture
-def catalog(tmp_path: Path) -> Iterator[dc.Catalog]:
-    """A fresh default local catalog in a temporary folder."""
-    yield dc.init_local(tmp_path / "catalog")
+def catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dc.Catalog]:
+    """A fresh default catalog: in a temporary folder, or with ``--cluster`` on the S3 server."""
+    if on_clusters(request.config):
+        yield request.getfixturevalue("s3_catalog")
+    else:
+        yield dc.init_local(tmp_path / "catalog")
+
+
+@pytest.fixture
+def new_catalog(request: pytest.FixtureRequest) -> Callable[[Path], dc.Catalog]:
+    """Makes fresh catalogs (not made default) for tests that use several: at the given folder,
+    or with ``--cluster`` each in a new bucket of the S3 server."""
+
+    def make(folder: Path) -> dc.Catalog:
+        if on_clusters(request.config):
+            s3 = request.getfixturevalue("s3")
+            return dc.Catalog(dc.CatalogProperties(f"s3://{s3.new_bucket()}/catalog", s3.options))
+        return dc.Catalog(dc.CatalogProperties(str(folder)))
+
+    return make
+
+
+def _storage(root: str | Path) -> Storage:
+    """The storage under ``root`` (a folder, or a URI under a registered catalog's root)."""
+    root = str(root).rstrip("/")
+    return Storage(root, storage_for(root + "/").options)
 
 
 def tree_digest(root: str | Path) -> str:
-    """Hash of every file path and content under ``root``: equal digests mean nothing changed."""
+    """Hash of every file path and content under ``root`` (a folder or an object-store URI):
+    equal digests mean nothing changed."""
     digest = hashlib.sha256()
+    if not is_local(str(root)):
+        storage = _storage(root)
+        for key in sorted(entry["path"] for entry in storage.list("")):
+            digest.update(key.encode())
+            digest.update(storage.get(key) or b"")
+        return digest.hexdigest()
+    root = local_path(str(root))
     for folder, _, files in sorted(os.walk(root)):
         for name in sorted(files):
             path = Path(folder, name)
@@ -30,10 +79,18 @@ def tree_digest(root: str | Path) -> str:
     return digest.hexdigest()
 
 
+def entries(root: str) -> list[str]:
+    """Names of the files and folders directly under ``root`` (a folder or an object-store
+    URI; an object store has no empty folders)."""
+    if is_local(root):
+        return os.listdir(local_path(root))
+    storage = _storage(root)
+    files = [e["path"] for e in storage.list("") if "/" not in e["path"]]
+    return storage.folders("") + files
+
+
 def fail_log_commits(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
     """Make every commit of a catalog log raise ``error`` (a fault not otherwise producible)."""
-    from workbench.core.storage.store import Storage
-
     real = Storage.put_if_absent
 
     def failing(self, key, data):
@@ -45,25 +102,67 @@ def fail_log_commits(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
 
 
 @pytest.fixture(scope="session")
-def spark():
-    """One local SparkSession for the whole test run (cold start is ~5-10 s)."""
+def local_spark_cluster(request: pytest.FixtureRequest):
+    """With ``--cluster``, a standalone Spark cluster of two one-core workers (else None)."""
+    if not on_clusters(request.config):
+        yield None
+        return
+    from workbench.testing import LocalSparkCluster
+
+    with LocalSparkCluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def spark(local_spark_cluster):
+    """One SparkSession for the whole test run (cold start is ~5-10 s): ``local[*]``, or with
+    ``--cluster`` the driver of the standalone cluster."""
     pytest.importorskip("pyspark")
     from workbench.engines.spark.session import spark_session
 
+    if local_spark_cluster is not None:
+        dc.init(engines={"spark": {"master": local_spark_cluster.master_url}})
     session = spark_session()
+    if local_spark_cluster is not None:
+        _wait_for_executors(session, local_spark_cluster.workers)
     yield session
     session.stop()
 
 
+def _wait_for_executors(session, count: int, seconds: float = 120.0) -> None:
+    """Wait until ``count`` executors have registered with the driver (which is counted too)."""
+    deadline = time.monotonic() + seconds
+    while session.sparkContext._jsc.sc().getExecutorMemoryStatus().size() < count + 1:
+        if time.monotonic() > deadline:
+            pytest.fail(f"{count} Spark executors did not register in {seconds:.0f} s.")
+        time.sleep(0.5)
+
+
 @pytest.fixture(scope="session")
-def ray_cluster():
-    """One small local Ray instance for the whole test run (start-up costs ~12 s and ~1.8 GB)."""
+def local_ray_cluster(request: pytest.FixtureRequest):
+    """With ``--cluster``, a Ray cluster of two one-CPU nodes (else None)."""
+    if not on_clusters(request.config):
+        yield None
+        return
+    from workbench.testing import LocalRayCluster
+
+    with LocalRayCluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(local_ray_cluster):
+    """One Ray for the whole test run: a small local instance (start-up costs ~12 s and
+    ~1.8 GB), or with ``--cluster`` the two-node cluster, which this process joins."""
     pytest.importorskip("ray")
     import ray
 
     from workbench.core.data.engine import get_engine
 
-    dc.init(engines={"ray": {"num_cpus": 2, "object_store_memory": 256 * 1024**2}})
+    if local_ray_cluster is not None:
+        dc.init(engines={"ray": {"address": local_ray_cluster.address}})
+    else:
+        dc.init(engines={"ray": {"num_cpus": 2, "object_store_memory": 256 * 1024**2}})
     get_engine("ray")
     yield
     ray.shutdown()
@@ -107,12 +206,30 @@ def media_folder(tmp_path: Path) -> Path:
 
 # Test tiers: `make test-fast` leaves these out; `make test` runs everything.
 FIXTURE_TIERS = {"spark": "spark", "ray_cluster": "ray", "s3": "s3", "s3_catalog": "s3"}
+CLUSTER_ENGINES = {"spark", "ray_cluster"}
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark each test with the tiers its fixtures put it in (a test using the ``spark``
-    fixture is a ``spark`` test), so no test has to be marked by hand for them."""
+    fixture is a ``spark`` test), so no test has to be marked by hand for them. With
+    ``--cluster`` keep only the tests that use Spark or Ray; without it, leave out the
+    ``cluster`` tests (about the clusters themselves)."""
+    selected, deselected = [], []
     for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
         for fixture, tier in FIXTURE_TIERS.items():
-            if fixture in getattr(item, "fixturenames", ()):
+            if fixture in fixtures:
                 item.add_marker(tier)
+        # a test parametrized by engine (tests/features) takes the spark fixture when it runs
+        engine = getattr(item, "callspec", None) and item.callspec.params.get("engine")
+        if on_clusters(config):
+            keep = bool(fixtures & CLUSTER_ENGINES) or engine == "spark"
+            local = item.get_closest_marker("local_folder")
+            if local is not None:
+                item.add_marker(pytest.mark.skip(reason=f"on S3 with --cluster: {local.args[0]}"))
+        else:
+            keep = item.get_closest_marker("cluster") is None
+        (selected if keep else deselected).append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = selected

@@ -72,10 +72,17 @@ def outcome(table: str = "t") -> dict[str, Any]:
 
 
 def run_sequence(
-    engine: str, root: Path, steps: list[tuple[str, dict, str]] = OPERATIONS, spark: Any = None
+    engine: str,
+    root: Path | dc.Catalog,
+    steps: list[tuple[str, dict, str]] = OPERATIONS,
+    spark: Any = None,
 ) -> dict[str, Any]:
-    """Run ``steps`` through ``engine`` on a fresh catalog; return the outcome."""
-    dc.init_local(root)
+    """Run ``steps`` through ``engine`` on a fresh catalog (a new folder, or a catalog made by
+    the ``new_catalog`` fixture); return the outcome."""
+    if isinstance(root, dc.Catalog):
+        dc.init({"default": root})
+    else:
+        dc.init_local(root)
     for mode, data, ddl in steps:
         dc.write(
             payload(engine, data, ddl, spark),

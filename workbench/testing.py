@@ -1,23 +1,36 @@
-"""A throwaway S3 server on this machine (moto, from the ``dev`` extra), to try catalogs on an
-object store without an account: the tests and benchmarks use it, and so can anyone.
+"""Throwaway servers on this machine, to try workbench without an account or a cluster: an S3
+server (moto, from the ``dev`` extra), a Spark standalone cluster and a Ray cluster. The tests
+and benchmarks use them, and so can anyone.
 
-    with LocalS3() as s3:
+    with LocalS3() as s3, LocalSparkCluster() as spark, LocalRayCluster() as ray_cluster:
         lake = dc.Catalog(dc.CatalogProperties(f"s3://{s3.new_bucket()}/lake", s3.options))
+        dc.init({"default": lake}, engines={"spark": {"master": spark.master_url},
+                                            "ray": {"address": ray_cluster.address}})
 """
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Callable
+from contextlib import suppress
+from pathlib import Path
 
 from workbench.core.base.errors import EngineUnavailableError, WorkbenchError
 
 START_SECONDS = 30.0
+CLUSTER_START_SECONDS = 180.0  # a cold JVM or Ray node takes 5-20 s on a busy 2-core machine
+STOP_SECONDS = 5.0
 
 
 class LocalS3:
@@ -92,6 +105,253 @@ class LocalS3:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class LocalSparkCluster:
+    """A Spark standalone cluster on 127.0.0.1 started from pyspark's own ``spark-class``: a
+    master and ``workers`` workers of ``cores`` cores, so tasks run in executor JVMs and Python
+    workers of other processes, as on a real cluster. Stopped, with its executors, on exit."""
+
+    def __init__(self, workers: int = 2, cores: int = 1, memory: str = "2g") -> None:
+        self.workers, self.cores, self.memory = workers, cores, memory
+        self.port = _free_port()
+        self.webui_port = _free_port()
+        self.master_url = f"spark://127.0.0.1:{self.port}"
+        self._group: _ProcessGroups | None = None
+
+    def start(self) -> LocalSparkCluster:
+        """Start the master and the workers; return once every worker has registered."""
+        try:
+            import pyspark
+        except ImportError as e:
+            raise EngineUnavailableError(
+                "A local Spark cluster needs pyspark: pip install 'workbench[spark]'."
+            ) from e
+        spark_class = str(Path(pyspark.__file__).parent / "bin" / "spark-class")
+        if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+            raise EngineUnavailableError(
+                "A local Spark cluster needs Java 17 or 21: "
+                "sudo apt-get install -y openjdk-17-jre-headless"
+            )
+        self._group = group = _ProcessGroups()
+        env = {
+            **os.environ,  # PYTHONPATH and the rest reach executors and their Python workers
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "PYSPARK_PYTHON": sys.executable,
+            "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false",  # no fixed port 6066
+        }
+        try:
+            master = [
+                *(spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1"),
+                *("--port", str(self.port), "--webui-port", str(self.webui_port)),
+            ]
+            group.spawn("master", master, env)
+            for i in range(self.workers):
+                worker = [
+                    *(spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1"),
+                    *("--cores", str(self.cores), "--memory", self.memory),
+                    *("--webui-port", str(_free_port())),
+                    *("--work-dir", str(group.folder / f"work-{i}"), self.master_url),
+                ]
+                group.spawn(f"worker-{i}", worker, env)
+            group.wait_until(
+                lambda: self._alive_workers() == self.workers,
+                f"Spark's standalone cluster at {self.master_url} ({self.workers} workers)",
+            )
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _alive_workers(self) -> int:
+        try:
+            url = f"http://127.0.0.1:{self.webui_port}/json/"
+            with urllib.request.urlopen(url, timeout=2) as answer:
+                state = json.load(answer)
+        except (urllib.error.URLError, OSError, ValueError):
+            return 0
+        return int(state.get("aliveworkers", 0)) if state.get("status") == "ALIVE" else 0
+
+    @property
+    def pids(self) -> dict[str, int]:
+        """Process ids of the master and the workers by name (``master``, ``worker-0``, ...);
+        executors run as children of their worker."""
+        return self._group.pids if self._group is not None else {}
+
+    def stop(self) -> None:
+        """Stop the workers (and their executors), then the master."""
+        if self._group is not None:
+            self._group.stop()
+            self._group = None
+
+    def __enter__(self) -> LocalSparkCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class LocalRayCluster:
+    """A Ray cluster of ``nodes`` nodes on this machine (``ray start --head`` and ``ray start``
+    joining it, ``cpus`` CPUs each), so tasks and actors run in other processes on either node.
+    Stopped by ending the processes it started, never by ``ray stop`` (which would end every Ray
+    on the machine)."""
+
+    def __init__(self, nodes: int = 2, cpus: int = 1, object_store_bytes: int = 256 * 1024**2):
+        self.nodes, self.cpus, self.object_store_bytes = nodes, cpus, object_store_bytes
+        self.port = _free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self._group: _ProcessGroups | None = None
+
+    def start(self) -> LocalRayCluster:
+        """Start the head, then the other nodes; return once every node is alive."""
+        try:
+            import ray  # noqa: F401
+        except ImportError as e:
+            raise EngineUnavailableError(
+                "A local Ray cluster needs ray: pip install 'workbench[ray]'."
+            ) from e
+        ray_cli = str(Path(sys.executable).with_name("ray"))
+        self._group = group = _ProcessGroups()
+        env = {
+            **os.environ,  # PYTHONPATH and the rest reach Ray's worker processes
+            "RAY_USAGE_STATS_ENABLED": "0",
+            # No token to hand around: `ray start` would otherwise turn token auth on, which the
+            # local Ray instances workbench starts do not use.
+            "RAY_AUTH_MODE": "disabled",
+        }
+
+        def node(*flags: str) -> list[str]:
+            return [
+                *(ray_cli, "start", *flags, f"--num-cpus={self.cpus}"),
+                f"--object-store-memory={self.object_store_bytes}",
+                f"--temp-dir={group.folder}",
+                f"--dashboard-agent-listen-port={_free_port()}",  # 52365 by default: one a node
+                *("--disable-usage-stats", "--block"),
+            ]
+
+        try:
+            head = node("--head", f"--port={self.port}", "--include-dashboard=false")
+            group.spawn("head", head, env)
+            group.wait_until(lambda: self._alive_nodes() == 1, f"Ray's head at {self.address}")
+            for i in range(1, self.nodes):
+                group.spawn(f"node-{i}", node(f"--address={self.address}"), env)
+            group.wait_until(
+                lambda: self._alive_nodes() == self.nodes,
+                f"the Ray cluster at {self.address} ({self.nodes} nodes)",
+            )
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _alive_nodes(self) -> int:
+        from ray._raylet import GcsClient
+
+        try:  # Ray's client waits 30 s for a server that is not up yet: try the port first
+            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            nodes = GcsClient(address=self.address).get_all_node_info(timeout=2)
+        except Exception:  # not answering yet: Ray raises several types for that
+            return 0
+        return sum(1 for node in nodes.values() if node.state == 0)  # 0 is ALIVE
+
+    @property
+    def pids(self) -> dict[str, int]:
+        """Process ids of the ``ray start`` of each node by name (``head``, ``node-1``, ...);
+        the node's raylet and workers run as its descendants."""
+        return self._group.pids if self._group is not None else {}
+
+    def stop(self) -> None:
+        """Stop the nodes and their workers."""
+        if self._group is not None:
+            self._group.stop()
+            self._group = None
+
+    def __enter__(self) -> LocalRayCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class _ProcessGroups:
+    """Child processes, each in a process group of its own (it and everything it starts), with
+    their output in log files of a private folder, for error messages."""
+
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="wb-"))
+        self.processes: dict[str, subprocess.Popen] = {}
+
+    def spawn(self, name: str, command: list[str], env: dict[str, str]) -> None:
+        with open(self.folder / f"{name}.log", "wb") as log:
+            self.processes[name] = subprocess.Popen(
+                command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+
+    @property
+    def pids(self) -> dict[str, int]:
+        return {name: process.pid for name, process in self.processes.items()}
+
+    def wait_until(self, ready: Callable[[], bool], what: str) -> None:
+        """Return when ``ready()``; raise ``EngineUnavailableError`` with the log of a process
+        that exited, or of every process after the time limit."""
+        deadline = time.monotonic() + CLUSTER_START_SECONDS
+        while not ready():
+            exited = [n for n, p in self.processes.items() if p.poll() is not None]
+            if exited or time.monotonic() > deadline:
+                why = (
+                    f"{exited[0]} exited"
+                    if exited
+                    else f"not ready in {CLUSTER_START_SECONDS:.0f} s"
+                )
+                logs = "\n".join(self._tail(n) for n in (exited or self.processes))
+                raise EngineUnavailableError(f"{what} did not start ({why}).\n{logs}")
+            time.sleep(0.5)
+
+    def _tail(self, name: str, lines: int = 15) -> str:
+        text = (self.folder / f"{name}.log").read_text(errors="replace").splitlines()
+        return f"--- {name} ---\n" + "\n".join(text[-lines:])
+
+    def stop(self) -> None:
+        """End the process groups (SIGTERM, then SIGKILL to what is left of them after
+        ``STOP_SECONDS``: these servers keep nothing worth a longer wait), wait for the
+        processes, and delete the folder."""
+        deadline = time.monotonic() + STOP_SECONDS
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for process in self.processes.values():
+                with suppress(ProcessLookupError):  # no process of the group is left
+                    os.killpg(process.pid, sig)
+            while time.monotonic() < deadline and any(map(_running, self.processes.values())):
+                time.sleep(0.2)
+        for process in self.processes.values():
+            process.wait()
+        self.processes.clear()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _running(process: subprocess.Popen) -> bool:
+    process.poll()  # reap the leader
+    return _group_running(process.pid)
+
+
+def _group_running(group: int) -> bool:
+    """True while a process of the group runs (exited children of an exited leader stay in it
+    as zombies until init reaps them, which can take a while)."""
+    if not os.path.isdir("/proc"):
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # gone meanwhile
+                continue
+            if fields[0] != "Z" and int(fields[2]) == group:  # state and process group
+                return True
+    return False
 
 
 def _free_port() -> int:

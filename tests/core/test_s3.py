@@ -9,6 +9,7 @@ import pytest
 from deltalake import DeltaTable
 
 import workbench as dc
+from tests.conftest import entries
 from tests.delta_readers import delta_rows
 from tests.engine_parity import KEYED, outcome, run_sequence
 from workbench.core.catalog.tables import locate
@@ -192,6 +193,7 @@ def test_spark_reads_and_writes_on_s3(spark, s3_catalog):
     more.write.format("workbench").mode("append").save("default.fresh")  # staged, moved in
     more.write.format("workbench").mode("append").save("default.fresh")  # written in place
     assert sorted(r["id"] for r in dc.read("fresh", read_as="pyarrow").to_pylist()) == [7, 7, 8, 8]
+    assert not entries(s3_catalog.root + "/_workbench/staging")  # not even a folder marker
 
 
 def test_spark_data_source_merges_and_deletes_by_key_on_s3(spark, s3_catalog):

@@ -3,7 +3,6 @@ reads, parallel writes, transactions mixing engines, and failures that leave not
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -13,13 +12,16 @@ from hypothesis import HealthCheck, given, settings
 import workbench as dc
 from tests.conftest import tree_digest
 from tests.engine_parity import KEYED, STEPS, outcome, random_steps, run_sequence
+from workbench.core.catalog.tables import locate
+from workbench.core.storage.store import storage_for
+from workbench.core.transactions.table_versions import open_table
 
 pytestmark = pytest.mark.ray
 
 
-def test_ray_matches_the_local_engine_in_every_mode(ray_cluster, tmp_path):
+def test_ray_matches_the_local_engine_in_every_mode(ray_cluster, tmp_path, new_catalog):
     local = run_sequence("local", tmp_path / "local")
-    assert run_sequence("ray", tmp_path / "ray") == local
+    assert run_sequence("ray", new_catalog(tmp_path / "ray")) == local
     assert dc.transactions(read_as="pandas")["engine"].tolist()[:5] == ["ray"] * 5
 
 
@@ -29,10 +31,10 @@ def test_ray_matches_the_local_engine_in_every_mode(ray_cluster, tmp_path):
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(steps=STEPS)
-def test_random_sequences_on_ray_match_local(ray_cluster, tmp_path_factory, steps):
+def test_random_sequences_on_ray_match_local(ray_cluster, tmp_path_factory, new_catalog, steps):
     sequence = random_steps(steps)
     local = run_sequence("local", tmp_path_factory.mktemp("local"), sequence)
-    assert run_sequence("ray", tmp_path_factory.mktemp("ray"), sequence) == local
+    assert run_sequence("ray", new_catalog(tmp_path_factory.mktemp("ray")), sequence) == local
 
 
 def test_ray_reads_are_lazy_and_a_limit_reads_one_file(ray_cluster, catalog):
@@ -41,9 +43,10 @@ def test_ray_reads_are_lazy_and_a_limit_reads_one_file(ray_cluster, catalog):
         dc.write(rows, "multi", mode="append" if i else "create")
     lazy = dc.read("multi", read_as=dc.DatasetType.RAY_DATASET)
     limited = dc.read("multi", read_as=dc.DatasetType.RAY_DATASET, limit=10)
-    files = sorted(Path(dc.get_table("multi").uri).glob("*.parquet"), key=os.path.getmtime)
-    for path in files[1:]:  # only the first file in write order may be opened
-        path.rename(path.with_suffix(".hidden"))
+    files = sorted(open_table(locate("multi")).files, key=lambda f: f.low["id"])
+    for file in files[1:]:  # only the first file in write order (ids 0-99) may be opened
+        filesystem, path = storage_for(file.absolute).locate(file.absolute)
+        filesystem.move(path, path.removesuffix(".parquet") + ".hidden")
     assert sorted(r["id"] for r in limited.take_all()) == list(range(10))
     with pytest.raises(Exception, match=r"hidden|No such file|not found|NotFound"):
         lazy.take_all()

@@ -3,14 +3,12 @@ transactions, failure cleanup, SQL, the data source and settings."""
 
 from __future__ import annotations
 
-import os
-
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 import workbench as dc
-from tests.conftest import tree_digest
+from tests.conftest import entries, tree_digest
 from tests.engine_parity import STEPS, random_steps, run_sequence
 from tests.engines.test_engines import check_reserved_names
 from workbench.core.catalog.tables import locate
@@ -36,9 +34,9 @@ def frame(spark, data: dict, ddl: str):
     return spark.createDataFrame(list(zip(*data.values(), strict=True)), ddl)
 
 
-def test_every_mode_on_spark_matches_the_local_engine(spark, tmp_path):
+def test_every_mode_on_spark_matches_the_local_engine(spark, tmp_path, new_catalog):
     local = run_sequence("local", tmp_path / "local")
-    on_spark = run_sequence("spark", tmp_path / "spark", spark=spark)
+    on_spark = run_sequence("spark", new_catalog(tmp_path / "spark"), spark=spark)
     assert on_spark == local  # rows, schema with keys, and versions recorded in the log
     assert dc.get_table("t").schema.names == ["id", "v", "score", "extra"]
     assert dc.transactions(read_as="pandas")["engine"].iloc[0] == "spark"
@@ -91,6 +89,7 @@ def test_merge_touches_only_files_holding_matching_keys(spark, catalog, vectors)
     assert (got[5]["v"], got[5]["score"]) == ("5", 1.0) and {7, 8}.isdisjoint(got)
 
 
+@pytest.mark.local_folder("Spark's own Parquet reader opens the files: no hadoop-aws for s3://")
 def test_spark_reads_local_merges_and_refuses_unrecorded_versions(spark, catalog):
     from deltalake import DeltaTable, write_deltalake
 
@@ -153,7 +152,7 @@ def test_a_failed_spark_job_commits_nothing_and_leaves_no_files(spark, catalog):
         dc.write(broken, "t")
     assert rows("t") == [{"id": 1, "v": "a", "score": 0.0}]
     assert tree_digest(catalog.root + "/default/t") == before
-    assert not [d for d in os.listdir(catalog.root + "/default/t") if d.startswith("spark-")]
+    assert not [d for d in entries(catalog.root + "/default/t") if d.startswith("spark-")]
 
 
 def test_spark_key_checks_and_dedupe(spark, catalog):
@@ -203,7 +202,7 @@ def test_data_source_tasks_write_the_parts_and_the_commit_adds_only_their_files(
         "append"
     ).save("shop.fresh")  # a missing table is created
     assert rows("fresh", "shop") == [{"id": 1, "v": "n"}]
-    assert not os.listdir(os.path.join(catalog.root, "_workbench", "staging"))
+    assert not entries(catalog.root + "/_workbench/staging")
 
 
 def test_data_source_writes_that_fail_leave_table_and_folder_as_they_were(spark, catalog):
@@ -345,10 +344,14 @@ def test_settings_come_from_init_environment_and_file(tmp_path, monkeypatch):
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(steps=STEPS)
-def test_random_operation_sequences_give_identical_tables(spark, tmp_path_factory, steps):
+def test_random_operation_sequences_give_identical_tables(
+    spark, tmp_path_factory, new_catalog, steps
+):
     sequence = random_steps(steps)
     local = run_sequence("local", tmp_path_factory.mktemp("local"), sequence)
-    on_spark = run_sequence("spark", tmp_path_factory.mktemp("spark"), sequence, spark=spark)
+    on_spark = run_sequence(
+        "spark", new_catalog(tmp_path_factory.mktemp("spark")), sequence, spark=spark
+    )
     assert on_spark == local
 
 
@@ -356,25 +359,26 @@ def test_every_valid_name_works_unquoted_in_spark_sql(spark, catalog):
     check_reserved_names("spark")
 
 
-def test_the_data_source_reads_the_catalogs_of_the_driver(spark, tmp_path):
-    dc.init_local(tmp_path / "elsewhere")  # not ./.workbench, and no root option below
+def test_the_data_source_reads_the_catalogs_of_the_driver(spark, tmp_path, new_catalog):
+    dc.init({"default": new_catalog(tmp_path / "elsewhere")})  # not ./.workbench, no root option
     dc.write(pa.table({"id": [1, 2], "v": ["a", "b"]}), "t", "shop", auto_create_namespace=True)
     assert spark.read.format("workbench").load("shop.t").count() == 2
     extra = frame(spark, {"id": [3], "v": ["c"]}, "id long, v string")
     extra.write.format("workbench").mode("append").save("shop.t")
     assert sorted(dc.read("t", "shop", read_as="pandas")["id"]) == [1, 2, 3]
-    second = dc.Catalog(dc.CatalogProperties(str(tmp_path / "second")))
+    second = new_catalog(tmp_path / "second")
     dc.init({"main": dc.get_catalog(), "second": second}, default="main")
     dc.write(pa.table({"id": [9]}), "other", catalog="second")
     reader = spark.read.format("workbench").option("catalog", "second")
     assert reader.load("default.other").count() == 1
 
 
-def test_the_catalog_registry_works_the_same_once_spark_has_started(spark, tmp_path):
+def test_the_catalog_registry_works_the_same_once_spark_has_started(spark, tmp_path, new_catalog):
     """Spark's data source follows the registry; clearing it must not fail for lack of a
     default catalog, and the first catalog put after a clear becomes the default."""
+    where = new_catalog(tmp_path / "first").properties
     dc.clear_catalogs()
-    first = dc.put_catalog("first", root=str(tmp_path / "first"))
+    first = dc.put_catalog("first", root=where.root, storage_options=where.storage_options)
     assert dc.get_catalog() is first
     dc.write(pa.table({"id": [1]}), "t")
     assert spark.read.format("workbench").load("default.t").count() == 1

@@ -75,8 +75,8 @@ def fragile_model() -> dc.Model:
 
 def frozen(catalog) -> tuple[str, str]:
     """Digests of the table folder and the catalog log: equal means nothing was committed."""
-    root = Path(catalog.root)
-    return tree_digest(root / "lab" / "docs"), tree_digest(root / "_workbench" / "transactions")
+    root = catalog.root
+    return tree_digest(f"{root}/lab/docs"), tree_digest(f"{root}/_workbench/transactions")
 
 
 def test_infer_merges_outputs_and_reruns_incrementally(table, engine):

@@ -205,17 +205,15 @@ def discard_batch(folder: str, batch: str) -> None:
     """Delete the files a failed write of ``batch`` left in a table folder."""
     import pyarrow.fs as pafs
 
-    fs, path = filesystem_of(folder)
+    storage = storage_for(folder)
+    fs, path = storage.locate(folder)
     selector = pafs.FileSelector(path, allow_not_found=True)
     for info in fs.get_file_info(selector):
         if f"-{batch}-" in info.base_name:
-            with suppress(FileNotFoundError):
-                fs.delete_file(info.path)
+            storage.remove(f"{folder.rstrip('/')}/{info.base_name}")
 
 
 def discard(files: list[WrittenFile]) -> None:
     """Delete files written for a change that will not be committed."""
     for f in files:
-        fs, path = filesystem_of(f.uri)
-        with suppress(FileNotFoundError):
-            fs.delete_file(path)
+        storage_for(f.uri).remove(f.uri)

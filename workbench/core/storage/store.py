@@ -182,8 +182,10 @@ class Storage:
             return
         import obstore
 
-        key = self.fs_path(uri)[len(self.fs_path("")) :]
-        with _os_errors(self.root), obstore.open_writer(self._store(write=True), key) as writer:
+        with (
+            _os_errors(self.root),
+            obstore.open_writer(self._store(write=True), self._key(uri)) as writer,
+        ):
             yield _Sink(writer)
 
     # ------------------------------------------------------------------------------ objects
@@ -259,6 +261,31 @@ class Storage:
         if store is not None:
             with suppress(FileNotFoundError), _os_errors(self.root):
                 obstore.delete(store, key)
+
+    def remove(self, uri: str) -> None:
+        """Delete the file at ``uri`` (a path or URI under the root; nothing happens if there
+        is none). On an object store no folder marker is left behind, as pyarrow's
+        ``delete_file`` leaves one for a folder it empties."""
+        if is_local(self.root):
+            with suppress(FileNotFoundError):
+                self.filesystem.delete_file(self.fs_path(uri))
+            return
+        self.delete(self._key(uri))
+
+    def move(self, uri: str, target: str) -> None:
+        """Move the file at ``uri`` to ``target`` (both under the root); on an object store a
+        copy and a delete, leaving no folder marker where it was."""
+        if is_local(self.root):
+            self.filesystem.move(self.fs_path(uri), self.fs_path(target))
+            return
+        import obstore
+
+        with _os_errors(self.root):
+            obstore.rename(self._store(write=True), self._key(uri), self._key(target))
+
+    def _key(self, uri: str) -> str:
+        """The key of a URI under an object store root."""
+        return self.fs_path(uri)[len(self.fs_path("")) :]
 
     def list(self, prefix: str) -> list[dict[str, Any]]:
         """Objects under ``prefix`` (path, size, last_modified)."""

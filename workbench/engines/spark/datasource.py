@@ -39,12 +39,16 @@ Catalogs = dict[str, tuple[str, dict[str, str]]]  # name -> (root, storage optio
 
 
 def _use_catalogs(catalogs: Catalogs, default: str | None, options: dict[str, str]) -> None:
-    """Register in this (worker) process the catalogs the driver had, or the ``root`` option."""
-    from workbench.core.catalog.registry import Catalog, CatalogProperties, init_local
+    """Register in this (worker) process the catalogs the driver had, or the ``root`` option
+    (with the storage options of the driver's catalog at that root, if it has one: an object
+    store's endpoint and credentials)."""
+    from workbench.core.catalog.registry import DEFAULT_CATALOG, Catalog, CatalogProperties
     from workbench.core.session import init
 
     if "root" in options:
-        init_local(options["root"])
+        root = CatalogProperties(options["root"]).root
+        storage_options = dict(dict(catalogs.values()).get(root, {}))
+        init({DEFAULT_CATALOG: Catalog(CatalogProperties(root, storage_options))}, DEFAULT_CATALOG)
     elif catalogs:
         init(
             {n: Catalog(CatalogProperties(r, dict(o))) for n, (r, o) in catalogs.items()},

@@ -90,14 +90,13 @@ class WrittenPartsEngine(Engine):
                 "it; nothing was committed. Run the write again."
             )
         inside = folder.rstrip("/") + "/"
-        fs = source.storage.filesystem
         moved = []
         for f in source.files:
             if f.uri.startswith(inside):
                 moved.append(f)
                 continue
             target = inside + f.uri.rsplit("/", 1)[-1]
-            fs.move(source.storage.fs_path(f.uri), source.storage.fs_path(target))
+            source.storage.move(f.uri, target)
             moved.append(replace(f, uri=target))
         return moved
 
