@@ -207,12 +207,14 @@ def _blocks(engine: str, parts: list[dict]) -> object:
 
 
 @pytest.mark.parametrize("vectors", [True, False], ids=["merge-on-read", "copy-on-write"])
-def test_ray_checks_keys_and_merges_across_blocks_like_local(ray_cluster, tmp_path, vectors):
+def test_ray_checks_keys_and_merges_across_blocks_like_local(
+    ray_cluster, tmp_path, new_catalog, vectors
+):
     """Repeated keys in different blocks are found and de-duplicated in block order, and a
     MERGE of a partial source over several blocks and files ends as the local engine's."""
     results = {}
     for engine in ("local", "ray"):
-        dc.init_local(tmp_path / engine)
+        dc.init({"default": new_catalog(tmp_path / engine)})
         properties = {"delta.enableDeletionVectors": str(vectors).lower()}
         for i in range(3):  # three files, keys 0-29
             rows = {"id": range(i * 10, i * 10 + 10), "v": [f"old{k}" for k in range(10)]}
