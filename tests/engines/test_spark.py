@@ -264,8 +264,9 @@ def test_data_source_merges_and_deletes_by_key(spark, catalog, tmp_path, vectors
         assert files_before <= _files("t") and _vectored("t")
     else:
         assert not _vectored("t") and not files_before <= _files("t")
-    other = delta_rows(DeltaTable(dc.get_table("t").uri)).sort_by("id").to_pylist()
-    assert other == rows("t")
+    options = dict(catalog.properties.storage_options)  # none for a local folder
+    other = delta_rows(DeltaTable(dc.get_table("t").uri, storage_options=options))
+    assert other.sort_by("id").to_pylist() == rows("t")
     assert [h["tables"] for h in dc.transactions().to_pylist()[:3]] == [["default.t"]] * 3
 
 

@@ -201,11 +201,12 @@ def footer_stats(meta: pq.FileMetaData) -> str:
     )
 
 
-def discard_batch(folder: str, batch: str) -> None:
-    """Delete the files a failed write of ``batch`` left in a table folder."""
+def discard_batch(folder: str, batch: str, storage: Storage | None = None) -> None:
+    """Delete the files a failed write of ``batch`` left in a table folder (``storage``: the
+    catalog's, where a worker has no catalogs to find it by)."""
     import pyarrow.fs as pafs
 
-    storage = storage_for(folder)
+    storage = storage or storage_for(folder)
     fs, path = storage.locate(folder)
     selector = pafs.FileSelector(path, allow_not_found=True)
     for info in fs.get_file_info(selector):
@@ -213,7 +214,8 @@ def discard_batch(folder: str, batch: str) -> None:
             storage.remove(f"{folder.rstrip('/')}/{info.base_name}")
 
 
-def discard(files: list[WrittenFile]) -> None:
-    """Delete files written for a change that will not be committed."""
+def discard(files: list[WrittenFile], storage: Storage | None = None) -> None:
+    """Delete files written for a change that will not be committed (``storage``: as for
+    ``discard_batch``)."""
     for f in files:
-        storage_for(f.uri).remove(f.uri)
+        (storage or storage_for(f.uri)).remove(f.uri)

@@ -42,7 +42,7 @@ class PartWriter:
 
     def discard(self) -> None:
         """Delete the files this writer made (its worker failed)."""
-        discard_batch(self.folder, self.batch)
+        discard_batch(self.folder, self.batch, self.storage)
 
     def _flush(self) -> WrittenFile:
         import pyarrow as pa

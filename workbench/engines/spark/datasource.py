@@ -252,7 +252,7 @@ class _Writer(DataSourceArrowWriter):
             parts = WrittenParts(files, self.incoming, plan.schema, plan.table, plan.storage)
             write(parts, table, namespace or None, catalog, mode=mode, auto_create_namespace=True)
         except BaseException:
-            discard(files)
+            discard(files, self.plan.storage)
             raise
         finally:
             self._remove_staging()
@@ -269,6 +269,7 @@ class _Writer(DataSourceArrowWriter):
         from workbench.core.delta.data_files import discard, discard_batch
 
         _use_catalogs(self.catalogs, self.default, self.options)
-        discard([f for m in messages if isinstance(m, _Written) for f in m.files])
-        discard_batch(self.plan.folder, self.batch)
+        written = [f for m in messages if isinstance(m, _Written) for f in m.files]
+        discard(written, self.plan.storage)
+        discard_batch(self.plan.folder, self.batch, self.plan.storage)
         self._remove_staging()

@@ -151,16 +151,18 @@ def write_remote(
 
     def write_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
+        from pyspark import TaskContext
 
         parts = [b for b in batches if b.num_rows]
         if parts:
             table = pa.Table.from_batches(parts)
-            yield written_record(write_part(table, schema, folder, 0, batch, storage))
+            index = TaskContext.get().partitionId()  # parts keep the frame's order when read
+            yield written_record(write_part(table, schema, folder, index, batch, storage))
 
     try:
         rows = frame.mapInArrow(write_partition, WRITTEN).collect()
     except BaseException:
-        discard_batch(folder, batch)
+        discard_batch(folder, batch, storage)
         raise
     return [written_file(r) for r in rows]
 

@@ -144,11 +144,12 @@ def _options(writer: DataFrameWriter) -> dict[str, str]:
 def workbench_errors() -> Iterator[None]:
     """Re-raise a Spark exception that carries a workbench error raised in a Python worker as
     that error (its type and message, without the worker's traceback or Java's stack)."""
+    from py4j.protocol import Py4JJavaError
     from pyspark.errors.exceptions.captured import CapturedException
 
     try:
         yield
-    except CapturedException as e:
+    except (CapturedException, Py4JJavaError) as e:  # the second from a standalone cluster
         error = raised_in_worker(str(e))
         if error is None:
             raise
