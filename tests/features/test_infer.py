@@ -287,30 +287,23 @@ def test_run_transaction_retries_an_infer(table):
 
 @pytest.mark.parametrize(
     "engine",
-    [
-        "daft",
-        pytest.param("spark", marks=pytest.mark.spark),
-        pytest.param("ray", marks=pytest.mark.ray),
-    ],
+    [pytest.param("spark", marks=pytest.mark.spark), pytest.param("ray", marks=pytest.mark.ray)],
 )
 def test_engines_keep_predictions_out_of_this_process(catalog, table, engine, request):
     """Spark and Ray workers choose the rows to predict (a task per table file) and write the
-    predictions as files, and the merge-back runs on the engine, so no row comes back here;
-    Daft, in this process, streams them into files. The staged files are gone after a call,
-    whether it commits or fails."""
+    predictions as files, and the merge-back runs on the engine, so no row comes back here.
+    The staged files are gone after a call, whether it commits or fails."""
     from workbench.core.data.engine import get_engine
 
-    request.getfixturevalue({"spark": "spark", "ray": "ray_cluster"}.get(engine, "catalog"))
+    request.getfixturevalue({"spark": "spark", "ray": "ray_cluster"}[engine])
 
     def staged() -> list[str]:
         found = catalog.storage.list("_workbench/staging")
         return [e["path"] for e in found if e["path"].endswith(".parquet")]
 
-    runner = type(get_engine(engine))
-    if engine != "daft":  # choosing rows here, or gathering predictions, would call these
-        monkeypatch = request.getfixturevalue("monkeypatch")
-        monkeypatch.setattr(runner, "predict", _never_called)
-        monkeypatch.setattr("workbench.core.inference.infer.select_here", _never_called)
+    monkeypatch = request.getfixturevalue("monkeypatch")  # choosing rows here, or gathering
+    monkeypatch.setattr(type(get_engine(engine)), "predict", _never_called)  # predictions
+    monkeypatch.setattr("workbench.core.inference.infer.select_here", _never_called)
     result = dc.infer(table, length_model(), namespace="lab", engine=engine, progress=False)
     rows = dc.read(table, "lab", read_as="pyarrow").to_pylist()
     assert result.rows_predicted == 40 and [r["n"] for r in rows] == [len(r["text"]) for r in rows]

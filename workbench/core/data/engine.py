@@ -58,9 +58,9 @@ class Engine(ABC):
     clustered: ClassVar[bool] = False
     # True when the engine's reads, SQL, MERGE and DELETE apply Delta deletion vectors.
     applies_deletion_vectors: ClassVar[bool] = False
-    # True when ``dc.infer`` keeps predictions in the engine: written as files by
-    # ``predict_files`` and merged back from ``read_staged``. False gathers them in this
-    # process (the local engine, whose in-memory merge is fastest).
+    # True when ``dc.infer`` keeps rows in the engine: chosen by ``map_files``, predictions
+    # written as files by ``predict_files`` and merged back from ``read_staged``. False gathers
+    # predictions in this process (local and Daft, which run here).
     merges_predictions: ClassVar[bool] = False
 
     def __init__(self, settings: Mapping[str, Any] | None = None):
@@ -140,13 +140,10 @@ class Engine(ABC):
     def predict_files(
         self, source: Any, model: Model, plan: PredictPlan, schema: pa.Schema, folder: str
     ) -> Iterator[WrittenFile]:
-        """``predict``'s predictions (in ``schema``) written as Parquet files into ``folder``
-        on the catalog's storage (``plan.storage``), each yielded once written. This default
-        writes them in this process as they stream in, holding one file's worth at a time;
-        an engine with workers lets them write."""
-        from workbench.core.delta.part_writer import written_parts
-
-        return written_parts(self.predict(source, model, plan), schema, folder, plan.storage)
+        """The model's predictions (in ``schema``) written by the engine's workers as Parquet
+        files into ``folder`` on the catalog's storage (``plan.storage``), each yielded once
+        written (engines with ``merges_predictions``)."""
+        raise InvalidArgumentError(f"The {self.name} engine writes no prediction files.")
 
     def map_files(self, files: list[DataFile], function: Callable[[DataFile], T]) -> list[T]:
         """``function`` of each file, in order: in a worker of its own where the engine has

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from workbench.core.delta.data_files import WrittenFile
     from workbench.core.inference.model import Model
     from workbench.core.inference.plan import PredictPlan
-    from workbench.core.storage.store import Storage
 
 FILE_COLUMN = "__wb_file"
 ROW_COLUMN = "__wb_row"
@@ -106,7 +105,6 @@ class DaftEngine(Engine):
 
     name = "daft"
     applies_deletion_vectors = True  # scans filter files with vectors; MERGE, DELETE mark them
-    merges_predictions = True  # predictions stream into files, one file's worth held at a time
     data_modules: ClassVar[tuple[str, ...]] = ("daft",)
     dataset_types: ClassVar[tuple[DatasetType, ...]] = (DatasetType.DAFT,)
     sql_result_type = DatasetType.DAFT
@@ -243,18 +241,6 @@ class DaftEngine(Engine):
         from workbench.engines.daft.predict import predict_frame
 
         return predict_frame(source, model, plan)
-
-    def read_staged(
-        self, files: list[DataFile], folder: str, schema: pa.Schema, storage: Storage
-    ) -> daft.DataFrame:
-        import daft
-
-        return daft.read_parquet(
-            [f.absolute for f in files],
-            schema={f.name: daft_type(f.type) for f in schema},
-            infer_schema=False,
-            io_config=io_config(storage),
-        )
 
     def sql(self, query: str, tables: Mapping[str, OpenTable]) -> daft.DataFrame:
         import daft
