@@ -307,25 +307,24 @@ def report(results: dict[str, float], transactions: int) -> str:
             f"first as_of read (loads the log's history): {results['first_as_of'] * 1e3:.1f} ms "
             f"({results['first_as_of'] / latest:.1f}x latest)",
         ]
-    for case, label in SPARK_LABELS.items():
-        if f"{case}_seconds" in results:
-            lines.append(
-                f"{label} of {results['rows']:,} rows: {results[f'{case}_seconds']:.1f} s, "
-                f"driver RSS +{results[f'{case}_driver_mb']:.0f} MB (target < 200), largest "
-                f"Python worker {results[f'{case}_worker_mb']:.0f} MB (target < 400)"
-            )
+    measured_lines = {
+        case: f"{label} of {results['rows']:,} rows" for case, label in SPARK_LABELS.items()
+    } | {
+        part: f"dc.infer on {engine} of {results['infer_rows']:,} rows x "
+        f"{EMBEDDING_DIMENSIONS} floats"
+        for part, engine in INFER_ENGINES.items()
+    }
     if "ray_infer_first" in results:
         lines.append(
             f"dc.infer on Ray, 200 rows: first call {results['ray_infer_first']:.2f} s, again "
             f"{results['ray_infer_again']:.2f} s"
         )
-    for part, engine in INFER_ENGINES.items():
-        if f"{part}_seconds" in results:
+    for name, label in measured_lines.items():
+        if f"{name}_seconds" in results:
             lines.append(
-                f"dc.infer on {engine} of {results['infer_rows']:,} rows x "
-                f"{EMBEDDING_DIMENSIONS} floats: {results[f'{part}_seconds']:.1f} s, driver RSS "
-                f"+{results[f'{part}_driver_mb']:.0f} MB (target < 200), largest worker "
-                f"{results[f'{part}_worker_mb']:.0f} MB (target < 400)"
+                f"{label}: {results[f'{name}_seconds']:.1f} s, driver RSS "
+                f"+{results[f'{name}_driver_mb']:.0f} MB (target < 200), largest worker "
+                f"{results[f'{name}_worker_mb']:.0f} MB (target < 400)"
             )
     return "\n".join(lines)
 

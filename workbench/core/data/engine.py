@@ -146,9 +146,9 @@ class Engine(ABC):
         raise InvalidArgumentError(f"The {self.name} engine writes no prediction files.")
 
     def map_files(self, files: list[DataFile], function: Callable[[DataFile], T]) -> list[T]:
-        """``function`` of each file, in order: in a worker of its own where the engine has
-        workers (a task per file), else in this process."""
-        return [function(f) for f in files]
+        """``function`` of each file, in order, each in a task of the engine's workers
+        (engines with ``merges_predictions``)."""
+        raise InvalidArgumentError(f"The {self.name} engine runs no tasks over files.")
 
     def read_staged(
         self, files: list[DataFile], folder: str, schema: pa.Schema, storage: Storage

@@ -111,7 +111,7 @@ def infer(
             _check_target(chosen, keys, target)
         with current.step("read") as step:
             scope = scope_of(chosen, source, target, keys, bindings, fetch, force)
-            if folder is not None and runner.clustered and scope.elsewhere is None:
+            if folder is not None and scope.elsewhere is None:
                 work = select_on_engine(runner, source, scope, where, folder)
             else:
                 work = select_here(source, scope, where)

@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.delta.part_writer import written_parts
+from workbench.core.delta.data_files import write_part
 from workbench.core.delta.snapshot import DataFile, live_file_rows, live_table, ordered_dataset
 from workbench.core.inference.plan import HASH_COLUMN, hash_column, input_column, model_column
 from workbench.core.inference.provenance import input_hashes, stale
 from workbench.core.media.columns import SHA256_COLUMN
+from workbench.core.schema.table_schema import Schema
 from workbench.core.schema.type_notes import with_written_types
 
 if TYPE_CHECKING:
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from workbench.core.delta.data_files import WrittenFile
     from workbench.core.inference.model import Model
     from workbench.core.storage.store import Storage
+
+HEAD_ROWS = 4096  # work rows read back here, enough to type a model by its first batch
 
 
 @dataclass(frozen=True)
@@ -99,9 +102,6 @@ def select_here(source: OpenTable, scope: Scope, where: pads.Expression | None) 
     return Work(rows, rows.num_rows, data.num_rows, rows.schema, rows.slice(0, HEAD_ROWS))
 
 
-HEAD_ROWS = 4096
-
-
 def select_on_engine(
     runner: Engine,
     source: OpenTable,
@@ -149,9 +149,11 @@ class _FileWork:
         rows = live_file_rows(f, self.table_uri, self.stored, self.storage, columns)
         if self.where is not None:  # it may name any column, so the file was read whole
             rows = rows.filter(self.where).select(scope.columns)
-        work = work_rows(with_written_types(rows), scope).cast(self.schema)
-        written = written_parts(iter([work]), self.schema, self.folder, self.storage)
-        return rows.num_rows, list(written)
+        work = work_rows(with_written_types(rows), scope)
+        if not work.num_rows:
+            return rows.num_rows, []
+        declared = Schema.of(self.schema)
+        return rows.num_rows, [write_part(work, declared, self.folder, storage=self.storage)]
 
 
 def work_rows(data: pa.Table, scope: Scope, done: pa.Table | None = None) -> pa.Table:

@@ -163,13 +163,6 @@ class RayEngine(Engine):
     def delete(self, table: OpenTable, source: ray.data.Dataset, keys: list[str]) -> Rewrite:
         return delete_keys(table, source.select_columns(keys).to_arrow_refs(), keys)
 
-    def predict(
-        self, source: ray.data.Dataset, model: Model, plan: PredictPlan
-    ) -> Iterator[pa.Table]:
-        from workbench.engines.ray.predict import predict_dataset
-
-        return predict_dataset(source, model, plan)
-
     def predict_files(
         self,
         source: ray.data.Dataset,

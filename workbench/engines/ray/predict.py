@@ -1,7 +1,7 @@
 """Model inference on Ray: a pool of long-lived actors per model, each loading the model once
 and kept across ``dc.infer`` calls of a session (starting a pool costs seconds); the work
-dataset's blocks go to the actors by reference, and the actors either return predictions or
-write them as Parquet files and return only the files' descriptions."""
+dataset's blocks go to the actors by reference, and the actors write the predictions as
+Parquet files and return only the files' descriptions."""
 
 from __future__ import annotations
 
@@ -33,26 +33,11 @@ class _ModelActor:
     def __init__(self, model: Model):
         self.model = loaded(model)
 
-    def predict(self, work: pa.Table, plan: PredictPlan) -> pa.Table:
-        import pyarrow as pa
-
-        parts = list(in_batches(self.model, work, plan))
-        return pa.concat_tables(parts) if parts else work.slice(0, 0)
-
     def write(
         self, work: pa.Table, plan: PredictPlan, schema: pa.Schema, folder: str
     ) -> list[WrittenFile]:
         predicted = in_batches(self.model, work, plan)
         return list(written_parts(predicted, schema, folder, plan.storage))
-
-
-def predict_dataset(
-    dataset: ray.data.Dataset, model: Model, plan: PredictPlan
-) -> Iterator[pa.Table]:
-    """The model's predictions over a work dataset, block by block and in order."""
-    for table in _on_pool(dataset, model, plan, lambda a, b: a.predict.remote(b, plan)):
-        if table.num_rows:
-            yield table
 
 
 def predict_files(

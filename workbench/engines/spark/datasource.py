@@ -28,13 +28,13 @@ from pyspark.sql.datasource import (
 )
 
 from workbench.core.base.errors import InvalidArgumentError
+from workbench.core.catalog.folders import STAGING_KEY
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 NAME = "workbench"
 ROWS_PER_TASK_PART = 1_000_000  # rows a Spark task buffers before writing them as one part
-STAGING = "_workbench/staging"  # parts of a write that creates its table, until it commits
 Catalogs = dict[str, tuple[str, dict[str, str]]]  # name -> (root, storage options)
 
 
@@ -184,7 +184,7 @@ def _plan(options: dict[str, str], incoming: pa.Schema, overwrite: bool, batch: 
         _, plan = plan_existing(opened, incoming, None, mode, {})
         return _Plan(plan.schema, opened.uri, opened.uri, storage)
     plan = plan_new(loc, incoming, None, TableWriteMode.CREATE, {})
-    staging = storage.uri(f"{STAGING}/{batch}")
+    staging = storage.uri(f"{STAGING_KEY}/{batch}")
     return _Plan(plan.schema, staging, loc.versioned(FIRST_VERSION).uri, storage)
 
 
@@ -263,7 +263,7 @@ class _Writer(DataSourceArrowWriter):
         from workbench.core.catalog.registry import get_catalog
 
         if self.plan.creates:
-            remove_folder(get_catalog(self.options.get("catalog")), f"{STAGING}/{self.batch}")
+            remove_folder(get_catalog(self.options.get("catalog")), f"{STAGING_KEY}/{self.batch}")
 
     def abort(self, messages: list[WriterCommitMessage]) -> None:
         from workbench.core.delta.data_files import discard, discard_batch

@@ -98,11 +98,6 @@ class SparkEngine(Engine):
 
         return run_sql(query, tables)
 
-    def predict(self, source: DataFrame, model: Model, plan: PredictPlan) -> Iterator[pa.Table]:
-        from workbench.engines.spark.predict import predict_frame
-
-        return predict_frame(source, model, plan)
-
     def predict_files(
         self, source: DataFrame, model: Model, plan: PredictPlan, schema: pa.Schema, folder: str
     ) -> Iterator[WrittenFile]:

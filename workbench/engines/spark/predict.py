@@ -1,7 +1,7 @@
 """Model inference on Spark: ``mapInArrow`` over the work frame; each Python worker loads the
 model once and keeps it for later tasks (by model version, see ``inference.worker.loaded``).
-Predictions either come back as Arrow, or each task writes its own as Parquet files and only
-the files' descriptions come back."""
+Each task writes its predictions as Parquet files, and only the files' descriptions come
+back."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from workbench.core.delta.part_writer import written_parts
-from workbench.core.inference.plan import result_schema
 from workbench.core.inference.worker import in_batches, loaded
-from workbench.engines.spark.files import spark_schema
 from workbench.engines.spark.remote import WRITTEN, written_file, written_record
 
 PARTITIONS_PER_CORE = 4
@@ -23,17 +21,6 @@ if TYPE_CHECKING:
     from workbench.core.delta.data_files import WrittenFile
     from workbench.core.inference.model import Model
     from workbench.core.inference.plan import PredictPlan
-
-
-def predict_frame(frame: DataFrame, model: Model, plan: PredictPlan) -> Iterator[pa.Table]:
-    """The model's predictions over a work frame, collected as Arrow."""
-    schema = result_schema(model, plan)
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for done in _predicted(model, plan, batches):
-            yield from done.to_batches()
-
-    yield _spread(frame, plan).mapInArrow(run, spark_schema(schema)).toArrow().cast(schema)
 
 
 def predict_files(
