@@ -21,6 +21,7 @@ from workbench.core.catalog.registry import (
     Catalog,
     CatalogProperties,
     clear_catalogs,
+    current_branch,
     get_catalog,
     init_local,
     list_catalogs,
@@ -55,6 +56,15 @@ from workbench.core.io.writer import write as write_to_table  # DeltaCAT's long 
 from workbench.core.media.html import Preview, show
 from workbench.core.media.importer import ImportResult, import_media
 from workbench.core.ops.alter import alter_table
+from workbench.core.ops.branches import (
+    Branch,
+    MergeResult,
+    branch,
+    branches,
+    create_branch,
+    drop_branch,
+    merge_branch,
+)
 from workbench.core.ops.maintenance import VacuumResult, optimize, vacuum
 from workbench.core.ops.namespaces import (
     create_namespace,
@@ -96,6 +106,14 @@ def default_namespace() -> str:
 
 __all__ = [
     "alter_table",
+    "Branch",
+    "MergeResult",
+    "branch",
+    "branches",
+    "create_branch",
+    "current_branch",
+    "drop_branch",
+    "merge_branch",
     "Catalog",
     "CatalogProperties",
     "ContentType",

@@ -2,6 +2,9 @@
 
 from workbench.core.base.errors import (
     AsOfUnitError,
+    BranchAlreadyExistsError,
+    BranchConflictError,
+    BranchNotFoundError,
     CatalogNotFoundError,
     CatalogReadOnlyError,
     CatalogRootError,
@@ -52,6 +55,9 @@ from workbench.core.base.errors import (
 
 __all__ = [
     "AsOfUnitError",
+    "BranchAlreadyExistsError",
+    "BranchConflictError",
+    "BranchNotFoundError",
     "CatalogNotFoundError",
     "CatalogReadOnlyError",
     "CatalogRootError",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.core.catalog.registry import Catalog, register, resolved
+from workbench.core.catalog.registry import Catalog, register, resolved, set_default_branch
 from workbench.core.data.engine import configure_engines
 from workbench.core.events.config import configure_events
 
@@ -16,6 +16,7 @@ def init(
     spark: dict[str, Any] | None = None,
     engines: dict[str, dict[str, Any]] | None = None,
     events: str | None = None,
+    branch: str | None = None,
 ) -> dict[str, Catalog]:
     """Register catalogs by name (replacing earlier ones; with none given, keep those
     registered, or register the local default catalog); starts no Ray or Spark.
@@ -24,7 +25,8 @@ def init(
     ..., "driver_memory": ..., "conf": {...}}, "ray": {"address": ..., "num_cpus": ...}}``;
     ``spark=`` is the same as ``engines={"spark": ...}``. ``events`` is the URI of the run
     log every catalog's runs go to (``sqlite:///abs/path.db`` or ``delta:///abs/path``; by
-    default each catalog's own, in ``<root>/_workbench/events``).
+    default each catalog's own, in ``<root>/_workbench/events``). ``branch`` is the branch
+    calls use when they name none (``main`` unless given; see ``dc.branch`` for a block).
     """
     catalogs, default = resolved(catalogs, default)
     settings = dict(engines or {})
@@ -34,4 +36,7 @@ def init(
         configure_engines(settings)
     if events is not None:
         configure_events(events)
-    return register(catalogs, default)
+    registered = register(catalogs, default)
+    if branch is not None:
+        set_default_branch(branch)
+    return registered

@@ -139,6 +139,23 @@ class TransactionConflictError(TransactionError):
     """Another transaction changed a table this one used; nothing of this one is visible."""
 
 
+class BranchNotFoundError(WorkbenchError, LookupError):
+    """No branch with that name exists in the catalog."""
+
+
+class BranchAlreadyExistsError(WorkbenchError):
+    """A branch with that name exists, so it cannot be created again."""
+
+
+class BranchConflictError(TransactionConflictError):
+    """Publishing a branch would overwrite changes ``main`` made to the same tables since the
+    branch point; ``tables`` names them. Nothing was published."""
+
+    def __init__(self, message: str, tables: list[str]):
+        super().__init__(message)
+        self.tables = tables
+
+
 class TimeTravelError(WorkbenchError, LookupError, ValueError):
     """An ``as_of`` point does not name a moment, transaction or tag of the catalog's history."""
 

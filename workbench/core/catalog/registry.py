@@ -19,6 +19,7 @@ from workbench.core.base.errors import (
     TransactionCatalogError,
 )
 from workbench.core.base.names import MAX_NAME_LENGTH, validate_name
+from workbench.core.catalog.branches import MAIN, BranchRecord, require_record
 from workbench.core.storage.store import Storage, is_local, remember
 
 if TYPE_CHECKING:
@@ -65,12 +66,42 @@ def _option_strings(options: object) -> dict[str, str]:
 
 
 class Catalog:
-    """A catalog root: tables at ``<root>/<namespace>/<table>/``, metadata in ``_workbench/``."""
+    """A catalog root: tables at ``<root>/<namespace>/<table>/``, metadata in ``_workbench/``.
+    The object registered is the catalog's ``main`` line; ``on_branch`` gives a branch's."""
+
+    branch: str = MAIN
+    record: BranchRecord | None = None  # the branch's record (None on main)
 
     def __init__(self, properties: CatalogProperties | str | os.PathLike[str]):
         if not isinstance(properties, CatalogProperties):
             properties = CatalogProperties(properties)
         self.properties = properties
+        self._branches: dict[str, BranchCatalog] = {}
+
+    @property
+    def trunk(self) -> Catalog:
+        """The catalog's ``main`` line (the registered object)."""
+        return self
+
+    @property
+    def line_key(self) -> str:
+        """What tells this line of the catalog from every other, in caches and comparisons."""
+        return self.root
+
+    def on_branch(self, name: str) -> Catalog:
+        """This catalog as branch ``name`` shows it (``main``: the catalog itself); raises
+        ``BranchNotFoundError`` when there is no such branch."""
+        if name == MAIN:
+            return self
+        bound = self._branches.get(name)
+        if bound is None:
+            record = require_record(self.storage, name, self.root)
+            bound = self._branches[name] = BranchCatalog(self, record)
+        return bound
+
+    def forget_branch(self, name: str) -> None:
+        """Stop using what this process knows of branch ``name`` (it was dropped or made anew)."""
+        self._branches.pop(name, None)
 
     @property
     def root(self) -> str:
@@ -141,12 +172,42 @@ class Catalog:
         return f"Catalog({self.root!r})"
 
 
+class BranchCatalog(Catalog):
+    """A catalog as one of its branches shows it: the same root and storage, the branch's log."""
+
+    def __init__(self, trunk: Catalog, record: BranchRecord):
+        super().__init__(trunk.properties)
+        self._trunk = trunk
+        self.record = record
+        self.branch = record.name
+        self.__dict__["storage"] = trunk.storage  # one storage per root
+
+    @property
+    def trunk(self) -> Catalog:
+        return self._trunk
+
+    @property
+    def line_key(self) -> str:
+        return f"{self.root}#{self.record.id}"
+
+    def on_branch(self, name: str) -> Catalog:
+        return self._trunk.on_branch(name)
+
+    def forget_branch(self, name: str) -> None:
+        self._trunk.forget_branch(name)
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.root!r}, branch={self.branch!r})"
+
+
 class _Registry:
-    """The catalogs registered in this process and which one is the default."""
+    """The catalogs registered in this process, which one is the default, and the branch that
+    calls naming none use."""
 
     def __init__(self) -> None:
         self.catalogs: dict[str, Catalog] = {}
         self.default: str | None = None
+        self.branch = MAIN
         self.cleared = False  # emptied on purpose: no local catalog is set up on first use
 
     def set(self, catalogs: dict[str, Catalog], default: str | None) -> None:
@@ -183,8 +244,10 @@ def resolved(
 
 
 def register(catalogs: dict[str, Catalog], default: str | None) -> dict[str, Catalog]:
-    """Make ``catalogs`` (checked by ``resolved``) the registered ones and tell the listeners."""
+    """Make ``catalogs`` (checked by ``resolved``) the registered ones, on ``main`` until
+    ``set_default_branch`` says otherwise, and tell the listeners."""
     _registry.set(catalogs, default)
+    _registry.branch = MAIN
     _notify()
     return dict(_registry.catalogs)
 
@@ -250,6 +313,7 @@ def clear_catalogs() -> None:
     """Unregister every catalog; until the next ``init`` or ``put_catalog`` no catalog is the
     default (and none is set up on first use)."""
     _registry.catalogs, _registry.default, _registry.cleared = {}, None, True
+    _registry.branch = MAIN
     _notify()
 
 
@@ -259,6 +323,37 @@ def _notify() -> None:
 
 
 _in_scope: ContextVar[Catalog | None] = ContextVar("workbench_catalog_in_scope", default=None)
+_branch_in_scope: ContextVar[str | None] = ContextVar("workbench_branch_in_scope", default=None)
+
+
+def current_branch() -> str:
+    """The branch calls that name none use: the innermost ``dc.branch`` block's, else the one
+    ``dc.init(branch=...)`` chose (``main`` by default)."""
+    return _branch_in_scope.get() or _registry.branch
+
+
+def set_default_branch(name: str) -> None:
+    """Make ``name`` the branch calls use outside ``dc.branch`` blocks (checked to exist in the
+    default catalog, when there is one)."""
+    if _registry.default is not None:
+        _registry.catalogs[_registry.default].on_branch(name)
+    _registry.branch = name
+
+
+@contextmanager
+def branch_scope(name: str | None) -> Iterator[None]:
+    """Make ``name`` the branch calls without ``branch=`` use, for the block (None: leave the
+    current one, so a ``branch=None`` argument changes nothing)."""
+    if name is None:
+        yield
+        return
+    if not isinstance(name, str) or not name:
+        raise InvalidArgumentError(f"branch={name!r} is not a branch name; pass e.g. 'exp'.")
+    token = _branch_in_scope.set(name)
+    try:
+        yield
+    finally:
+        _branch_in_scope.reset(token)
 
 
 @contextmanager
@@ -278,6 +373,7 @@ def get_catalog(name: str | None = None) -> Catalog:
     scoped = _in_scope.get()
     if scoped is None:
         return lookup_catalog(name)
+    scoped = _in_transaction_branch(scoped)
     if name is None:
         return scoped
     found = lookup_catalog(name)
@@ -287,7 +383,18 @@ def get_catalog(name: str | None = None) -> Catalog:
             f"is on catalog {catalog_name(scoped)!r}, so catalog={name!r} cannot be used inside "
             "it. Leave the transaction block to use that catalog, or open one on it."
         )
-    return found
+    return scoped
+
+
+def _in_transaction_branch(scoped: Catalog) -> Catalog:
+    """The open transaction's catalog, unless the block asks for another branch of it."""
+    wanted = current_branch()
+    if wanted != scoped.branch:
+        raise TransactionCatalogError(
+            f"The open transaction is on branch {scoped.branch!r}, so branch {wanted!r} cannot "
+            "be used inside it; leave the transaction block to work on that branch."
+        )
+    return scoped
 
 
 def lookup_catalog(name: str | None = None) -> Catalog:
@@ -311,7 +418,7 @@ def lookup_catalog(name: str | None = None) -> Catalog:
             f"Catalog {name!r} not found. Registered catalogs: {sorted(_registry.catalogs)}; "
             "register it with dc.put_catalog(name, catalog) or dc.init(catalogs={...})."
         )
-    return _registry.catalogs[name]
+    return _registry.catalogs[name].on_branch(current_branch())
 
 
 def list_catalogs() -> dict[str, Catalog]:
@@ -329,6 +436,6 @@ def default_catalog_name() -> str | None:
 def catalog_name(catalog: Catalog) -> str:
     """The registered name of a catalog object."""
     for name, registered in _registry.catalogs.items():
-        if registered is catalog:
+        if registered is catalog.trunk:
             return name
     return catalog.root

@@ -16,12 +16,13 @@ if TYPE_CHECKING:
 MAX_ADVANCE = 100  # versions applied on top of a remembered one before reading Delta again
 MAX_REMEMBERED = 256  # table versions kept, least recently used dropped first
 
-_tables: OrderedDict[tuple[str, str, int], OpenTable] = OrderedDict()
+# (folder, incarnation, line, version): a branch's versions are its own ("line" is its id)
+_tables: OrderedDict[tuple[str, str, str, int], OpenTable] = OrderedDict()
 
 
-def remember(table: OpenTable) -> None:
-    """Keep a table version for later opens."""
-    key = (table.uri, table.incarnation, table.version)
+def remember(table: OpenTable, line: str = "") -> None:
+    """Keep a table version of a line (``main``: "") for later opens."""
+    key = (table.uri, table.incarnation, line, table.version)
     _tables[key] = table
     _tables.move_to_end(key)
     while len(_tables) > MAX_REMEMBERED:
@@ -33,12 +34,15 @@ def recall(uri: str, incarnation: str, version: int, log: TransactionLog) -> Ope
     log's actions after that; None when none is near or an action is not at hand."""
     bases = [
         v
-        for (u, i, v) in _tables
-        if u == uri and i == incarnation and version - MAX_ADVANCE <= v <= version
+        for (u, i, line, v) in _tables
+        if u == uri
+        and i == incarnation
+        and line == log.line
+        and version - MAX_ADVANCE <= v <= version
     ]
     if not bases:
         return None
-    return advanced(_tables[(uri, incarnation, max(bases))], version, log)
+    return advanced(_tables[(uri, incarnation, log.line, max(bases))], version, log)
 
 
 def advanced(table: OpenTable, version: int, log: TransactionLog) -> OpenTable | None:
@@ -51,5 +55,5 @@ def advanced(table: OpenTable, version: int, log: TransactionLog) -> OpenTable |
             return None
         changes.append(TableActions.from_json(found[1]))
     table = table.with_actions(TableActions.in_turn(changes), version)
-    remember(table)
+    remember(table, log.line)
     return table

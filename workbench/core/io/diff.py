@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.core.base.errors import InvalidArgumentError, TableVersionNotFoundError
 from workbench.core.base.types import DEFAULT_ENGINE
+from workbench.core.catalog.branches import MAIN, read_record
 from workbench.core.catalog.descriptions import html_table
-from workbench.core.catalog.tables import OpenTable, locate
+from workbench.core.catalog.registry import branch_scope
+from workbench.core.catalog.tables import Location, OpenTable, locate
 from workbench.core.data.engine import get_engine
 from workbench.core.transactions.staging import quote_identifier
 from workbench.core.transactions.table_versions import open_table
@@ -59,9 +61,24 @@ def _is_version(point: Any) -> bool:
     )
 
 
-def _open_at(loc: Any, point: Any, argument: str) -> OpenTable:
-    """A table at a Delta version (int below 10**12), an ``as_of`` point, or now (None);
-    ``argument`` names the point in errors."""
+def _branch_of(loc: Location, point: Any) -> Location | None:
+    """The table's location on the branch ``point`` names (``main`` or a branch of the
+    catalog), or None when ``point`` names no branch."""
+    if not isinstance(point, str):
+        return None
+    trunk = loc.catalog.trunk
+    if point != MAIN and read_record(trunk.storage, point) is None:
+        return None
+    return replace(loc, catalog=trunk.on_branch(point))
+
+
+def _open_at(loc: Location, point: Any, argument: str) -> OpenTable:
+    """A table at a Delta version (int below 10**12), on a branch (its name), at an ``as_of``
+    point, or now (None); ``argument`` names the point in errors."""
+    on_branch = _branch_of(loc, point)
+    if on_branch is not None:
+        with branch_scope(on_branch.catalog.branch):
+            return open_table(on_branch)
     if _is_version(point):
         try:
             return open_table(loc, version=point)
@@ -76,8 +93,20 @@ def _open_at(loc: Any, point: Any, argument: str) -> OpenTable:
 
 
 def _describe_point(opened: OpenTable, spec: Any) -> str:
+    if _branch_of(opened.loc, spec) is not None:
+        return f"branch {spec} (version {opened.version})"
     shown = spec is None or _is_version(spec)
     return f"version {opened.version}" + ("" if shown else f" ({spec})")
+
+
+def _names_branch_not_namespace(loc: Location, namespace: Any) -> bool:
+    """True when a ``namespace`` argument names a branch and no namespace: the first of two
+    branches given positionally."""
+    from workbench.core.transactions.context import view
+
+    if _branch_of(loc, namespace) is None:
+        return False
+    return not view(loc.catalog).has_namespace(namespace)
 
 
 def _compared(columns: Sequence[str], common: list[str], keys: list[str]) -> list[str]:
@@ -102,8 +131,13 @@ def diff(
     columns: Sequence[str] | None = None,
 ) -> TableDiff:
     """Compare a table at ``before`` with ``after`` (default: now). A point is a Delta version
-    (an int below 10**12) or an ``as_of`` value (ns, datetime, transaction id or tag).
-    ``columns`` limits the comparison to those columns (e.g. one model's outputs)."""
+    (an int below 10**12), a branch name (its latest state: ``dc.diff(t, "main", "exp")``
+    shows what branch ``exp`` would publish), or an ``as_of`` value (ns, datetime,
+    transaction id or tag). ``columns`` limits the comparison to those columns (e.g. one
+    model's outputs)."""
+    loc = locate(table, None, catalog)
+    if before is not None and after is None and _names_branch_not_namespace(loc, namespace):
+        namespace, before, after = None, namespace, before  # dc.diff(table, "main", "exp")
     loc = locate(table, namespace, catalog)
     old, new = _open_at(loc, before, "before"), _open_at(loc, after, "after")
     old_types = {f.name: f.type for f in old.schema}

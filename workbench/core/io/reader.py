@@ -12,6 +12,7 @@ from workbench.core.base.errors import (
     TableValidationError,
 )
 from workbench.core.base.types import DatasetType
+from workbench.core.catalog.registry import branch_scope
 from workbench.core.catalog.tables import OpenTable, locate, vacuumed
 from workbench.core.data.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.data.engine import engine_for_dataset_type, require_vectors_applied
@@ -33,6 +34,7 @@ def read(
     table_version: str | None = None,
     file_path_column: str | None = None,
     table_type: DatasetType | str | None = None,
+    branch: str | None = None,
     **read_options: Any,
 ) -> Any:
     """Read a table as ``read_as``: as the catalog shows it, at a Delta ``version``, or ``as_of``
@@ -40,9 +42,10 @@ def read(
     table version is a Delta table of its own); ``limit`` reads only the first rows. Lazy dataset
     types (Daft, Ray, Spark) read nothing until used. Schemaless tables give their manifest.
 
-    ``file_path_column`` adds a column naming each row's data file. DeltaCAT's ``table_type``
-    and reader options (``max_parallelism``, ``pre_buffer``, ...) are accepted and change
-    nothing; an unknown keyword is an error."""
+    ``branch`` reads the table as that branch shows it (default: the current branch, see
+    ``dc.branch``). ``file_path_column`` adds a column naming each row's data file.
+    DeltaCAT's ``table_type`` and reader options (``max_parallelism``, ``pre_buffer``, ...)
+    are accepted and change nothing; an unknown keyword is an error."""
     read_as = parse_dataset_type(read_as)
     if table_type is not None:
         parse_dataset_type(table_type)
@@ -54,7 +57,9 @@ def read(
         raise InvalidArgumentError(
             f"file_path_column={file_path_column!r} must be a column name (a non-empty str)."
         )
-    opened = open_table(locate(table, namespace, catalog), version, as_of, table_version)
+    with branch_scope(branch):
+        loc = locate(table, namespace, catalog)
+    opened = open_table(loc, version, as_of, table_version)
     names = manifest_view_columns(opened.schema.names) if opened.schemaless else opened.schema.names
     if columns is not None:
         columns = _check_columns(opened, names, columns, file_path_column)

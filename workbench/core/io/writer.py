@@ -33,6 +33,7 @@ from workbench.core.catalog.properties import (
     decode_reader_types,
     default_consistency,
 )
+from workbench.core.catalog.registry import branch_scope
 from workbench.core.catalog.tables import Location, OpenTable, locate
 from workbench.core.catalog.versions import version_arguments
 from workbench.core.data.datasets import to_pyarrow
@@ -105,20 +106,23 @@ def write(
     table_version_properties: Mapping[Any, Any] | None = None,
     lifecycle_state: LifecycleState | str | None = None,
     content_types: Iterable[ContentType | str] | None = None,
+    branch: str | None = None,
 ) -> WriteResult:
     """Write a dataset to a table (its current version, or ``table_version``) in ``mode``; on
     any failure the table is left as it was.
 
     Modes AUTO and CREATE create a missing table or version (schemaless when ``schema=None``
     is given, accepting only ``content_types`` when given; a new version inherits the table's
-    properties); the others need it to exist."""
+    properties); the others need it to exist. ``branch`` writes on that branch (default: the
+    current branch, see ``dc.branch``)."""
     mode = _parse_mode(mode)
     check_dedupe(dedupe)
     flag("auto_create_namespace", auto_create_namespace)
     properties, own, lifecycle = version_arguments(
         table_properties, table_version_properties, lifecycle_state
     )
-    loc = locate(table, namespace, catalog)
+    with branch_scope(branch):
+        loc = locate(table, namespace, catalog)
     schemaless = schema is None
     declared = Schema.of(schema) if schema is not None and schema is not INFERRED else None
     fmt = content_type_of(content_type) if content_type is not None else None
@@ -235,9 +239,10 @@ def _write_new_table(
         order = ranking(plan.schema)
         source = _keyed(engine, source, keys, loc, None, "it was not created", order)
     with staged_or_undone(txn, change, "it was not created") as made:
+        folder = change.table.uri
         if loc.catalog.is_local:
-            loc.catalog.filesystem.create_dir(loc.catalog.fs_path(loc.namespace, loc.name))
-        made.append(Rewrite(written=engine.write_files(source, plan.schema, loc.uri)))
+            loc.catalog.filesystem.create_dir(loc.catalog.storage.fs_path(folder))
+        made.append(Rewrite(written=engine.write_files(source, plan.schema, folder)))
         stage_new_table(txn, change, plan.schema, properties, made[0])
     rows = sum(f.rows for f in made[0].written)
     txn.record(change, "CREATE_TABLE", added=rows, engine=engine.name)

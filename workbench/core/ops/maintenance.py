@@ -45,7 +45,7 @@ def optimize(
             return {"numFilesAdded": 0, "numFilesRemoved": 0}
         with staged_or_undone(txn, change, "the table was not changed") as made:
             rows = live_table(change.table, small)
-            made.append(Rewrite(write_parts(rows, change.table.schema, loc.uri), small))
+            made.append(Rewrite(write_parts(rows, change.table.schema, change.table.uri), small))
             txn.stage(change, made[0])
         txn.record(change, "OPTIMIZE", engine=DEFAULT_ENGINE)
     return {

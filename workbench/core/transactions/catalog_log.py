@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
 LOG_KEY = "_workbench/transactions"
 STATE_KEY = "_workbench/state"
-LOG_PATH = tuple(LOG_KEY.split("/"))
 LOG_SCHEMA_VERSION = 2
 SCHEMA_VERSION_PROPERTY = "workbench.logSchemaVersion"
 COMPACT_EVERY = 100
@@ -127,6 +126,10 @@ class CatalogState:
             self.namespaces.add(row["namespace"])
             self.tables[key] = TableEntry(row["table_version"], row["incarnation"])
 
+    def incarnation_versions(self) -> dict[str, int]:
+        """Each table incarnation of this state and its version."""
+        return {e.incarnation: e.version for e in self.tables.values()}
+
     def encode(self, log_version: int) -> bytes:
         """The state as JSON, as saved every ``STATE_EVERY`` commits."""
         return json.dumps(
@@ -153,13 +156,20 @@ class CatalogState:
 
 
 class TransactionLog:
-    """Reads and commits a catalog's log, caching the latest state and the rows read."""
+    """Reads and commits a catalog's log, caching the latest state and the rows read.
+
+    A branch has a log of its own (``BranchLog``): the same format under the branch's folder,
+    starting from the branch's base state instead of the empty catalog."""
+
+    key = LOG_KEY
+    state_key = STATE_KEY
+    line = ""  # "" for main, the branch id for a branch
 
     def __init__(self, catalog: Catalog):
         self.catalog = catalog
         self.storage = catalog.storage
         self.version = -1  # Delta version of the log read so far
-        self.state = CatalogState()
+        self.state = self.initial_state()
         self.last_entry: list[dict[str, Any]] = []  # rows of the newest transaction
         self._history: list[dict[str, Any]] | None = None  # every row, once loaded
         self._states: dict[int, CatalogState] = {}
@@ -169,22 +179,34 @@ class TransactionLog:
     @property
     def uri(self) -> str:
         """Where the log's Delta table lives."""
-        return self.catalog.uri(*LOG_PATH)
+        return self.catalog.uri(*self.key.split("/"))
+
+    def initial_state(self) -> CatalogState:
+        """The state before this log's first commit: the empty catalog on ``main``."""
+        return CatalogState()
+
+    def delta_limit(self, incarnation: str) -> int | None:
+        """The newest version of a table incarnation its own Delta log may be read at for this
+        line (None: any; -1: none, every version comes from this log's actions)."""
+        return None
+
+    def check_live(self) -> None:
+        """Raise unless this line may still be committed to (a branch may have been dropped)."""
 
     # -------------------------------------------------------------------------------- reading
     def refresh(self) -> CatalogState:
         """Bring the cache up to the newest log commit and return the latest state (one request
         when nothing is new: the fetch of the next commit)."""
         if self.version < 0:
-            if not self.storage.exists(commit_key(LOG_KEY, 0)):
+            if not self.storage.exists(commit_key(self.key, 0)):
                 return self.state
             self._load_saved_state()
         self._load_new()
         return self.state
 
     def _load_saved_state(self) -> None:
-        pointer = self.storage.get(f"{STATE_KEY}/_latest")
-        saved = self.storage.get(f"{STATE_KEY}/{int(pointer):020d}.json") if pointer else None
+        pointer = self.storage.get(f"{self.state_key}/_latest")
+        saved = self.storage.get(f"{self.state_key}/{int(pointer):020d}.json") if pointer else None
         if saved is None:
             self._load_history()
             return
@@ -205,13 +227,13 @@ class TransactionLog:
         _check_version(found, f"the catalog log at {self.uri!r}")
         self._schema_version = found
         self._history = []
-        self.state = CatalogState()
+        self.state = self.initial_state()
         self._extend(rows)
 
     def _load_new(self) -> None:
         new_rows: list[dict[str, Any]] = []
         while True:
-            data = self.storage.get(commit_key(LOG_KEY, self.version + 1))
+            data = self.storage.get(commit_key(self.key, self.version + 1))
             if data is None:
                 break
             self.version += 1
@@ -222,7 +244,7 @@ class TransactionLog:
                 new_rows.extend(inline)
                 continue
             for path in added:  # commits of older workbench versions
-                new_rows.extend(_parquet_rows(self.storage.get(f"{LOG_KEY}/{path}")))
+                new_rows.extend(_parquet_rows(self.storage.get(f"{self.key}/{path}")))
         self._extend(sorted(new_rows, key=lambda r: r["sequence"]))
 
     def _extend(self, rows: list[dict[str, Any]]) -> None:
@@ -280,7 +302,7 @@ class TransactionLog:
         """The state right after the transaction with ``sequence`` committed."""
         self.refresh()
         if sequence not in self._states:
-            state = CatalogState()
+            state = self.initial_state()
             for row in self.rows:
                 if row["sequence"] > sequence:
                     break
@@ -308,19 +330,19 @@ class TransactionLog:
             pa.Table.from_pylist(rows, schema=log_schema()), buffer, metadata_collector=collected
         )
         data_name = f"part-{sequence:020d}-{uuid.uuid4().hex[:12]}.snappy.parquet"
-        self.storage.put(f"{LOG_KEY}/{data_name}", buffer.getvalue())
+        self.storage.put(f"{self.key}/{data_name}", buffer.getvalue())
         content = self._commit_bytes(rows, data_name, collected[0], buffer)
         try:
-            published = self.storage.put_if_absent(commit_key(LOG_KEY, sequence), content)
+            published = self.storage.put_if_absent(commit_key(self.key, sequence), content)
         except OSError:
             # The put may have landed before the connection failed: the stored commit decides.
             stored = self._stored_commit(rows)
             if stored is None:  # it did not: the put failed and nothing was committed
-                self.storage.delete(f"{LOG_KEY}/{data_name}")
+                self.storage.delete(f"{self.key}/{data_name}")
                 raise
             published = stored == content
         if not published:
-            self.storage.delete(f"{LOG_KEY}/{data_name}")
+            self.storage.delete(f"{self.key}/{data_name}")
             return False
         self.version = sequence
         self._schema_version = LOG_SCHEMA_VERSION
@@ -333,7 +355,7 @@ class TransactionLog:
     def _stored_commit(self, rows: list[dict[str, Any]]) -> bytes | None:
         """After a failed put: what the log version the rows were meant for holds."""
         try:
-            return self.storage.get(commit_key(LOG_KEY, rows[0]["sequence"]))
+            return self.storage.get(commit_key(self.key, rows[0]["sequence"]))
         except OSError as e:
             raise CommitOutcomeUnknownError(
                 f"The catalog storage failed while transaction {rows[0]['transaction_id']} "
@@ -352,7 +374,7 @@ class TransactionLog:
             configuration = {SCHEMA_VERSION_PROPERTY: str(LOG_SCHEMA_VERSION)}
             actions.append(metadata_action(Schema.of(log_schema()), configuration))
         written = WrittenFile(
-            self.storage.uri(f"{LOG_KEY}/{data_name}"), len(buffer.getvalue()), footer_stats(meta)
+            self.storage.uri(f"{self.key}/{data_name}"), len(buffer.getvalue()), footer_stats(meta)
         )
         actions.append(add_action(data_name, written, now_ms()))
         # the rows again in commit info, so reading new commits needs no Parquet
@@ -362,8 +384,10 @@ class TransactionLog:
     def _maintain(self, sequence: int) -> None:
         """Save the state now and then; compact and checkpoint the log less often."""
         if sequence and sequence % STATE_EVERY == 0:  # state 0 is the empty one
-            self.storage.put(f"{STATE_KEY}/{sequence:020d}.json", self.state.encode(self.version))
-            self.storage.put(f"{STATE_KEY}/_latest", str(sequence).encode())
+            self.storage.put(
+                f"{self.state_key}/{sequence:020d}.json", self.state.encode(self.version)
+            )
+            self.storage.put(f"{self.state_key}/_latest", str(sequence).encode())
         if sequence and sequence % COMPACT_EVERY == 0:
             from deltalake import DeltaTable
 
@@ -404,13 +428,69 @@ def _commit_contents(data: bytes) -> tuple[list[str], str, list[dict[str, Any]] 
     return added, operation, inline
 
 
+class BranchLog(TransactionLog):
+    """The log of a branch: its own commits on top of the ``main`` state it started from.
+    Table versions up to the base come from ``main`` (its Delta logs and log actions); later
+    ones exist only as this log's actions, so no reader of a table folder sees them."""
+
+    def __init__(self, catalog: Catalog, main: TransactionLog):
+        from workbench.core.catalog.branches import base_key, line_key
+
+        assert catalog.record is not None
+        self.record = catalog.record
+        self.main = main
+        self.key = f"{line_key(self.record)}/transactions"
+        self.state_key = f"{line_key(self.record)}/state"
+        self.line = self.record.id
+        saved = catalog.storage.get(base_key(self.record))
+        self.base = CatalogState.decode(saved)[0] if saved else CatalogState()
+        self._base_versions = self.base.incarnation_versions()
+        super().__init__(catalog)
+
+    def initial_state(self) -> CatalogState:
+        state = self.base.copy()
+        state.sequence = -1
+        return state
+
+    def delta_limit(self, incarnation: str) -> int | None:
+        return self._base_versions.get(incarnation, -1)
+
+    def check_live(self) -> None:
+        from workbench.core.catalog.branches import require_record
+
+        found = require_record(self.storage, self.record.name, self.catalog.root)
+        if found.id != self.record.id:
+            from workbench.core.base.errors import BranchNotFoundError
+
+            raise BranchNotFoundError(
+                f"Branch {self.record.name!r} was dropped and created again since this process "
+                "opened it; run the work again on the new branch."
+            )
+
+    def recorded_versions(self, incarnation: str) -> list[int]:
+        limit = self._base_versions.get(incarnation, -1)
+        inherited = [v for v in self.main.recorded_versions(incarnation) if v <= limit]
+        return inherited + super().recorded_versions(incarnation)
+
+    def actions_for(
+        self, incarnation: str, version: int, known_only: bool = False
+    ) -> tuple[dict[str, Any], str] | None:
+        if version <= self._base_versions.get(incarnation, -1):
+            return self.main.actions_for(incarnation, version, known_only)
+        return super().actions_for(incarnation, version, known_only)
+
+
 _logs: dict[str, TransactionLog] = {}
 
 
 def log_of(catalog: Catalog) -> TransactionLog:
-    """The cached log reader of a catalog (one per root in this process)."""
-    log = _logs.get(catalog.root)
+    """The cached log reader of a catalog's line (one per root and branch in this process)."""
+    log = _logs.get(catalog.line_key)
     if log is None:
         catalog.check_root()
-        log = _logs[catalog.root] = TransactionLog(catalog)
+        if catalog.record is None:
+            log = TransactionLog(catalog)
+        else:
+            log = BranchLog(catalog, log_of(catalog.trunk))
+        _logs[catalog.line_key] = log
     return log

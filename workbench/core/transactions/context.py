@@ -20,6 +20,7 @@ from workbench.core.base.errors import (
     TransactionError,
 )
 from workbench.core.transactions.catalog_log import CatalogState, log_of
+from workbench.core.transactions.rollforward import settle
 from workbench.core.transactions.transaction import Transaction
 
 if TYPE_CHECKING:
@@ -42,18 +43,18 @@ def pin(catalog: Catalog, transaction_id: str | None) -> None:
     from workbench.core.transactions.time_travel import state_as_of
 
     state = CatalogState() if transaction_id is None else state_as_of(catalog, transaction_id)
-    _pins[catalog.root] = (state, transaction_id)
+    _pins[catalog.line_key] = (state, transaction_id)
 
 
 def pinned_state(catalog: Catalog) -> CatalogState | None:
     """The state ``catalog`` is pinned to in this process (None when it is not pinned)."""
-    found = _pins.get(catalog.root)
+    found = _pins.get(catalog.line_key)
     return None if found is None else found[0]
 
 
 def _pinned_reason(catalog: Catalog) -> str | None:
     """Why writes to a pinned catalog are refused (None when it is not pinned)."""
-    found = _pins.get(catalog.root)
+    found = _pins.get(catalog.line_key)
     if found is None:
         return None
     point = f"transaction {found[1]}" if found[1] else "its empty state (before any transaction)"
@@ -79,11 +80,14 @@ def current_transaction() -> Transaction | None:
 def _open(txn: Transaction, scoped: bool = True) -> Iterator[Transaction]:
     """Make ``txn`` current for the block (and, when ``scoped``, its catalog the only one calls
     may name); commit it if the block succeeds, else abort it."""
-    from workbench.core.catalog.registry import catalog_scope
+    from workbench.core.catalog.registry import branch_scope, catalog_scope
 
     token = _current.set(txn)
     try:
-        with catalog_scope(txn.catalog) if scoped else nullcontext():
+        with (
+            catalog_scope(txn.catalog) if scoped else nullcontext(),
+            branch_scope(txn.catalog.branch) if scoped else nullcontext(),
+        ):
             yield txn
     except BaseException:
         txn.abort()
@@ -100,12 +104,14 @@ def transaction(
     commit_message: str | None = None,
     *,
     catalog: str | None = None,
+    branch: str | None = None,
 ) -> AbstractContextManager[Transaction]:
     """A block run as one catalog transaction on ``catalog_name`` (or ``catalog=``; the default
     catalog when neither is given): ``with dc.transaction("lake", commit_message="..."):``.
-    Calls inside it without ``catalog=`` use its catalog. With ``as_of`` it reads the catalog
-    as it was then, read-only. A transaction opened inside another is independent of it (it
-    commits or aborts on its own), as in DeltaCAT."""
+    Calls inside it without ``catalog=`` use its catalog, on its ``branch`` (the current one by
+    default). With ``as_of`` it reads the catalog as it was then, read-only. A transaction
+    opened inside another is independent of it (it commits or aborts on its own), as in
+    DeltaCAT."""
     from workbench.core.catalog.registry import catalog_name as name_of
     from workbench.core.catalog.registry import lookup_catalog
     from workbench.core.transactions.time_travel import state_as_of
@@ -116,6 +122,8 @@ def transaction(
             f"transaction() got catalog_name={catalog_name!r} and catalog={catalog!r}; name one."
         )
     cat = lookup_catalog(catalog_name if catalog_name is not None else catalog)
+    if branch is not None:
+        cat = cat.on_branch(branch)
     state = state_as_of(cat, as_of) if as_of is not None else pinned_state(cat)
     txn = Transaction(
         cat,
@@ -168,6 +176,11 @@ def operation(catalog: Catalog, message: str | None = None) -> Iterator[Transact
                 f"transaction is on catalog {open_txn.catalog_name!r}, so catalog "
                 f"{catalog_name(catalog)!r} cannot be changed inside it."
             )
+        if open_txn.catalog.line_key != catalog.line_key:
+            raise TransactionCatalogError(
+                f"The open transaction is on branch {open_txn.catalog.branch!r}, so branch "
+                f"{catalog.branch!r} cannot be changed inside it; leave the block first."
+            )
         yield open_txn
         return
     _refuse_if_pinned(catalog)
@@ -181,11 +194,12 @@ def view(catalog: Catalog, as_of: Any = None) -> Transaction:
     from workbench.core.transactions.time_travel import state_as_of
 
     open_txn = _current.get()
-    if as_of is None and open_txn is not None and open_txn.catalog.root == catalog.root:
+    if as_of is None and open_txn is not None and open_txn.catalog.line_key == catalog.line_key:
         return open_txn
     state = pinned_state(catalog) if as_of is None else state_as_of(catalog, as_of)
     if state is None:
-        state = log_of(catalog).refresh()
+        settle(catalog)  # a table a branch published moves into place when its entry applies
+        state = log_of(catalog).state
     return Transaction(catalog, catalog_name(catalog), state=state, read_only=True)
 
 

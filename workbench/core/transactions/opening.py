@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.arguments import whole_number
 from workbench.core.base.errors import TableNotFoundError, TableVersionNotFoundError
+from workbench.core.catalog.branches import BRANCH_TABLE_MARKER, created_table_key
 from workbench.core.catalog.folders import dropped_key, dropped_path, live_path
 from workbench.core.catalog.tables import Location, OpenTable, empty_table, from_delta
 from workbench.core.delta.commits import TableActions, commit_key
@@ -24,14 +25,29 @@ if TYPE_CHECKING:
 
 
 def table_uri(catalog: Catalog, namespace: str, name: str, entry: TableEntry) -> str:
-    """Folder of the table incarnation ``entry`` refers to: the live folder for the table the
-    catalog shows now, else the dropped folder (if its drop has been applied)."""
-    current = log_of(catalog).state.tables.get((namespace, name))
+    """Folder of the table incarnation ``entry`` refers to: the live folder for the table
+    ``main`` shows now; else the branch's own folder for a table a branch created and has not
+    published; else the dropped folder (if its drop has been applied)."""
+    current = log_of(catalog.trunk).state.tables.get((namespace, name))
     if current is not None and current.incarnation == entry.incarnation:
         return live_path(catalog, namespace, name)
+    created = created_on_branch(catalog, entry.incarnation)
+    if created is not None:
+        return created
     if catalog.storage.exists(commit_key(dropped_key(entry.incarnation), 0)):
         return dropped_path(catalog, entry.incarnation)
     return live_path(catalog, namespace, name)
+
+
+def created_on_branch(catalog: Catalog, incarnation: str) -> str | None:
+    """The folder of a table incarnation a branch created, while it is still the branch's
+    (publishing moves it to the live folder); None otherwise."""
+    if catalog.record is None or log_of(catalog).delta_limit(incarnation) != -1:
+        return None
+    key = created_table_key(catalog.record, incarnation)
+    if not catalog.storage.exists(f"{key}/{BRANCH_TABLE_MARKER}"):
+        return None
+    return catalog.uri(*key.split("/"))
 
 
 def open_in(
@@ -73,8 +89,14 @@ def committed_table(loc: Location, entry: TableEntry, version: int | None = None
     recalled = recalled or _from_log(loc, uri, entry, wanted, log)
     if recalled is not None:
         return replace(recalled, loc=loc)
+    limit = log.delta_limit(entry.incarnation)  # a branch's versions are not in Delta
+    readable = wanted if limit is None else min(wanted, limit)
     try:
-        head = min(head_version(uri, entry.incarnation, options, wanted), wanted)
+        head = (
+            min(head_version(uri, entry.incarnation, options, readable), readable)
+            if readable >= 0
+            else -1
+        )
         table = (
             from_delta(
                 loc, uri, entry.incarnation, at_version(uri, entry.incarnation, head, options)
@@ -95,7 +117,7 @@ def committed_table(loc: Location, entry: TableEntry, version: int | None = None
                 "catalog log; the table folder was changed outside workbench."
             )
         table = table.with_actions(TableActions.from_json(actions), pending)
-    remember(table)
+    remember(table, log.line)
     return table
 
 

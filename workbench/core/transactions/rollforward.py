@@ -13,6 +13,7 @@ actions from the log (see ``tables.committed_table``).
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from workbench.core.catalog.registry import Catalog
 
 CHECKPOINT_EVERY = 100  # table versions between Delta checkpoints
+MOVED_FROM = "moved_from"  # details key: the folder a published branch table moves in from
 _settled: dict[str, int] = {}  # catalog root -> newest log sequence known applied here
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,9 @@ def apply_entry(catalog: Catalog, rows: list[dict[str, Any]]) -> None:
 def _apply_commit(catalog: Catalog, row: dict[str, Any]) -> None:
     key = live_key(row["namespace"], row["table_name"])
     version, transaction = row["table_version"], row["transaction_id"]
+    moved_from = json.loads(row["details"] or "{}").get(MOVED_FROM)
+    if moved_from is not None:
+        _move_in(catalog, key, row["incarnation"], moved_from)
     content = commit_file(
         TableActions.from_json(row["actions"]),
         transaction,
@@ -79,6 +84,15 @@ def _apply_commit(catalog: Catalog, row: dict[str, Any]) -> None:
             )
     if version and version % CHECKPOINT_EVERY == 0:
         _checkpoint(catalog, key, row["incarnation"])
+
+
+def _move_in(catalog: Catalog, key: str, incarnation: str, source: str) -> None:
+    """Make the folder of a table a branch created and published the table's live folder: the
+    folder of the incarnation it replaces moves aside first (as a drop would move it)."""
+    identity = folder_identity(catalog, key)
+    if identity is not None and incarnation not in identity:
+        move_folder(catalog, key, dropped_key(identity[1] or identity[0]))
+    move_folder(catalog, source, key)
 
 
 def _checkpoint(catalog: Catalog, key: str, incarnation: str) -> None:
@@ -140,9 +154,11 @@ def applied(catalog: Catalog, rows: list[dict[str, Any]]) -> bool:
 def settle(catalog: Catalog) -> None:
     """Make sure the newest committed entry is applied to its tables (every earlier one is, by
     the committers). Read-only catalogs are left as they are: reads through the catalog do not
-    need the tables' Delta commits."""
+    need the tables' Delta commits. A branch's entries are never applied."""
     entries = log_of(catalog)
     entries.refresh()
+    if catalog.record is not None:
+        return
     rows = entries.last_entry
     if not rows or _settled.get(catalog.root, -1) >= rows[0]["sequence"]:
         return

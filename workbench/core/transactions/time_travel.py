@@ -25,9 +25,19 @@ TAG_FOLDER = "_workbench/tags"
 STAGING_SUFFIX = 4  # a local store writes "<name>#<n>" first, then renames it into place
 
 
+def tag_folder(catalog: Catalog) -> str:
+    """Where the tags of a catalog's line live (each branch has its own)."""
+    if catalog.record is None:
+        return TAG_FOLDER
+    from workbench.core.catalog.branches import line_key
+
+    return f"{line_key(catalog.record)}/tags"
+
+
 def tag_key(catalog: Catalog, name: str) -> str:
+    """Where the tag ``name`` of a catalog's line is stored (the name validated)."""
     limit = catalog.max_name_length - len(TAG_SUFFIX) - STAGING_SUFFIX
-    return f"{TAG_FOLDER}/{validate_name('tag', name, limit)}{TAG_SUFFIX}"
+    return f"{tag_folder(catalog)}/{validate_name('tag', name, limit)}{TAG_SUFFIX}"
 
 
 def resolve_sequence(catalog: Catalog, as_of: Any, argument: str = "as_of") -> int:
@@ -179,8 +189,56 @@ def _iso_time(catalog: Catalog, text: str, argument: str) -> datetime:
 
 
 def state_as_of(catalog: Catalog, as_of: Any) -> CatalogState:
-    """The catalog state right after the transaction ``as_of`` resolves to."""
+    """The catalog state right after the transaction ``as_of`` resolves to (on a branch, see
+    ``_branch_state_as_of``)."""
+    if catalog.record is not None:
+        return _branch_state_as_of(catalog, as_of)
     return log_of(catalog).state_at(resolve_sequence(catalog, as_of))
+
+
+def _branch_state_as_of(catalog: Catalog, as_of: Any) -> CatalogState:
+    """A branch's state as of a point: after its own transaction at or before it; its base
+    between the branch point and its first transaction; ``main``'s state before that (a
+    branch's history is ``main``'s up to the branch point)."""
+    record, log = catalog.record, log_of(catalog)
+    assert record is not None
+    log.refresh()
+    main = catalog.trunk
+    if isinstance(as_of, str):
+        named = _sequence_of_name(catalog, as_of)
+        if named is not None:
+            return log.state_at(named)
+        on_main = _sequence_of_name(main, as_of)
+        if on_main is not None:
+            return _main_state_within(catalog, on_main, as_of)
+        as_of = _iso_time(catalog, as_of, "as_of")
+    moment = instant_ns(as_of)
+    if moment > time.time_ns():
+        raise TimeTravelError(
+            f"Historic timestamp as_of={as_of!r} cannot be set in the future; time travel reads "
+            "the past (omit it to read the latest state)."
+        )
+    position = bisect_right(log.rows, moment, key=lambda row: row["end_time"])
+    if position:
+        return log.state_at(log.rows[position - 1]["sequence"])
+    if moment >= record.base_end_time:
+        return log.initial_state()
+    return _main_state_within(catalog, resolve_sequence(main, as_of), as_of)
+
+
+def _main_state_within(catalog: Catalog, sequence: int, as_of: Any) -> CatalogState:
+    """``main``'s state after ``sequence``, which must be part of the branch's history."""
+    record = catalog.record
+    assert record is not None
+    if sequence > record.base_sequence:
+        raise TimeTravelError(
+            f"as_of={as_of!r} names a transaction of main committed after branch "
+            f"{record.name!r} started from it, so it is not in the branch's history; read it "
+            "on main (branch='main')."
+        )
+    if sequence == record.base_sequence:
+        return log_of(catalog).initial_state()
+    return log_of(catalog.trunk).state_at(sequence)
 
 
 def tags(catalog: str | None = None) -> dict[str, str]:
@@ -192,7 +250,7 @@ def tags(catalog: str | None = None) -> dict[str, str]:
 
 def _read_tags(catalog: Catalog) -> dict[str, str]:
     found = {}
-    for meta in sorted(catalog.storage.list(TAG_FOLDER), key=lambda m: m["path"]):
+    for meta in sorted(catalog.storage.list(tag_folder(catalog)), key=lambda m: m["path"]):
         name = meta["path"].rsplit("/", 1)[-1].removesuffix(TAG_SUFFIX)
         found[name] = json.loads(catalog.storage.get(meta["path"]))["transaction_id"]
     return found

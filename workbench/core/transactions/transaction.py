@@ -20,7 +20,7 @@ import json
 import secrets
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.errors import (
@@ -37,6 +37,7 @@ from workbench.core.catalog.folders import (
     dropped_key,
     folder_identity,
     live_key,
+    live_path,
     move_folder,
     remove_folder,
 )
@@ -45,7 +46,6 @@ from workbench.core.delta.commits import (
     add_action,
     commit_key,
     kept_add_action,
-    metadata_action,
     now_ms,
     remove_action,
 )
@@ -59,6 +59,7 @@ from workbench.core.transactions.catalog_log import (
     TableEntry,
     log_of,
 )
+from workbench.core.transactions.net_actions import actions_between, creation_actions
 from workbench.core.transactions.rollforward import apply_entry, settle
 
 if TYPE_CHECKING:
@@ -145,6 +146,7 @@ class Transaction:
         self.changes: dict[tuple[str, str], TableChange] = {}
         self.wanted: set[tuple[str, str]] = set()  # tables it set out to write
         self.namespace_changes: dict[str, str] = {}
+        self.details: dict[str, Any] = {}  # facts about the whole transaction, in every row
         self.closed = False
         self._last_ms = 0
 
@@ -210,7 +212,7 @@ class Transaction:
                     "then create it again in a new transaction."
                 )
             with self.catalog.writing():
-                leases.renew(self.catalog.storage, namespace, name, self.id)
+                leases.renew(self.catalog.storage, namespace, self._leased(name), self.id)
             return change
         self._refuse_tables_of_enclosing(key)
         self.wanted.add(key)
@@ -218,7 +220,7 @@ class Transaction:
             leases.acquire(
                 self.catalog.storage,
                 namespace,
-                name,
+                self._leased(name),
                 self.id,
                 self.since_ns,
                 holding=bool(self.changes),
@@ -231,15 +233,15 @@ class Transaction:
             loc = locate_key(name, namespace, self.catalog_name)
             if latest is None:
                 incarnation = new_transaction_id()
-                self._clear_free_name(namespace, name)
-                table = empty_table(loc, loc.uri, incarnation)
+                folder = self._new_table_folder(namespace, name, incarnation)
+                table = empty_table(loc, folder, incarnation)
                 version = 0
             else:
                 incarnation = latest.incarnation
                 table = committed_table(loc, latest)
                 version = self._next_version(table, latest.version)
         except BaseException:
-            leases.release(self.catalog.storage, namespace, name, self.id)
+            leases.release(self.catalog.storage, namespace, self._leased(name), self.id)
             raise
         change = TableChange(namespace, name, incarnation, latest, table, version)
         self.changes[key] = change
@@ -258,12 +260,31 @@ class Transaction:
             )
         return change
 
+    def _leased(self, name: str) -> str:
+        """The name a table's lease is taken under: a branch's writers queue among themselves,
+        not behind writers of ``main`` or other branches."""
+        return name if self.catalog.record is None else f"{name}#{self.catalog.record.id}"
+
+    def _new_table_folder(self, namespace: str, name: str, incarnation: str) -> str:
+        """The folder a table created by this transaction is written to: its live folder on
+        ``main`` (cleared of leftovers), a folder of the branch's own on a branch."""
+        from workbench.core.catalog.branches import BRANCH_TABLE_MARKER, created_table_key
+
+        if self.catalog.record is None:
+            self._clear_free_name(namespace, name)
+            return live_path(self.catalog, namespace, name)
+        key = created_table_key(self.catalog.record, incarnation)
+        with self.catalog.writing():
+            marker = json.dumps({"namespace": namespace, "table": name}).encode()
+            self.catalog.storage.put(f"{key}/{BRANCH_TABLE_MARKER}", marker)
+        return self.catalog.uri(*key.split("/"))
+
     def _refuse_tables_of_enclosing(self, key: tuple[str, str]) -> None:
         """A nested transaction cannot write a table an enclosing one is writing: it would
         wait for a lease that is only released after it ends."""
         outer = self.enclosing
         while outer is not None:
-            if outer.catalog.root == self.catalog.root and key in outer.changes:
+            if outer.catalog.line_key == self.catalog.line_key and key in outer.changes:
                 raise TransactionConflictError(
                     f"Table {key[0]}.{key[1]} is being written by the enclosing transaction "
                     f"{outer.id}; a nested transaction is independent of it and cannot write "
@@ -275,6 +296,8 @@ class Transaction:
         """The Delta version this transaction's commit of a live table will write: the one
         after the recorded version, or after versions someone wrote outside the catalog."""
         folder = live_key(table.loc.namespace, table.loc.name)
+        if self.catalog.record is not None:  # a branch's versions are only in its log
+            return recorded + 1
         if not self.catalog.storage.exists(commit_key(folder, recorded + 1)):
             return recorded + 1  # one existence check instead of listing the Delta log
         return max(head_version(table.uri, table.incarnation, table.storage_options), recorded) + 1
@@ -307,21 +330,7 @@ class Transaction:
             change.incarnation,
             at_version(recorded.uri, change.incarnation, head, recorded.storage_options),
         )
-        recorded_files = {f.identity for f in recorded.files}
-        found_files = {f.identity for f in found.files}
-        actions = TableActions(
-            removes={
-                f.path: remove_action(f) for f in found.files if f.identity not in recorded_files
-            }
-        )
-        for f in recorded.files:
-            if f.identity not in found_files:
-                actions.adds[f.path] = kept_add_action(f, f.deletion_vector)
-        if (found.schema, found.properties) != (recorded.schema, recorded.properties):
-            actions.metadata = metadata_action(
-                recorded.schema, recorded.properties, recorded.table_id or None
-            )
-        change.actions = actions
+        change.actions = actions_between(found, recorded)
 
     def _clear_free_name(self, namespace: str, name: str) -> None:
         """Clear a folder left at a free table name (the lease is held): files staged by a
@@ -390,11 +399,29 @@ class Transaction:
                 relative = written.uri[len(base) :] if written.uri.startswith(base) else written.uri
                 actions.adds[relative] = add_action(relative, written, modified)
             change.written += rewrite.made()
-        change.actions.protocol = protocol or change.actions.protocol
-        change.actions.metadata = metadata or change.actions.metadata
+        self.stage_actions(change, actions)
+
+    def stage_actions(self, change: TableChange, actions: TableActions) -> None:
+        """Add Delta actions to a table change as they are (``stage`` makes them from files)."""
+        change.actions.protocol = actions.protocol or change.actions.protocol
+        change.actions.metadata = actions.metadata or change.actions.metadata
         change.actions.removes.update(actions.removes)
         change.actions.adds.update(actions.adds)
         change.table = change.table.with_actions(actions, change.version)
+
+    def adopt(self, change: TableChange, table: OpenTable, moved_from: str) -> None:
+        """Make ``table``, which a branch created in the folder ``moved_from``, what this
+        change commits: the same incarnation at version 0 of the live folder, which the folder
+        moves to when the commit is applied (replacing another incarnation of the name)."""
+        from workbench.core.catalog.tables import empty_table
+        from workbench.core.transactions.rollforward import MOVED_FROM
+
+        change.incarnation, change.version = table.incarnation, 0
+        change.actions = TableActions()
+        live = live_path(self.catalog, change.namespace, change.name)
+        change.table = empty_table(change.table.loc, live, table.incarnation)
+        self.stage_actions(change, creation_actions(replace(table, uri=live)))
+        self.describe(change, {MOVED_FROM: moved_from})
 
     def _next_ms(self) -> int:
         """Strictly increasing times for this transaction's writes, so files keep write order."""
@@ -458,7 +485,7 @@ class Transaction:
             raise
         self.closed = True
         try:
-            if rows:
+            if rows and self.catalog.record is None:  # a branch's commits stay in its log
                 with self.catalog.writing():
                     apply_entry(self.catalog, rows)
             for change in self.changes.values():
@@ -480,6 +507,7 @@ class Transaction:
             rows = self._rows(log.version + 1, max(time.time_ns(), latest.end_time + 1))
             if not rows:
                 return []
+            log.check_live()
             with self.catalog.writing():
                 if log.commit(rows):
                     return rows
@@ -509,13 +537,14 @@ class Transaction:
         }
 
         def namespace_rows(kind: str) -> list[dict[str, Any]]:
-            empty = dict.fromkeys(("table_name", "table_version", "incarnation", "details"))
+            empty = dict.fromkeys(("table_name", "table_version", "incarnation"))
             return [
                 {
                     **common,
                     **empty,
                     "operation": kind,
                     "namespace": ns,
+                    "details": _details_json(self.details),
                     "rows_added": 0,
                     "rows_removed": 0,
                     "engine": None,
@@ -542,7 +571,7 @@ class Transaction:
                     "rows_added": change.rows_added,
                     "rows_removed": change.rows_removed,
                     "engine": "+".join(change.engines) or DEFAULT_ENGINE,
-                    "details": _details_json(change.details),
+                    "details": _details_json({**self.details, **change.details}),
                     "actions": None if change.dropped else change.actions.to_json(),
                 }
             )
@@ -557,15 +586,25 @@ class Transaction:
         try:
             for change in self.changes.values():
                 discard(change.written)
-                if change.pinned is None and self.catalog.is_local:
-                    folder = live_key(change.namespace, change.name)
-                    _remove_if_empty(self.catalog.storage.fs_path(folder))
+                if change.pinned is None:
+                    self._remove_new_folder(change)
         finally:
             self._release()
 
+    def _remove_new_folder(self, change: TableChange) -> None:
+        """Remove the folder of a table this transaction made and did not commit: a branch's
+        whole folder for it; on ``main``, the live folder if nothing else is in it."""
+        from workbench.core.catalog.branches import created_table_key
+
+        if self.catalog.record is not None:
+            remove_folder(self.catalog, created_table_key(self.catalog.record, change.incarnation))
+        elif self.catalog.is_local:
+            folder = live_key(change.namespace, change.name)
+            _remove_if_empty(self.catalog.storage.fs_path(folder))
+
     def _release(self) -> None:
         for namespace, name in self.changes:
-            leases.release(self.catalog.storage, namespace, name, self.id)
+            leases.release(self.catalog.storage, namespace, self._leased(name), self.id)
 
     def _conflict(self, reason: str) -> TransactionConflictError:
         return TransactionConflictError(
