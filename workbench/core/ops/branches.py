@@ -26,6 +26,7 @@ from workbench.core.base.errors import (
     TransactionError,
 )
 from workbench.core.catalog.branches import (
+    BRANCHES_KEY,
     MAIN,
     BranchRecord,
     base_key,
@@ -34,6 +35,7 @@ from workbench.core.catalog.branches import (
     created_table_key,
     line_key,
     new_record,
+    read_record,
     record_key,
     records,
 )
@@ -47,6 +49,8 @@ from workbench.core.catalog.registry import (
     get_catalog,
 )
 from workbench.core.catalog.tables import Location, OpenTable, locate_key
+from workbench.core.delta.commits import TableActions
+from workbench.core.delta.deletion_vectors import Descriptor
 from workbench.core.storage import leases
 from workbench.core.transactions.catalog_log import CatalogState, TableEntry, log_of
 from workbench.core.transactions.context import current_transaction, operation
@@ -57,6 +61,7 @@ from workbench.core.transactions.time_travel import state_as_of
 from workbench.core.transactions.transaction import TableChange, Transaction, new_transaction_id
 
 PUBLISH = "MERGE_BRANCH"
+TableVersions = dict[tuple[str, str, str], set[int]]  # (namespace, table, incarnation) -> versions
 BRANCH_LEASE = "_branches"  # lease namespace: publishing and dropping a branch queue on it
 
 
@@ -239,16 +244,51 @@ def drop_branch(name: str, catalog: str | None = None) -> None:
 
 
 def _branch_files(bound: Catalog) -> dict[tuple[str, str, str], set[str]]:
-    """Data files the branch's transactions added, by (namespace, table, incarnation)."""
+    """Files (data and deletion vectors) the branch's transactions added, by (namespace,
+    table, incarnation), relative to the table folder."""
     files: dict[tuple[str, str, str], set[str]] = {}
     for row in log_of(bound).rows:
         if row["actions"] is None:
             continue
-        key = (row["namespace"], row["table_name"], row["incarnation"])
-        for line in json.loads(row["actions"]):
-            if "add" in line:
-                files.setdefault(key, set()).add(line["add"]["path"])
+        found = files.setdefault((row["namespace"], row["table_name"], row["incarnation"]), set())
+        for path, action in TableActions.from_json(row["actions"]).adds.items():
+            found.add(path)
+            vector = action["add"].get("deletionVector")
+            if vector and not Descriptor.from_action(vector).inline:
+                found.add(Descriptor.from_action(vector).file_name())
     return files
+
+
+def branch_needs(
+    trunk: Catalog,
+) -> tuple[dict[tuple[str, str, str], set[int]], dict[str, set[str]]]:
+    """What the live branches need of the table folders, so vacuum keeps it: the ``main``
+    versions each branch started from, by (namespace, table, incarnation), and the files each
+    branch wrote, by incarnation."""
+    versions: TableVersions = {}
+    files: dict[str, set[str]] = {}
+    for record in records(trunk.storage):
+        bound = _live_branch(trunk, record.name)
+        log = log_of(bound)
+        log.refresh()
+        for (ns, table), entry in log.base.tables.items():
+            versions.setdefault((ns, table, entry.incarnation), set()).add(entry.version)
+        for (_, _, incarnation), paths in _branch_files(bound).items():
+            files.setdefault(incarnation, set()).update(paths)
+    return versions, files
+
+
+def remove_dropped_branch_folders(trunk: Catalog, dry_run: bool) -> list[str]:
+    """Folders of branches whose drop was cut short (no record names them any more)."""
+    removed = []
+    for name in trunk.storage.folders(BRANCHES_KEY):
+        record = read_record(trunk.storage, name)
+        for branch_id in trunk.storage.folders(branch_key(name)):
+            if record is None or branch_id != record.id:
+                removed.append(f"{name}/{branch_id}")
+                if not dry_run:
+                    remove_folder(trunk, f"{branch_key(name)}/{branch_id}")
+    return removed
 
 
 def _free(trunk: Catalog, written: dict[tuple[str, str, str], set[str]]) -> None:
@@ -261,11 +301,7 @@ def _free(trunk: Catalog, written: dict[tuple[str, str, str], set[str]]) -> None
         if not rows or any(r["actions"] is None and r["table_version"] is not None for r in rows):
             continue  # a table only the branch had (its folder goes), or an old log: vacuum
         used = {
-            line["add"]["path"]
-            for r in rows
-            if r["actions"]
-            for line in json.loads(r["actions"])
-            if "add" in line
+            path for r in rows if r["actions"] for path in TableActions.from_json(r["actions"]).adds
         }
         folder = table_uri(trunk, ns, table, TableEntry(0, incarnation))
         base = trunk.root.rstrip("/") + "/"

@@ -23,6 +23,7 @@ from workbench.core.delta.commits import commit_key
 from workbench.core.delta.data_files import Rewrite, write_parts
 from workbench.core.delta.deletion_vectors import vector_files_of
 from workbench.core.delta.snapshot import live_table
+from workbench.core.ops.branches import branch_needs, remove_dropped_branch_folders
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.context import operation
 from workbench.core.transactions.staging import staged_or_undone
@@ -63,6 +64,7 @@ class VacuumResult:
     files: list[str] = field(default_factory=list)
     dropped_tables: list[str] = field(default_factory=list)
     orphan_tables: list[str] = field(default_factory=list)
+    dropped_branches: list[str] = field(default_factory=list)  # left by interrupted drops
 
     def __str__(self) -> str:
         return (
@@ -84,7 +86,8 @@ def vacuum(
     dropped tables older than that, and folders of creates that never committed."""
     flag("dry_run", dry_run)
     cutoff = time.time_ns() - _retention_ns(retain)
-    cat = get_catalog(catalog)
+    cat = get_catalog(catalog).trunk
+    branch_versions, branch_files = branch_needs(cat)
     log = log_of(cat)
     current = log.refresh()
     at_cutoff = [r for r in log.rows if r["end_time"] <= cutoff]
@@ -97,21 +100,30 @@ def vacuum(
         if row["end_time"] > cutoff and row["table_version"] is not None:
             key = (row["namespace"], row["table_name"], row["incarnation"])
             keep.setdefault(key, set()).add(row["table_version"])
+    for key, versions in branch_versions.items():  # what live branches started from
+        keep.setdefault(key, set()).update(versions)
     result = VacuumResult()
     with operation(cat, "vacuum") as txn:
         for (ns, name), entry in current.tables.items():
             txn.touch_table(ns, name)  # its lease keeps writers from staging files meanwhile
             versions = keep[(ns, name, entry.incarnation)]
-            result.files += _vacuum_table(cat, live_key(ns, name), versions, dry_run)
+            branches = branch_files.get(entry.incarnation, set())
+            result.files += _vacuum_table(cat, live_key(ns, name), versions, branches, dry_run)
         for (_, _, incarnation), versions in keep.items():
             if cat.storage.exists(commit_key(dropped_key(incarnation), 0)):
-                result.files += _vacuum_table(cat, dropped_key(incarnation), versions, dry_run)
+                branches = branch_files.get(incarnation, set())
+                key = dropped_key(incarnation)
+                result.files += _vacuum_table(cat, key, versions, branches, dry_run)
     _remove_unneeded_folders(cat, {k[2] for k in keep}, current.tables, dry_run, result)
+    result.dropped_branches = remove_dropped_branch_folders(cat, dry_run)
     return result
 
 
-def _vacuum_table(catalog: Catalog, key: str, versions: set[int], dry_run: bool) -> list[str]:
-    """Files of a table folder that none of ``versions`` reads (deleted unless ``dry_run``)."""
+def _vacuum_table(
+    catalog: Catalog, key: str, versions: set[int], branch_files: set[str], dry_run: bool
+) -> list[str]:
+    """Files of a table folder that none of ``versions`` reads and no live branch wrote
+    (deleted unless ``dry_run``)."""
     from deltalake import DeltaTable
 
     uri = catalog.uri(*key.split("/"))
@@ -126,6 +138,7 @@ def _vacuum_table(catalog: Catalog, key: str, versions: set[int], dry_run: bool)
     if "deletionVectors" in (table.protocol().reader_features or ()):  # delta-rs lists them all
         needed = vector_files_of(uri, versions, catalog.storage)
         unused = [path for path in unused if path not in needed]
+    unused = [path for path in unused if path not in branch_files]
     if not dry_run:
         for path in unused:
             catalog.storage.delete(f"{key}/{path}")
