@@ -259,3 +259,22 @@ def test_a_store_that_cannot_be_used_is_a_typed_error_saying_what_to_check(s3, m
         dc.init({"c": dc.Catalog(dc.CatalogProperties("s3://bucket/lake", options))})
         with pytest.raises(dc.StorageUnreachableError, match="credentials"):
             dc.write(pd.DataFrame({"a": [1]}), "t")
+
+
+def test_branches_on_s3_publish_created_tables_and_drop(s3_catalog):
+    dc.write(pd.DataFrame({"id": [1, 2]}), "t")
+    dc.create_branch("exp")
+    with dc.branch("exp"):
+        dc.write(pd.DataFrame({"id": [3]}), "t", mode="append")
+        dc.write(pd.DataFrame({"k": ["new"]}), "fresh")
+        assert sorted(dc.read("t", read_as="pandas")["id"]) == [1, 2, 3]
+    assert sorted(dc.read("t", read_as="pandas")["id"]) == [1, 2]
+    options = s3_catalog.properties.storage_options
+    assert DeltaTable(f"{s3_catalog.root}/default/t", storage_options=options).version() == 0
+    dc.merge_branch("exp")
+    assert sorted(dc.read("t", read_as="pandas")["id"]) == [1, 2, 3]
+    fresh = DeltaTable(f"{s3_catalog.root}/default/fresh", storage_options=options)
+    assert fresh.to_pyarrow_table().to_pylist() == [{"k": "new"}]
+    dc.drop_branch("exp")
+    assert dc.read("fresh", read_as="pandas")["k"].tolist() == ["new"]
+    assert [b.name for b in dc.branches()] == ["main"]

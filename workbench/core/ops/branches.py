@@ -180,23 +180,25 @@ def _describe(trunk: Catalog, record: BranchRecord, base: CatalogState | None) -
         for (ns, t) in set(head.tables) | set(base_state.tables)
         if head.tables.get((ns, t)) != base_state.tables.get((ns, t))
     )
-    base_txn = None
-    if record.base_sequence >= 0:
-        main_rows = log_of(trunk).rows
-        base_txn = next(
-            (r["transaction_id"] for r in main_rows if r["sequence"] == record.base_sequence),
-            None,
-        )
     return Branch(
         record.name,
         catalog_name(trunk),
-        base_txn,
+        _transaction_at(trunk, record.base_sequence),
         record.created_ns,
         record.source,
         log.version + 1,
         changed,
         current_branch() == record.name,
     )
+
+
+def _transaction_at(trunk: Catalog, sequence: int) -> str | None:
+    """The id of ``main``'s transaction with ``sequence`` (the newest one needs no history)."""
+    if sequence < 0:
+        return None
+    main = log_of(trunk)
+    rows = main.last_entry if main.state.sequence == sequence else main.rows
+    return next((r["transaction_id"] for r in rows if r["sequence"] == sequence), None)
 
 
 def _trunk(catalog: str | None) -> Catalog:

@@ -12,6 +12,7 @@ from workbench.core.base.errors import (
     TableAlreadyExistsError,
     TableNotFoundError,
     TableVersionAlreadyExistsError,
+    UnsupportedFeatureError,
 )
 from workbench.core.base.types import ContentType, LifecycleState, TableWriteMode
 from workbench.core.catalog.content_types import (
@@ -34,6 +35,7 @@ from workbench.core.ops.alter import alter_table
 from workbench.core.ops.namespaces import ensure_namespace
 from workbench.core.schema.evolution import to_storage
 from workbench.core.schema.table_schema import Schema, SchemaLike
+from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.context import operation, view
 from workbench.core.transactions.opening import open_in
 from workbench.core.transactions.staging import stage_new_schemaless_table, stage_new_table
@@ -240,5 +242,13 @@ def delta_table(
     from deltalake import DeltaTable
 
     opened = open_table(locate(table, namespace, catalog), as_of=as_of, table_version=table_version)
+    limit = log_of(opened.loc.catalog).delta_limit(opened.incarnation)
+    if limit is not None and opened.version > limit:
+        raise UnsupportedFeatureError(
+            f"Table {opened.loc.qualified!r} on branch {opened.loc.catalog.branch!r} has "
+            "versions that exist only in the branch's log, not in a Delta log, so no "
+            "DeltaTable can show them: read it with dc.read(..., branch=...), or publish the "
+            "branch with dc.merge_branch(...) first."
+        )
     options = opened.loc.catalog.properties.storage_options or None
     return DeltaTable(opened.uri, version=opened.version, storage_options=options)
