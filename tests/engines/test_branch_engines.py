@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 import workbench as dc
@@ -56,3 +57,21 @@ def test_every_mode_on_a_branch_on_spark(spark, catalog, tmp_path, new_catalog):
 def test_every_mode_on_a_branch_on_ray(ray_cluster, catalog, tmp_path, new_catalog):
     branch = on_branch("ray", catalog)
     assert same_as_on_main(branch, run_sequence("local", new_catalog(tmp_path / "main")))
+
+
+def test_the_spark_data_source_reads_and_writes_a_branch(spark, catalog):
+    dc.write(pa.table({"id": [1, 2], "v": ["a", "b"]}), "t", schema=KEYED)
+    dc.create_branch("exp")
+    frame = spark.createDataFrame([(3, "c", 0.0)], "id long, v string, score double")
+    with dc.branch("exp"):  # save() on the driver passes the block's branch on
+        frame.write.format("workbench").mode("append").option("writeMode", "merge").save("t")
+        frame.write.format("workbench").mode("append").save("log")
+
+    def ids(**options: str) -> list[int]:
+        reader = spark.read.format("workbench").option("root", catalog.root).options(**options)
+        return sorted(r.id for r in reader.load("t").collect())
+
+    assert ids(branch="exp") == [1, 2, 3] and ids() == [1, 2]
+    assert not dc.table_exists("log")
+    with dc.branch("exp"):
+        assert dc.read("log", read_as="pandas")["id"].tolist() == [3]

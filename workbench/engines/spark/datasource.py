@@ -29,6 +29,7 @@ from pyspark.sql.datasource import (
 
 from workbench.core.base.errors import InvalidArgumentError
 from workbench.core.catalog.folders import STAGING_KEY
+from workbench.core.catalog.registry import branch_scope
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -65,8 +66,10 @@ def _open(options: dict[str, str]) -> Any:
     as_of = options.get("asOf")
     version = int(options["version"]) if "version" in options else None
     point = int(as_of) if as_of and as_of.isdigit() else as_of
+    with branch_scope(options.get("branch")):
+        loc = locate(table, namespace or None, options.get("catalog"))
     return open_table(
-        locate(table, namespace or None, options.get("catalog")),
+        loc,
         version=version,
         as_of=point,
         table_version=options.get("tableVersion"),
@@ -176,9 +179,11 @@ def _plan(options: dict[str, str], incoming: pa.Schema, overwrite: bool, batch: 
             "on Spark); this writer only appends or overwrites, so nothing was written."
         )
     namespace, _, name = options["path"].rpartition(".")
-    loc = locate(name, namespace or None, options.get("catalog"))
+    with branch_scope(options.get("branch")):
+        loc = locate(name, namespace or None, options.get("catalog"))
+        exists = table_exists(name, namespace or None, options.get("catalog"))
     storage = loc.catalog.storage
-    if table_exists(name, namespace or None, options.get("catalog")):
+    if exists:
         opened = open_table(loc)
         mode = TableWriteMode.REPLACE if overwrite else TableWriteMode.APPEND
         _, plan = plan_existing(opened, incoming, None, mode, {})
@@ -249,8 +254,18 @@ class _Writer(DataSourceArrowWriter):
             catalog = self.options.get("catalog")
             plan = self.plan
             mode = "create" if plan.creates else "replace" if self.overwrite else "append"
-            parts = WrittenParts(files, self.incoming, plan.schema, plan.table, plan.storage)
-            write(parts, table, namespace or None, catalog, mode=mode, auto_create_namespace=True)
+            folder = None if plan.creates else plan.table
+            parts = WrittenParts(files, self.incoming, plan.schema, folder, plan.storage)
+            branch = self.options.get("branch")
+            write(
+                parts,
+                table,
+                namespace or None,
+                catalog,
+                mode=mode,
+                auto_create_namespace=True,
+                branch=branch,
+            )
         except BaseException:
             discard(files, self.plan.storage)
             raise

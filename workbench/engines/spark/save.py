@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.base import errors
 from workbench.core.base.errors import CatalogNotFoundError, InvalidArgumentError, WorkbenchError
+from workbench.core.catalog.branches import MAIN
+from workbench.core.catalog.registry import current_branch
 from workbench.engines.spark.datasource import NAME
 
 if TYPE_CHECKING:
@@ -90,6 +92,9 @@ def _save(writer: DataFrameWriter, path: str | None, spark_save: Callable[[], No
     from workbench.core.io.writer import write
 
     options = _options(writer)
+    if "branch" not in options and current_branch() != MAIN:  # a dc.branch block's branch
+        writer.option("branch", current_branch())
+        options["branch"] = current_branch()
     mode = requested_write_mode(options)
     if mode is None:
         spark_save()
@@ -109,7 +114,7 @@ def _save(writer: DataFrameWriter, path: str | None, spark_save: Callable[[], No
     namespace, _, name = table.rpartition(".")
     root = options.get("root")
     catalog = _catalog_at(root) if root else options.get("catalog")
-    write(writer._df, name, namespace or None, catalog, mode=mode)
+    write(writer._df, name, namespace or None, catalog, mode=mode, branch=options.get("branch"))
 
 
 def _catalog_at(root: str) -> str:

@@ -27,13 +27,13 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class WrittenParts:
     """Files written in ``written_as`` (the table schema planned before the job ran) for the
-    table folder ``folder`` (into it, or staged for a table the write creates), from a frame
-    whose own schema is ``incoming``."""
+    table folder ``folder`` (None: staged for a table the write creates, whose folder its
+    transaction chooses), from a frame whose own schema is ``incoming``."""
 
     files: list[WrittenFile]
     incoming: pa.Schema
     written_as: Schema
-    folder: str
+    folder: str | None
     storage: Storage
 
     @property
@@ -84,7 +84,8 @@ class WrittenPartsEngine(Engine):
         for a table this write creates are moved into its folder."""
         from dataclasses import replace
 
-        if folder != source.folder or not schema.arrow.equals(source.written_as.arrow, True):
+        moved_folder = source.folder is not None and folder != source.folder
+        if moved_folder or not schema.arrow.equals(source.written_as.arrow, True):
             raise TransactionConflictError(
                 f"The table at {folder!r} changed (its schema or folder) while Spark wrote to "
                 "it; nothing was committed. Run the write again."
