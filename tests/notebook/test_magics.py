@@ -49,6 +49,14 @@ def test_write_show_describe_and_capture(shell):
     assert info.merge_keys == ["id"] and info.row_count == 3
 
 
+def test_write_without_merge_keys_makes_a_table_of_the_data(shell):
+    shell.user_ns["stock"] = pd.DataFrame({"sku": [5, 6]})
+    run(shell, "write shop.stock stock")
+    info, _ = run(shell, "describe shop.stock")
+    assert not info.schemaless and info.merge_keys == []
+    assert dc.read("stock", "shop", read_as="pandas")["sku"].tolist() == [5, 6]
+
+
 def test_sql_history_diff_tag_and_time_travel(shell):
     frame, _ = run(shell, "sql -o totals", "SELECT count(*) AS n FROM shop.orders")
     assert frame["n"].tolist() == [2] and shell.user_ns["totals"] is frame

@@ -283,22 +283,17 @@ class Commands:
     def do_write(self, args: Args, cell: str | None) -> dc.WriteResult:
         table, namespace, catalog = resolve_table(args.table, self.session)
         data = self._data(args.variable, cell, "write")
-        schema = None
+        keyed: dict[str, Any] = {}  # no schema= by default: schema=None means schemaless
         if args.merge_keys:
             keys = [k.strip() for k in args.merge_keys.split(",")]
             arrow = dc.dataset_schema(data)
             missing = [k for k in keys if k not in arrow.names]
             if missing:
                 raise InvalidArgumentError(f"--merge-keys {missing} are not columns of the data.")
-            schema = dc.Schema.of([dc.Field.of(f, is_merge_key=f.name in keys) for f in arrow])
+            fields = [dc.Field.of(f, is_merge_key=f.name in keys) for f in arrow]
+            keyed["schema"] = dc.Schema.of(fields)
         return dc.write(
-            data,
-            table,
-            namespace,
-            catalog,
-            mode=args.mode,
-            schema=schema,
-            auto_create_namespace=True,
+            data, table, namespace, catalog, mode=args.mode, auto_create_namespace=True, **keyed
         )
 
     def do_merge(self, args: Args, cell: str | None) -> dc.WriteResult:
