@@ -202,6 +202,8 @@ def test_branch_create_use_diff_and_merge(shell):
     assert tables.title == "dc://default/shop on branch exp" and tables.rows[0][0] == "orders"
     change, _ = run(shell, "diff shop.orders main")
     assert (change.before, change.added) == ("branch main (version 0)", 1), "main vs now, on exp"
+    browser, _ = run(shell, "browse")
+    assert browser.branch == "exp" and browser.table_list.options == ("shop.orders",)
 
     message, _ = run(shell, "branch use main")
     assert str(message) == "on main" and dc.current_branch() == "main"
