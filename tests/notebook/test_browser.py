@@ -109,6 +109,7 @@ def _drive(page, base: str, token: str) -> None:
     table_list.wait_for(timeout=120_000)
     details = page.locator(".wb-details")
     expect(details).to_contain_text("select a table")
+    expect(page.locator(".wb-branch-picker select")).to_have_value("main")
     table_list.select_option("demo.sales")
     expect(details).to_contain_text("first 4 of 4 rows", timeout=30_000)
     expect(details).to_contain_text("honey")

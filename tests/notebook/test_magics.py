@@ -49,6 +49,14 @@ def test_write_show_describe_and_capture(shell):
     assert info.merge_keys == ["id"] and info.row_count == 3
 
 
+def test_write_without_merge_keys_makes_a_table_of_the_data(shell):
+    shell.user_ns["stock"] = pd.DataFrame({"sku": [5, 6]})
+    run(shell, "write shop.stock stock")
+    info, _ = run(shell, "describe shop.stock")
+    assert not info.schemaless and info.merge_keys == []
+    assert dc.read("stock", "shop", read_as="pandas")["sku"].tolist() == [5, 6]
+
+
 def test_sql_history_diff_tag_and_time_travel(shell):
     frame, _ = run(shell, "sql -o totals", "SELECT count(*) AS n FROM shop.orders")
     assert frame["n"].tolist() == [2] and shell.user_ns["totals"] is frame
@@ -118,6 +126,16 @@ BAD_LINES = [
     ("show shop.orders --limit -1", "InvalidArgumentError"),
     ("vacuum shop.orders", "See %dc vacuum --help"),
     ("optimize shop.nope", "TableNotFoundError"),
+    ("branch bogus", "invalid choice: 'bogus'"),
+    ("branch create", "See %dc branch create --help"),
+    ("branch create 'bad name'", "InvalidNameError"),
+    ("branch create main", "BranchAlreadyExistsError"),
+    ("branch create exp --from no-such-tag", "TimeTravelError"),
+    ("branch use nope", "BranchNotFoundError: Branch 'nope' does not exist"),
+    ("branch drop nope", "BranchNotFoundError"),
+    ("branch drop main", "cannot be dropped"),
+    ("branch merge nope", "BranchNotFoundError"),
+    ("branch merge main", "InvalidArgumentError"),
 ]
 
 
@@ -140,7 +158,11 @@ def test_help_and_command_help_list_the_language(shell):
     result, _ = run(shell, "help")
     assert str(result) == help_text() and "timetravel" in str(result)
     result, _ = run(shell, "diff --help")
-    assert "usage: %dc diff" in str(result)
+    assert "usage: %dc diff" in str(result) and "a branch name" in str(result)
+    result, _ = run(shell, "branch --help")
+    assert "%dc diff TABLE main NAME" in str(result) and "merge" in str(result)
+    result, _ = run(shell, "branch merge --help")
+    assert "usage: %dc branch merge" in str(result) and "--rebase" in str(result)
 
 
 def test_completion_offers_commands_catalogs_and_tables(shell):
@@ -149,6 +171,87 @@ def test_completion_offers_commands_catalogs_and_tables(shell):
     assert "default/shop" in completions("use ")
     assert "dc://default/shop" in completions("ls dc")
     assert completions("show 'oops") == []
+
+
+def test_completion_offers_branch_actions_names_and_points(shell):
+    run(shell, "tag start")
+    run(shell, "branch create exp")
+    assert completions("branch c") == ["create"]
+    assert completions("branch ") == ["create", "drop", "list", "merge", "use"]
+    assert completions("branch use ") == ["exp", "main"]
+    assert completions("branch merge ") == ["exp"], "main is not published into itself"
+    assert completions("branch create new --from s") == ["start"]
+    assert completions("diff shop.orders main ") == ["main", "exp", "start"]
+    assert completions("diff shop.orders e") == ["exp"]
+
+
+def test_branch_create_use_diff_and_merge(shell):
+    created, _ = run(shell, "branch create exp -o exp_branch")
+    assert isinstance(created, dc.Branch) and shell.user_ns["exp_branch"] is created
+    assert (created.name, created.source, created.tables_changed) == ("exp", "main", [])
+    message, _ = run(shell, "branch use exp")
+    assert "on branch exp" in str(message) and dc.current_branch() == "exp"
+    shell.user_ns["more"] = pd.DataFrame({"id": [3], "item": ["figs"]})
+    run(shell, "merge shop.orders more")
+    rows, _ = run(shell, "show shop.orders")
+    assert sorted(rows["id"]) == [1, 2, 3], "commands read the branch in use"
+    listing, _ = run(shell, "branch")
+    assert listing.title == "branches of catalog default"
+    assert listing.rows == [["main", "", "-", 0, "-"], ["exp", "current", "main", 1, "shop.orders"]]
+    tables, _ = run(shell, "ls shop")
+    assert tables.title == "dc://default/shop on branch exp" and tables.rows[0][0] == "orders"
+    change, _ = run(shell, "diff shop.orders main")
+    assert (change.before, change.added) == ("branch main (version 0)", 1), "main vs now, on exp"
+    browser, _ = run(shell, "browse")
+    assert browser.branch == "exp" and browser.table_list.options == ("shop.orders",)
+
+    message, _ = run(shell, "branch use main")
+    assert str(message) == "on main" and dc.current_branch() == "main"
+    rows, _ = run(shell, "show shop.orders")
+    assert sorted(rows["id"]) == [1, 2], "main is untouched"
+    change, _ = run(shell, "diff shop.orders main exp")
+    assert (change.after, change.added, change.changed) == ("branch exp (version 1)", 1, 0)
+    result, _ = run(shell, "branch merge exp -m 'add figs'")
+    assert isinstance(result, dc.MergeResult) and result.tables == ["shop.orders"]
+    assert sorted(dc.read("orders", "shop", read_as="pandas")["id"]) == [1, 2, 3]
+    history, _ = run(shell, "history --limit 1")
+    assert history["commit_message"].tolist() == ["add figs"]
+    assert history["operations"].iloc[0].tolist() == ["MERGE_BRANCH"]
+
+
+def test_branch_merge_conflict_then_rebase(shell):
+    dc.write(pd.DataFrame({"line": ["opened"]}), "log", "shop")  # no merge keys: appends rebase
+    run(shell, "branch create exp")
+    with dc.branch("exp"):
+        dc.write(pd.DataFrame({"line": ["on exp"]}), "log", "shop", mode="append")
+    dc.write(pd.DataFrame({"line": ["on main"]}), "log", "shop", mode="append")
+    result, shown = run(shell, "branch merge exp")
+    assert result is None and "BranchConflictError" in shown[0]
+    assert "main changed ['shop.log']" in shown[0] and "Nothing was published" in shown[0]
+    result, _ = run(shell, "branch merge exp --rebase")
+    assert (result.tables, result.rebased) == (["shop.log"], ["shop.log"])
+    lines = dc.read("log", "shop", read_as="pandas")["line"].tolist()
+    assert sorted(lines) == ["on exp", "on main", "opened"]
+
+
+def test_branch_from_a_tag_and_drop_the_branch_in_use(shell):
+    run(shell, "tag start")
+    shell.user_ns["more"] = pd.DataFrame({"id": [3], "item": ["figs"]})
+    run(shell, "merge shop.orders more")
+    created, _ = run(shell, "branch create old --from start")
+    assert created.source == "main as of start"
+    run(shell, "branch use old")
+    rows, _ = run(shell, "show shop.orders")
+    assert sorted(rows["id"]) == [1, 2], "the branch starts from the tagged state"
+    run(shell, "merge shop.orders more")  # the branch writes a file of its own
+    message, _ = run(shell, "branch drop old")
+    assert str(message) == "dropped branch old, the one in use; back on main"
+    assert dc.current_branch() == "main"
+    listing, _ = run(shell, "branch list")
+    assert [row[0] for row in listing.rows] == ["main"]
+    assert sorted(dc.read("orders", "shop", read_as="pandas")["id"]) == [1, 2, 3]
+    catalogs, _ = run(shell, "catalogs")
+    assert catalogs.title == "catalogs (branch main)"
 
 
 def test_runs_lists_recorded_runs(shell):

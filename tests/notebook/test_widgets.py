@@ -58,6 +58,43 @@ def test_catalog_browser_lists_filters_and_previews(catalog):
         CatalogBrowser(catalog="elsewhere")
 
 
+def test_catalog_browser_shows_the_tables_of_the_branch_picked(catalog):
+    seed()
+    dc.create_branch("exp")
+    with dc.branch("exp"):
+        dc.write(pd.DataFrame({"id": [4], "v": ["d"]}), "items", "shop")
+        dc.write(pd.DataFrame({"k": [2]}), "drafts", "ops")
+    browser = CatalogBrowser()
+    assert browser.branch == "main" and list(browser.branch_picker.options) == ["main", "exp"]
+    assert list(browser.table_list.options) == ["ops.notes", "shop.items"]
+    browser.select("shop.items")
+    assert "first 3 of 3 rows" in browser.preview.title.value
+    browser.pick_branch("exp")
+    assert list(browser.table_list.options) == ["ops.drafts", "ops.notes", "shop.items"]
+    assert browser.table_list.value == "shop.items", "the selected table, as the branch has it"
+    assert "first 4 of 4 rows" in browser.preview.title.value
+    assert browser.recent.title.value == "<b>recent transactions on exp</b>"
+    assert browser.recent.frame["operations"].tolist() == ["WRITE_MERGE"]
+
+    with dc.branch("exp"):
+        opened_on_exp = CatalogBrowser()
+    assert opened_on_exp.branch == "exp"
+    opened_on_exp.select("ops.drafts")  # after the block: still the branch it was opened on
+    assert "first 1 of 1 rows" in opened_on_exp.preview.title.value
+    dc.init(branch="exp")
+    assert CatalogBrowser().branch == "exp", "the session's branch"
+    dc.init(branch="main")
+
+    dc.drop_branch("exp")
+    opened_on_exp.select("ops.notes")
+    assert "BranchNotFoundError" in opened_on_exp.summary.value
+    assert opened_on_exp.preview.layout.display == "none"
+    browser.reload()
+    assert browser.branch == "main" and list(browser.branch_picker.options) == ["main"]
+    assert list(browser.table_list.options) == ["ops.notes", "shop.items"]
+    assert "first 3 of 3 rows" in browser.preview.title.value
+
+
 def test_history_browser_pages_filters_and_shows_a_selected_rows_detail(catalog):
     for i in range(25):
         dc.write(pd.DataFrame({"id": [i]}), "log", mode="append" if i else "create")

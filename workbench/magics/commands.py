@@ -114,7 +114,9 @@ class Commands:
 
     def run(self, args: Args, cell: str | None) -> Any:
         """Dispatch a parsed command."""
-        handler: Callable[[Args, str | None], Any] = getattr(self, f"do_{args.command}")
+        action = getattr(args, "action", None)  # commands with actions: do_<command>_<action>
+        name = f"do_{args.command}" + (f"_{action}" if action else "")
+        handler: Callable[[Args, str | None], Any] = getattr(self, name)
         return handler(args, cell)
 
     # ------------------------------------------------------------------------ catalogs
@@ -141,7 +143,7 @@ class Commands:
             [name, cat.root, "default" if cat is default else ""]
             for name, cat in dc.list_catalogs().items()
         ]
-        return Listing("catalogs", ["name", "root", ""], rows)
+        return Listing(f"catalogs (branch {dc.current_branch()})", ["name", "root", ""], rows)
 
     def do_use(self, args: Args, cell: str | None) -> Message:
         catalog, _, namespace = args.target.partition("/")
@@ -163,12 +165,13 @@ class Commands:
             namespace = target or self.session.namespace
             target = f"dc://{catalog}" + (f"/{namespace}" if namespace else "")
         items = dc.list(target, as_of=as_of)
+        title = f"{target} on branch {dc.current_branch()}"
         if items and isinstance(items[0], dc.Namespace):
-            return Listing(target, ["namespace"], [[n.name] for n in items])
+            return Listing(title, ["namespace"], [[n.name] for n in items])
         if items and isinstance(items[0], dc.TableInfo):
             info = items[0]
             return Listing(
-                target,
+                title,
                 ["version", "rows", "files", "bytes", "merge keys"],
                 [
                     [
@@ -180,7 +183,7 @@ class Commands:
                     ]
                 ],
             )
-        return Listing(target, ["table", "url"], [[t.name, t.url] for t in items])
+        return Listing(title, ["table", "url"], [[t.name, t.url] for t in items])
 
     # --------------------------------------------------------------------------- reads
     def do_show(self, args: Args, cell: str | None) -> Any:
@@ -280,22 +283,17 @@ class Commands:
     def do_write(self, args: Args, cell: str | None) -> dc.WriteResult:
         table, namespace, catalog = resolve_table(args.table, self.session)
         data = self._data(args.variable, cell, "write")
-        schema = None
+        keyed: dict[str, Any] = {}  # no schema= by default: schema=None means schemaless
         if args.merge_keys:
             keys = [k.strip() for k in args.merge_keys.split(",")]
             arrow = dc.dataset_schema(data)
             missing = [k for k in keys if k not in arrow.names]
             if missing:
                 raise InvalidArgumentError(f"--merge-keys {missing} are not columns of the data.")
-            schema = dc.Schema.of([dc.Field.of(f, is_merge_key=f.name in keys) for f in arrow])
+            fields = [dc.Field.of(f, is_merge_key=f.name in keys) for f in arrow]
+            keyed["schema"] = dc.Schema.of(fields)
         return dc.write(
-            data,
-            table,
-            namespace,
-            catalog,
-            mode=args.mode,
-            schema=schema,
-            auto_create_namespace=True,
+            data, table, namespace, catalog, mode=args.mode, auto_create_namespace=True, **keyed
         )
 
     def do_merge(self, args: Args, cell: str | None) -> dc.WriteResult:
@@ -355,6 +353,60 @@ class Commands:
         if committed and committed[0]["transaction_id"] == txn.id:
             return dc.read_transaction(txn.id, catalog=self.session.catalog)
         return Message("transaction committed with no changes")
+
+    # ------------------------------------------------------------------------ branches
+    def do_branch_list(self, args: Args, cell: str | None) -> Listing:
+        found = dc.branches(self.session.catalog)
+        rows = [
+            [
+                b.name,
+                "current" if b.current else "",
+                b.source or "-",
+                b.transactions,
+                ", ".join(b.tables_changed) or "-",
+            ]
+            for b in found
+        ]
+        return Listing(
+            f"branches of catalog {found[0].catalog}",
+            ["branch", "", "from", "commits", "tables changed"],
+            rows,
+        )
+
+    def do_branch_create(self, args: Args, cell: str | None) -> dc.Branch:
+        return dc.create_branch(args.name, parse_point(args.start), self.session.catalog)
+
+    def do_branch_use(self, args: Args, cell: str | None) -> Message:
+        if args.name == "main":  # always there: the way back from a branch dropped elsewhere
+            dc.init(branch="main")
+            return Message("on main")
+        found = dc.branches(self.session.catalog)
+        if args.name not in [b.name for b in found]:
+            raise dc.BranchNotFoundError(
+                f"Branch {args.name!r} does not exist in catalog {found[0].catalog!r}; its "
+                f"branches are {[b.name for b in found]}. Create it with "
+                f"%dc branch create {args.name}."
+            )
+        dc.init(branch=args.name)
+        return Message(
+            f"on branch {args.name}: commands and calls that name no branch read and write it "
+            "(%dc branch use main to go back)"
+        )
+
+    def do_branch_drop(self, args: Args, cell: str | None) -> Message:
+        dc.drop_branch(args.name, self.session.catalog)
+        if dc.current_branch() != args.name:
+            return Message(f"dropped branch {args.name}")
+        dc.init(branch="main")
+        return Message(f"dropped branch {args.name}, the one in use; back on main")
+
+    def do_branch_merge(self, args: Args, cell: str | None) -> dc.MergeResult:
+        return dc.merge_branch(
+            args.name,
+            rebase=args.rebase,
+            commit_message=args.message,
+            catalog=self.session.catalog,
+        )
 
     # ------------------------------------------------------------------------- widgets
     def do_browse(self, args: Args, cell: str | None) -> Any:

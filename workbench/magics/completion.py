@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-from workbench.magics.parser import COMMANDS
+from workbench.magics.parser import ACTIONS, COMMANDS
 
 TABLE_COMMANDS = {
     "show",
@@ -47,9 +47,30 @@ def completions(line: str) -> list[str]:
         names += [f"dc://{c}" for c in dc.list_catalogs()]
         names += [f"dc://{default}/{ns}" for ns in names if not ns.startswith("dc://")]
         return sorted(n for n in names if n.startswith(current))
+    if command == "branch":
+        return sorted(n for n in _branch_words(done[1:]) if n.startswith(current))
+    if command == "diff" and len(done) > 1:  # the points: branches, then tags
+        points = [b.name for b in dc.branches()] + sorted(dc.tags())
+        return [p for p in points if p.startswith(current)]
     if command in TABLE_COMMANDS:
         tables = [
             f"{ns.name}.{t.name}" for ns in dc.list_namespaces() for t in dc.list_tables(ns.name)
         ]
         return sorted(t for t in tables if t.startswith(current))
+    return []
+
+
+def _branch_words(done: list[str]) -> list[str]:
+    """Candidates after ``%dc branch``: an action, then a branch name (or, after ``--from``,
+    one of main's tags)."""
+    import workbench.api as dc
+
+    if not done:
+        return list(ACTIONS["branch"])
+    if done[-1] == "--from":
+        with dc.branch("main"):
+            return list(dc.tags())
+    if len(done) == 1 and done[0] in ("use", "drop", "merge"):
+        names = [b.name for b in dc.branches()]
+        return names if done[0] == "use" else names[1:]  # main is first; it is neither
     return []

@@ -20,9 +20,7 @@ class HelpRequested(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise MagicUsageError(
-            f"{message}\n{self.format_usage()}See %dc {self.prog.split()[-1]} --help."
-        )
+        raise MagicUsageError(f"{message}\n{self.format_usage()}See {self.prog} --help.")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         raise HelpRequested(self.format_help())
@@ -33,9 +31,10 @@ class _Parser(argparse.ArgumentParser):
 
 TABLE_HELP = "table as namespace.table, table (current namespace) or dc://catalog/namespace/table"
 TIME_HELP = "ns since epoch, ISO datetime, transaction id or tag"
+Arguments = list[tuple[tuple[str, ...], dict]]
 
 
-def _commands() -> dict[str, tuple[str, list[tuple[tuple[str, ...], dict]]]]:
+def _commands() -> dict[str, tuple[str, Arguments]]:
     """Each command's one-line summary and its arguments."""
     table = (("table",), {"help": TABLE_HELP})
     as_of = (("--as-of",), {"dest": "as_of", "help": f"read as of a past point ({TIME_HELP})"})
@@ -117,11 +116,14 @@ def _commands() -> dict[str, tuple[str, list[tuple[tuple[str, ...], dict]]]]:
             ],
         ),
         "diff": (
-            "rows added, removed, changed and schema changes between two points",
+            "rows added, removed, changed and schema changes between two points or branches",
             [
                 table,
-                (("before",), {"help": f"a table version number or {TIME_HELP}"}),
-                (("after",), {"nargs": "?", "help": "as before (default: now)"}),
+                (
+                    ("before",),
+                    {"help": f"a table version number, a branch name (main, exp) or {TIME_HELP}"},
+                ),
+                (("after",), {"nargs": "?", "help": "as before (default: now, on this branch)"}),
             ],
         ),
         "sql": (
@@ -200,6 +202,7 @@ def _commands() -> dict[str, tuple[str, list[tuple[tuple[str, ...], dict]]]]:
                 (("-m", "--message"), {"dest": "message", "help": "commit message"}),
             ],
         ),
+        "branch": ("list, create, use, drop or merge catalog branches", []),
         "browse": ("open the catalog browser", []),
         "timeline": ("open the transaction history browser", []),
         "timetravel": ("open the time-travel view of a table", [table]),
@@ -231,30 +234,98 @@ def _commands() -> dict[str, tuple[str, list[tuple[tuple[str, ...], dict]]]]:
     }
 
 
+def _actions() -> dict[str, dict[str, tuple[str, Arguments]]]:
+    """The actions of commands that have them (``%dc branch create ...``), the first one the
+    default, each with its one-line summary and arguments."""
+    name = (("name",), {"help": "branch name"})
+    return {
+        "branch": {
+            "list": ("list main and the catalog's branches, marking the current one", []),
+            "create": (
+                "create a branch from main's latest state (or a past one); no data is copied",
+                [
+                    name,
+                    (
+                        ("--from",),
+                        {
+                            "dest": "start",
+                            "metavar": "POINT",
+                            "help": f"start from main as it was then ({TIME_HELP})",
+                        },
+                    ),
+                ],
+            ),
+            "use": (
+                "make later commands and calls read and write the branch (main: back to main)",
+                [name],
+            ),
+            "drop": ("drop a branch and the data only it wrote", [name]),
+            "merge": (
+                "publish what the branch changed to main in one catalog transaction",
+                [
+                    name,
+                    (
+                        ("--rebase",),
+                        {
+                            "action": "store_true",
+                            "help": "where main and the branch only appended rows to a table, "
+                            "put the branch's rows on top of main's",
+                        },
+                    ),
+                    (("-m", "--message"), {"dest": "message", "help": "commit message"}),
+                ],
+            ),
+        }
+    }
+
+
 COMMANDS = _commands()
+ACTIONS = _actions()
+EPILOGS = {
+    "branch": "With no action, %dc branch lists the branches. Compare a table on two branches "
+    "with %dc diff TABLE main NAME (or %dc diff TABLE main while on the branch).",
+}
+
+
+def _add_arguments(command: _Parser, arguments: Arguments) -> None:
+    """Add a command's arguments, and the ``-o`` and ``--debug`` every command takes."""
+    for flags, options in arguments:
+        command.add_argument(*flags, **options)
+    if any("-o" in flags for flags, _ in arguments):  # its own -o (report's HTML file)
+        command.set_defaults(output=None)
+    else:
+        command.add_argument(
+            "-o",
+            "--output",
+            dest="output",
+            metavar="VAR",
+            help="also store the result in this variable",
+        )
+    command.add_argument("--debug", action="store_true", help="show full tracebacks")
 
 
 def _parser() -> tuple[_Parser, dict[str, _Parser]]:
-    """The ``%dc`` parser, and each command's own parser by name."""
+    """The ``%dc`` parser, and each command's (and each action's) own parser by name."""
     root = _Parser(prog="%dc", add_help=False)
     sub = root.add_subparsers(dest="command", parser_class=_Parser)
     commands = {}
     for name, (summary, arguments) in COMMANDS.items():
-        command = sub.add_parser(name, help=summary, description=summary, prog=f"%dc {name}")
+        command = sub.add_parser(
+            name, help=summary, description=summary, epilog=EPILOGS.get(name), prog=f"%dc {name}"
+        )
         commands[name] = command
-        for flags, options in arguments:
-            command.add_argument(*flags, **options)
-        if any("-o" in flags for flags, _ in arguments):  # its own -o (report's HTML file)
-            command.set_defaults(output=None)
-        else:
-            command.add_argument(
-                "-o",
-                "--output",
-                dest="output",
-                metavar="VAR",
-                help="also store the result in this variable",
+        _add_arguments(command, arguments)
+        if name not in ACTIONS:
+            continue
+        actions = command.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+        for action, (action_summary, action_arguments) in ACTIONS[name].items():
+            prog = f"%dc {name} {action}"
+            parser = actions.add_parser(
+                action, help=action_summary, description=action_summary, prog=prog
             )
-        command.add_argument("--debug", action="store_true", help="show full tracebacks")
+            commands[f"{name} {action}"] = parser
+            _add_arguments(parser, action_arguments)
+        command.set_defaults(action=next(iter(ACTIONS[name])))  # after the subparsers' default
     return root, commands
 
 
@@ -274,8 +345,9 @@ def parse(line: str) -> argparse.Namespace:
             f"Unknown command {words[0]!r}; commands are {', '.join(COMMANDS)} (see %dc help)."
         )
     args, extra = _PARSER.parse_known_args(words)
-    if extra:  # reported by the command's parser, so the hint names the command
-        _COMMAND_PARSERS[words[0]].error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:  # reported by the command's (or action's) parser, so the hint names it
+        command = _COMMAND_PARSERS.get(f"{words[0]} {getattr(args, 'action', None)}")
+        (command or _COMMAND_PARSERS[words[0]]).error(f"unrecognized arguments: {' '.join(extra)}")
     return args
 
 
