@@ -352,3 +352,43 @@ def test_dc_init_chooses_the_branch_calls_use(lake):
     assert dc.current_branch() == "main" and len(rows("events")) == 3
     with pytest.raises(dc.BranchNotFoundError):
         dc.init(branch="nope")
+
+
+def test_each_catalog_has_its_own_branch_and_a_dropped_one_is_left(lake, tmp_path):
+    other = dc.Catalog(dc.CatalogProperties(str(tmp_path / "other")))
+    dc.put_catalog("other", other)
+    dc.write(frame([1], "o"), "t", catalog="other")
+    dc.create_branch("exp")
+    with pytest.raises(dc.BranchNotFoundError):
+        dc.init(branch="nope")
+    assert dc.current_branch() == "main"  # the failed init changed nothing
+    dc.init(branch="exp")
+    assert dc.current_branch() == "exp" and dc.current_branch("other") == "main"
+    assert rows("t", catalog="other") == [{"id": 1, "v": "o1"}]  # other catalog: on main
+    dc.write(frame([2], "o"), "t", catalog="other", mode="append")
+    info = dc.get_table("events")
+    assert info.branch == "exp" and info.uri != ""  # not changed on the branch: main's folder
+    dc.write(frame([9], "b"), "events", mode="append")
+    assert dc.get_table("events").uri == ""  # a branch-only version: no Delta reader shows it
+    assert str(dc.diff("events", before="main")).count("branch") == 2
+    history = dc.transactions(read_as="pandas")
+    assert history["branch"].tolist() == ["exp"]
+    dc.drop_branch("exp")
+    assert dc.current_branch() == "main" and len(rows("events")) == 3
+    dc.create_branch("exp2")
+    dc.write(frame([5], "b"), "events", mode="append", branch="exp2")
+    dc.merge_branch("exp2")
+    latest = dc.transactions(read_as="pandas").iloc[0]
+    assert (latest["branch"], latest["published_from"]) == ("main", "exp2")
+
+
+def test_table_versions_on_a_branch(lake):
+    dc.create_branch("exp")
+    with dc.branch("exp"):
+        dc.write(frame([7], "v2"), "events", table_version="2", mode="create")
+        assert rows("events") == [{"id": 7, "v": "v27"}]
+        assert len(rows("events", table_version="1")) == 3
+    with pytest.raises(dc.TableVersionNotFoundError):
+        dc.read("events", table_version="2")
+    dc.merge_branch("exp")
+    assert rows("events") == [{"id": 7, "v": "v27"}] and len(rows("events", table_version="1")) == 3

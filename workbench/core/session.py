@@ -29,6 +29,8 @@ def init(
     calls use when they name none (``main`` unless given; see ``dc.branch`` for a block).
     """
     catalogs, default = resolved(catalogs, default)
+    if branch is not None and catalogs:  # checked first: a failed init changes nothing
+        catalogs[default or next(iter(catalogs))].on_branch(branch)
     settings = dict(engines or {})
     if spark is not None:
         settings["spark"] = spark

@@ -51,7 +51,7 @@ class CatalogBrowser(widgets.HBox):
         )
         super().__init__([left, self.details])
         self.add_class("wb-catalog-browser")
-        self.reload(branch or dc.current_branch())
+        self.reload(branch or dc.current_branch(self.catalog))
 
     @property
     def catalog(self) -> str:

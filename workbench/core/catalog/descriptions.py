@@ -106,7 +106,9 @@ class TableInfo:
     size_bytes: int
     schemaless: bool
     properties: dict[str, str] = field(default_factory=dict)
-    uri: str = ""  # the Delta table's folder: read it there at ``version`` from other tools
+    # the Delta table's folder: read it there at ``version`` from other tools ("" for a version
+    # only a branch's log holds, which no Delta reader can show: publish it, or dc.read it)
+    uri: str = ""
     version_name: str = "1"  # the DeltaCAT table version described (each is a Delta table)
     lifecycle_state: LifecycleState = LifecycleState.ACTIVE
     version_names: tuple[str, ...] = ("1",)  # every version of the table, oldest first
@@ -115,6 +117,7 @@ class TableInfo:
     table_properties: dict[str, str] | None = None
     content_types: tuple[ContentType, ...] | None = None  # accepted by a schemaless version
     description: str | None = None
+    branch: str = "main"  # the branch it was described on
 
     @property
     def merge_keys(self) -> list[str]:

@@ -201,13 +201,13 @@ class BranchCatalog(Catalog):
 
 
 class _Registry:
-    """The catalogs registered in this process, which one is the default, and the branch that
-    calls naming none use."""
+    """The catalogs registered in this process, which one is the default, and the branch calls
+    on each use when they name none."""
 
     def __init__(self) -> None:
         self.catalogs: dict[str, Catalog] = {}
         self.default: str | None = None
-        self.branch = MAIN
+        self.branches: dict[str, str] = {}  # catalog root -> branch calls on it use
         self.cleared = False  # emptied on purpose: no local catalog is set up on first use
 
     def set(self, catalogs: dict[str, Catalog], default: str | None) -> None:
@@ -244,10 +244,10 @@ def resolved(
 
 
 def register(catalogs: dict[str, Catalog], default: str | None) -> dict[str, Catalog]:
-    """Make ``catalogs`` (checked by ``resolved``) the registered ones, on ``main`` until
+    """Make ``catalogs`` (checked by ``resolved``) the registered ones, each on ``main`` until
     ``set_default_branch`` says otherwise, and tell the listeners."""
     _registry.set(catalogs, default)
-    _registry.branch = MAIN
+    _registry.branches.clear()
     _notify()
     return dict(_registry.catalogs)
 
@@ -313,7 +313,7 @@ def clear_catalogs() -> None:
     """Unregister every catalog; until the next ``init`` or ``put_catalog`` no catalog is the
     default (and none is set up on first use)."""
     _registry.catalogs, _registry.default, _registry.cleared = {}, None, True
-    _registry.branch = MAIN
+    _registry.branches.clear()
     _notify()
 
 
@@ -323,33 +323,59 @@ def _notify() -> None:
 
 
 _in_scope: ContextVar[Catalog | None] = ContextVar("workbench_catalog_in_scope", default=None)
-_branch_in_scope: ContextVar[str | None] = ContextVar("workbench_branch_in_scope", default=None)
+# trunk root -> branch, for calls in ``dc.branch`` blocks (replaced, never changed in place)
+_branch_in_scope: ContextVar[dict[str, str] | None] = ContextVar(
+    "workbench_branch_in_scope", default=None
+)
 
 
-def current_branch() -> str:
-    """The branch calls that name none use: the innermost ``dc.branch`` block's, else the one
-    ``dc.init(branch=...)`` chose (``main`` by default)."""
-    return _branch_in_scope.get() or _registry.branch
+def current_branch(catalog: str | Catalog | None = None) -> str:
+    """The branch calls on a catalog (the default one) use when they name none: the innermost
+    ``dc.branch`` block's, else the one ``dc.init(branch=...)`` chose, else ``main``."""
+    return _branch_of(_trunk_of(catalog).root)
 
 
-def set_default_branch(name: str) -> None:
-    """Make ``name`` the branch calls use outside ``dc.branch`` blocks (checked to exist in the
-    default catalog, when there is one)."""
-    if _registry.default is not None:
-        _registry.catalogs[_registry.default].on_branch(name)
-    _registry.branch = name
+def _branch_of(root: str) -> str:
+    return (_branch_in_scope.get() or {}).get(root) or _registry.branches.get(root, MAIN)
+
+
+def _trunk_of(catalog: str | Catalog | None) -> Catalog:
+    """The registered catalog a name (or catalog object) means; None: the open transaction's,
+    else the default one."""
+    if isinstance(catalog, Catalog):
+        return catalog.trunk
+    scoped = _in_scope.get()
+    if catalog is None and scoped is not None:
+        return scoped.trunk
+    return _registered(catalog)
+
+
+def set_default_branch(name: str, catalog: str | None = None) -> None:
+    """Make ``name`` the branch calls on a catalog (the default one) use outside ``dc.branch``
+    blocks; raises ``BranchNotFoundError`` when it has no such branch."""
+    trunk = _trunk_of(catalog)
+    trunk.on_branch(name)
+    _registry.branches[trunk.root] = name
+
+
+def leave_branch(catalog: Catalog, name: str) -> None:
+    """Stop using branch ``name`` of ``catalog`` by default (it was dropped): back to ``main``."""
+    if _registry.branches.get(catalog.trunk.root) == name:
+        del _registry.branches[catalog.trunk.root]
 
 
 @contextmanager
-def branch_scope(name: str | None) -> Iterator[None]:
-    """Make ``name`` the branch calls without ``branch=`` use, for the block (None: leave the
-    current one, so a ``branch=None`` argument changes nothing)."""
+def branch_scope(name: str | None, catalog: str | Catalog | None = None) -> Iterator[None]:
+    """Make ``name`` the branch calls on a catalog (the default one) use without ``branch=``,
+    for the block (None: leave the current one, so a ``branch=None`` argument changes
+    nothing)."""
     if name is None:
         yield
         return
     if not isinstance(name, str) or not name:
         raise InvalidArgumentError(f"branch={name!r} is not a branch name; pass e.g. 'exp'.")
-    token = _branch_in_scope.set(name)
+    root = _trunk_of(catalog).root
+    token = _branch_in_scope.set({**(_branch_in_scope.get() or {}), root: name})
     try:
         yield
     finally:
@@ -388,7 +414,7 @@ def get_catalog(name: str | None = None) -> Catalog:
 
 def _in_transaction_branch(scoped: Catalog) -> Catalog:
     """The open transaction's catalog, unless the block asks for another branch of it."""
-    wanted = current_branch()
+    wanted = _branch_of(scoped.root)
     if wanted != scoped.branch:
         raise TransactionCatalogError(
             f"The open transaction is on branch {scoped.branch!r}, so branch {wanted!r} cannot "
@@ -398,6 +424,13 @@ def _in_transaction_branch(scoped: Catalog) -> Catalog:
 
 
 def lookup_catalog(name: str | None = None) -> Catalog:
+    """The registered catalog called ``name``, or the default one, on the branch calls on it
+    use (see ``current_branch``)."""
+    found = _registered(name)
+    return found.on_branch(_branch_of(found.root))
+
+
+def _registered(name: str | None) -> Catalog:
     """The registered catalog called ``name``, or the default one (a local catalog is set up on
     first use, unless ``clear_catalogs`` emptied the registry)."""
     if not _registry.catalogs and not _registry.cleared:
@@ -418,7 +451,7 @@ def lookup_catalog(name: str | None = None) -> Catalog:
             f"Catalog {name!r} not found. Registered catalogs: {sorted(_registry.catalogs)}; "
             "register it with dc.put_catalog(name, catalog) or dc.init(catalogs={...})."
         )
-    return _registry.catalogs[name].on_branch(current_branch())
+    return _registry.catalogs[name]
 
 
 def list_catalogs() -> dict[str, Catalog]:

@@ -77,7 +77,7 @@ def _open_at(loc: Location, point: Any, argument: str) -> OpenTable:
     point, or now (None); ``argument`` names the point in errors."""
     on_branch = _branch_of(loc, point)
     if on_branch is not None:
-        with branch_scope(on_branch.catalog.branch):
+        with branch_scope(on_branch.catalog.branch, on_branch.catalog):
             return open_table(on_branch)
     if _is_version(point):
         try:
@@ -93,8 +93,9 @@ def _open_at(loc: Location, point: Any, argument: str) -> OpenTable:
 
 
 def _describe_point(opened: OpenTable, spec: Any) -> str:
-    if _branch_of(opened.loc, spec) is not None:
-        return f"branch {spec} (version {opened.version})"
+    on_branch = opened.loc.catalog.record is not None
+    if _branch_of(opened.loc, spec) is not None or (spec is None and on_branch):
+        return f"branch {opened.loc.catalog.branch} (version {opened.version})"
     shown = spec is None or _is_version(spec)
     return f"version {opened.version}" + ("" if shown else f" ({spec})")
 

@@ -57,7 +57,7 @@ def read(
         raise InvalidArgumentError(
             f"file_path_column={file_path_column!r} must be a column name (a non-empty str)."
         )
-    with branch_scope(branch):
+    with branch_scope(branch, catalog):
         loc = locate(table, namespace, catalog)
     opened = open_table(loc, version, as_of, table_version)
     names = manifest_view_columns(opened.schema.names) if opened.schemaless else opened.schema.names

@@ -121,7 +121,7 @@ def write(
     properties, own, lifecycle = version_arguments(
         table_properties, table_version_properties, lifecycle_state
     )
-    with branch_scope(branch):
+    with branch_scope(branch, catalog):
         loc = locate(table, namespace, catalog)
     schemaless = schema is None
     declared = Schema.of(schema) if schema is not None and schema is not INFERRED else None

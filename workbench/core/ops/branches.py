@@ -47,6 +47,7 @@ from workbench.core.catalog.registry import (
     catalog_name,
     current_branch,
     get_catalog,
+    leave_branch,
 )
 from workbench.core.catalog.tables import Location, OpenTable, locate_key
 from workbench.core.delta.commits import TableActions
@@ -161,7 +162,7 @@ def create_branch(name: str, from_: Any = None, catalog: str | None = None) -> B
 def branches(catalog: str | None = None) -> list[Branch]:
     """``main`` and every branch of a catalog, oldest first, with what each changed."""
     trunk = _trunk(catalog)
-    found = [Branch(MAIN, catalog_name(trunk), current=current_branch() == MAIN)]
+    found = [Branch(MAIN, catalog_name(trunk), current=current_branch(trunk) == MAIN)]
     for record in records(trunk.storage):
         bound = trunk.on_branch(record.name)
         if bound.record is None or bound.record.id != record.id:  # made again elsewhere
@@ -188,7 +189,7 @@ def _describe(trunk: Catalog, record: BranchRecord, base: CatalogState | None) -
         record.source,
         log.version + 1,
         changed,
-        current_branch() == record.name,
+        current_branch(trunk) == record.name,
     )
 
 
@@ -218,7 +219,7 @@ def branch(name: str, catalog: str | None = None) -> Iterator[Branch]:
     ``with dc.branch("exp"): dc.write(df, "t")``."""
     trunk = get_catalog(catalog).trunk
     bound = trunk.on_branch(name)
-    with branch_scope(name):
+    with branch_scope(name, trunk):
         if bound.record is None:
             yield Branch(name, catalog_name(trunk), current=True)
         else:
@@ -239,6 +240,7 @@ def drop_branch(name: str, catalog: str | None = None) -> None:
         written = _branch_files(bound)
         trunk.storage.delete(record_key(name))  # the branch is gone from here on
         trunk.forget_branch(name)
+        leave_branch(trunk, name)
         _free(trunk, written)
         remove_folder(trunk, line_key(record))
         if not trunk.storage.list(branch_key(name)):

@@ -201,14 +201,21 @@ def describe(opened: OpenTable, seen: Transaction | None = None) -> TableInfo:
         size_bytes=sum(f.size for f in opened.files),
         schemaless=opened.schemaless,
         properties=opened.properties,
-        uri=opened.uri,
+        uri="" if _branch_only(opened) else opened.uri,
         version_name=loc.version_name,
         lifecycle_state=lifecycle_of(opened.properties),
         version_names=tuple(names),
         active_version=active_version(seen, loc, names),
         table_properties=table_configuration(newest.properties),
         content_types=accepted_content_types(opened.properties),
+        branch=loc.catalog.branch,
     )
+
+
+def _branch_only(opened: OpenTable) -> bool:
+    """True for a table version only a branch's log holds (no Delta log has it)."""
+    limit = log_of(opened.loc.catalog).delta_limit(opened.incarnation)
+    return limit is not None and opened.version > limit
 
 
 def get_table(
@@ -242,8 +249,7 @@ def delta_table(
     from deltalake import DeltaTable
 
     opened = open_table(locate(table, namespace, catalog), as_of=as_of, table_version=table_version)
-    limit = log_of(opened.loc.catalog).delta_limit(opened.incarnation)
-    if limit is not None and opened.version > limit:
+    if _branch_only(opened):
         raise UnsupportedFeatureError(
             f"Table {opened.loc.qualified!r} on branch {opened.loc.catalog.branch!r} has "
             "versions that exist only in the branch's log, not in a Delta log, so no "

@@ -86,7 +86,7 @@ def _open(txn: Transaction, scoped: bool = True) -> Iterator[Transaction]:
     try:
         with (
             catalog_scope(txn.catalog) if scoped else nullcontext(),
-            branch_scope(txn.catalog.branch) if scoped else nullcontext(),
+            branch_scope(txn.catalog.branch, txn.catalog) if scoped else nullcontext(),
         ):
             yield txn
     except BaseException:

@@ -51,6 +51,8 @@ def _schema() -> pa.Schema:
             ("namespace_count", pa.int64()),
             ("table_count", pa.int64()),
             ("details", pa.string()),  # JSON: target -> details of its change, if any
+            ("branch", pa.string()),  # the line it committed on: main or a branch
+            ("published_from", pa.string()),  # for a publish to main: the branch published
         ]
     )
 
@@ -81,7 +83,9 @@ def history_table(log: TransactionLog) -> pa.Table:
         grouped: dict[str, list[dict[str, Any]]] = {}
         for row in rows[folded.count :]:  # a transaction's rows arrive together, in order
             grouped.setdefault(row["transaction_id"], []).append(row)
-        folded.entries.extend(sorted(map(_fold, grouped.values()), key=lambda e: e["sequence"]))
+        branch = log.catalog.branch
+        entries = [_fold(group, branch) for group in grouped.values()]
+        folded.entries.extend(sorted(entries, key=lambda e: e["sequence"]))
         folded.count, folded.table = len(rows), None
     if folded.table is None:
         folded.table = pa.Table.from_pylist(folded.entries[::-1], schema=_schema())
@@ -95,9 +99,10 @@ def _target(row: dict[str, Any]) -> str:
     return f"{row['namespace']}.{label(row['table_name'])}"
 
 
-def _fold(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """One transaction's history row from its log rows; the last five columns carry DeltaCAT's
-    names, so code written for DeltaCAT's history reads this one."""
+def _fold(rows: list[dict[str, Any]], branch: str) -> dict[str, Any]:
+    """One transaction's history row from its log rows on ``branch``; the five columns from
+    ``state`` on carry DeltaCAT's names, so code written for DeltaCAT's history reads this
+    one."""
     first = rows[0]
     keys = ("transaction_id", "sequence", "start_time", "end_time", "commit_message", "status")
     operations = [r["operation"] for r in rows]
@@ -115,7 +120,18 @@ def _fold(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "namespace_count": len({r["namespace"] for r in rows}),
         "table_count": len(tables),
         "details": _details_by_target(rows),
+        "branch": branch,
+        "published_from": _published_branch(rows),
     }
+
+
+def _published_branch(rows: list[dict[str, Any]]) -> str | None:
+    """The branch a transaction published to ``main`` (None for other transactions)."""
+    for row in rows:
+        details = json.loads(row["details"]) if row.get("details") else {}
+        if "branch_id" in details:
+            return details.get("branch")
+    return None
 
 
 def _details_by_target(rows: list[dict[str, Any]]) -> str | None:

@@ -66,7 +66,7 @@ def _open(options: dict[str, str]) -> Any:
     as_of = options.get("asOf")
     version = int(options["version"]) if "version" in options else None
     point = int(as_of) if as_of and as_of.isdigit() else as_of
-    with branch_scope(options.get("branch")):
+    with branch_scope(options.get("branch"), options.get("catalog")):
         loc = locate(table, namespace or None, options.get("catalog"))
     return open_table(
         loc,
@@ -179,7 +179,7 @@ def _plan(options: dict[str, str], incoming: pa.Schema, overwrite: bool, batch: 
             "on Spark); this writer only appends or overwrites, so nothing was written."
         )
     namespace, _, name = options["path"].rpartition(".")
-    with branch_scope(options.get("branch")):
+    with branch_scope(options.get("branch"), options.get("catalog")):
         loc = locate(name, namespace or None, options.get("catalog"))
         exists = table_exists(name, namespace or None, options.get("catalog"))
     storage = loc.catalog.storage

@@ -92,9 +92,10 @@ def _save(writer: DataFrameWriter, path: str | None, spark_save: Callable[[], No
     from workbench.core.io.writer import write
 
     options = _options(writer)
-    if "branch" not in options and current_branch() != MAIN:  # a dc.branch block's branch
-        writer.option("branch", current_branch())
-        options["branch"] = current_branch()
+    branch = options.get("branch") or _branch_in_use(options)
+    if branch != MAIN:  # a dc.branch block's branch, or the session's
+        writer.option("branch", branch)
+        options["branch"] = branch
     mode = requested_write_mode(options)
     if mode is None:
         spark_save()
@@ -115,6 +116,16 @@ def _save(writer: DataFrameWriter, path: str | None, spark_save: Callable[[], No
     root = options.get("root")
     catalog = _catalog_at(root) if root else options.get("catalog")
     write(writer._df, name, namespace or None, catalog, mode=mode, branch=options.get("branch"))
+
+
+def _branch_in_use(options: Mapping[str, str]) -> str:
+    """The branch this process uses on the catalog a save names (``main`` for a root it has
+    not registered)."""
+    root = options.get("root")
+    try:
+        return current_branch(_catalog_at(root) if root else options.get("catalog"))
+    except CatalogNotFoundError:
+        return MAIN
 
 
 def _catalog_at(root: str) -> str:
