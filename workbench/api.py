@@ -64,6 +64,7 @@ from workbench.core.ops.branches import (
     create_branch,
     drop_branch,
     merge_branch,
+    use_branch,
 )
 from workbench.core.ops.maintenance import VacuumResult, optimize, vacuum
 from workbench.core.ops.namespaces import (
@@ -114,6 +115,7 @@ __all__ = [
     "current_branch",
     "drop_branch",
     "merge_branch",
+    "use_branch",
     "Catalog",
     "CatalogProperties",
     "ContentType",

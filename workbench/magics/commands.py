@@ -378,7 +378,7 @@ class Commands:
 
     def do_branch_use(self, args: Args, cell: str | None) -> Message:
         if args.name == "main":  # always there: the way back from a branch dropped elsewhere
-            dc.init(branch="main")
+            dc.use_branch("main", self.session.catalog)
             return Message("on main")
         found = dc.branches(self.session.catalog)
         if args.name not in [b.name for b in found]:
@@ -387,18 +387,17 @@ class Commands:
                 f"branches are {[b.name for b in found]}. Create it with "
                 f"%dc branch create {args.name}."
             )
-        dc.init(branch=args.name)
+        dc.use_branch(args.name, self.session.catalog)
         return Message(
             f"on branch {args.name}: commands and calls that name no branch read and write it "
             "(%dc branch use main to go back)"
         )
 
     def do_branch_drop(self, args: Args, cell: str | None) -> Message:
-        dc.drop_branch(args.name, self.session.catalog)
-        if dc.current_branch() != args.name:
-            return Message(f"dropped branch {args.name}")
-        dc.init(branch="main")
-        return Message(f"dropped branch {args.name}, the one in use; back on main")
+        in_use = dc.current_branch(self.session.catalog) == args.name
+        dc.drop_branch(args.name, self.session.catalog)  # the session goes back to main
+        suffix = ", the one in use; back on main" if in_use else ""
+        return Message(f"dropped branch {args.name}{suffix}")
 
     def do_branch_merge(self, args: Args, cell: str | None) -> dc.MergeResult:
         return dc.merge_branch(

@@ -48,6 +48,7 @@ from workbench.core.catalog.registry import (
     current_branch,
     get_catalog,
     leave_branch,
+    set_default_branch,
 )
 from workbench.core.catalog.tables import Location, OpenTable, locate_key
 from workbench.core.delta.commits import TableActions
@@ -224,6 +225,13 @@ def branch(name: str, catalog: str | None = None) -> Iterator[Branch]:
             yield Branch(name, catalog_name(trunk), current=True)
         else:
             yield _describe(trunk, bound.record, None)
+
+
+def use_branch(name: str, catalog: str | None = None) -> None:
+    """Make ``name`` the branch every later call on a catalog (the default one) uses when it
+    names none, for the rest of the session (``main`` to go back); ``dc.branch`` is the same
+    for a block."""
+    set_default_branch(name, catalog)
 
 
 # ------------------------------------------------------------------------------------ dropping
