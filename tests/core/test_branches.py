@@ -392,3 +392,17 @@ def test_table_versions_on_a_branch(lake):
         dc.read("events", table_version="2")
     dc.merge_branch("exp")
     assert rows("events") == [{"id": 7, "v": "v27"}] and len(rows("events", table_version="1")) == 3
+
+
+def test_schemaless_tables_and_a_namespace_main_dropped_come_back_with_a_publish(lake):
+    dc.create_namespace("lab")
+    dc.create_branch("exp")
+    dc.drop_namespace("lab")  # on main, after the branch point
+    with dc.branch("exp"):
+        dc.write(pa.table({"k": [1]}), "files", schema=None)
+        dc.write(frame([1], "n"), "fresh", namespace="lab")
+        assert dc.read("files", read_as="pandas").shape[0] == 1
+    assert not dc.table_exists("files")
+    dc.merge_branch("exp")
+    assert dc.namespace_exists("lab") and rows("fresh", "lab") == [{"id": 1, "v": "n1"}]
+    assert dc.read("files", read_as="pandas").shape[0] == 1

@@ -95,7 +95,7 @@ def require_record(storage: Storage, name: str, root: str) -> BranchRecord:
     """The record of branch ``name``, or ``BranchNotFoundError`` listing the branches."""
     if not isinstance(name, str):
         raise InvalidNameError(f"branch={name!r} is not a branch name; pass a str such as 'exp'.")
-    record = read_record(storage, name)
+    record = read_record(storage, validate_name("branch", name))
     if record is None:
         known = [MAIN, *(r.name for r in records(storage))]
         raise BranchNotFoundError(

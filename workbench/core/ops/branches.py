@@ -418,7 +418,9 @@ def _publish(txn: Transaction, bound: Catalog, rebase: bool) -> MergeResult:
             "main, drop the branch, or pass rebase=True where both sides only appended rows.",
             conflicts,
         )
-    for ns in sorted(head.namespaces - synced_namespaces):
+    wanted = head.namespaces - synced_namespaces  # made on the branch, or holding its tables
+    wanted |= {ns for (ns, name) in changed if head.tables.get((ns, name)) is not None}
+    for ns in sorted(wanted):
         if not txn.has_namespace(ns):
             txn.change_namespace(ns, created=True)
     for key in changed:
