@@ -79,10 +79,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         elif args.command == "report":
             result = dc.report(
-                args.template, args.html, parse_parameters(args.parameter), args.as_of
+                args.template,
+                args.html,
+                parse_parameters(args.parameter),
+                args.as_of,
+                branch=args.branch,
             )
-            state = "an empty catalog" if result.as_of is None else f"transaction {result.as_of}"
-            print(f"{result.html}\n{result.notebook}\nas of {state}")
+            start = "an empty catalog" if result.branch == "main" else "the branch's start"
+            state = f"transaction {result.as_of}" if result.as_of else start
+            print(f"{result.html}\n{result.notebook}\nas of {state} (branch {result.branch})")
         else:
             for event in dc.run_events(args.run_id).to_pylist():
                 payload = next((v for k, v in event.items() if isinstance(v, dict)), {})

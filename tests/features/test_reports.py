@@ -124,6 +124,29 @@ def test_a_users_notebook_reads_the_reported_catalog_pinned_with_no_set_up(
 
 
 @KERNEL
+def test_reports_of_main_and_a_branch_each_read_their_own_line(catalog: Path, tmp_path: Path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import workbench as dc\n"
+            "print('ORDERS', len(dc.read('orders', 'shop', read_as='pandas')), 'ON', "
+            "dc.current_branch())"
+        )
+    ]
+    mine = tmp_path / "orders.ipynb"
+    nbformat.write(nb, mine)
+    dc.create_branch("exp")
+    fresh = dc.report(mine, output=tmp_path / "fresh.html", branch="exp", progress=False)
+    assert "ORDERS 10 ON exp" in fresh.html.read_text() and fresh.as_of is None
+    assert "(the branch's starting state)" in fresh.html.read_text()
+    dc.write(pd.DataFrame({"order": range(10, 15)}), "orders", "shop", mode="add", branch="exp")
+    on_branch = dc.report(mine, output=tmp_path / "exp.html", branch="exp", progress=False)
+    on_main = dc.report(mine, output=tmp_path / "main.html", progress=False)
+    assert "ORDERS 15 ON exp" in on_branch.html.read_text() and on_branch.branch == "exp"
+    assert "ORDERS 10 ON main" in on_main.html.read_text() and on_main.branch == "main"
+
+
+@KERNEL
 def test_a_report_on_an_s3_catalog_reads_it_with_the_catalogs_storage_options(s3, tmp_path: Path):
     secret = "secret-given-in-code-only"  # moto takes any key; the kernel must get this one
     options = {**s3.options, "AWS_SECRET_ACCESS_KEY": secret}

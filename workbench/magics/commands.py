@@ -236,6 +236,7 @@ class Commands:
             parameters=parse_parameters(args.parameter),
             as_of=parse_point(args.as_of),
             catalog=self.session.catalog,
+            branch=args.branch,
         )
 
     def do_diff(self, args: Args, cell: str | None) -> dc.TableDiff:

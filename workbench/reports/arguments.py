@@ -24,6 +24,7 @@ REPORT_ARGUMENTS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         ("-o", "--output"),
         {"dest": "html", "help": "the HTML file (default reports/<template>.html)"},
     ),
+    (("--branch",), {"help": "the branch the report reads (default: the current one)"}),
 ]
 
 

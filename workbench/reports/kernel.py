@@ -10,12 +10,16 @@ import sys
 CATALOG_ROOT = "WORKBENCH_REPORT_CATALOG"
 CATALOG_NAME = "WORKBENCH_REPORT_CATALOG_NAME"
 AS_OF = "WORKBENCH_REPORT_AS_OF"  # a transaction id; empty: the catalog had none yet
+BRANCH = "WORKBENCH_REPORT_BRANCH"  # the branch the report reads ("main" by default)
 START_UP = f"from {__name__} import open_pinned_catalog; open_pinned_catalog()"
 
 
-def pinned_environment(root: str, name: str, transaction_id: str | None) -> dict[str, str]:
-    """The kernel environment that makes ``open_pinned_catalog`` open this catalog and pin it."""
-    return {CATALOG_ROOT: root, CATALOG_NAME: name, AS_OF: transaction_id or ""}
+def pinned_environment(
+    root: str, name: str, transaction_id: str | None, branch: str = "main"
+) -> dict[str, str]:
+    """The kernel environment that makes ``open_pinned_catalog`` open this catalog on
+    ``branch`` and pin it."""
+    return {CATALOG_ROOT: root, CATALOG_NAME: name, AS_OF: transaction_id or "", BRANCH: branch}
 
 
 def open_pinned_catalog() -> None:
@@ -31,8 +35,9 @@ def open_pinned_catalog() -> None:
         return
     try:
         catalog = Catalog(CatalogProperties(root))
-        init({os.environ.get(CATALOG_NAME) or "default": catalog})
-        pin(catalog, os.environ.get(AS_OF) or None)
+        branch = os.environ.get(BRANCH) or "main"
+        init({os.environ.get(CATALOG_NAME) or "default": catalog}, branch=branch)
+        pin(catalog.on_branch(branch), os.environ.get(AS_OF) or None)
     except Exception as e:
         clear_catalogs()
         print(f"workbench: could not open the reported catalog {root!r}: {e}", file=sys.stderr)

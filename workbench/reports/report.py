@@ -40,10 +40,11 @@ class ReportResult:
     notebook: Path
     template: Path
     catalog: str
-    as_of: str | None  # the catalog transaction the report read (None: an empty catalog)
+    as_of: str | None  # the catalog transaction the report read (None: before the first)
     parameters: dict[str, Any] = field(default_factory=dict)
     run_id: str | None = None
     seconds: float = 0.0
+    branch: str = "main"  # the branch it read
 
     def __str__(self) -> str:
         return f"report {self.html} (notebook {self.notebook}, as of {self.as_of})"
@@ -78,13 +79,15 @@ def report(
     as_of: Any = None,
     catalog: str | None = None,
     progress: bool = True,
+    *,
+    branch: str | None = None,
 ) -> ReportResult:
     """Run ``template`` (a notebook path or a bundled template's name) with ``parameters`` as
-    of one catalog state (the newest transaction unless ``as_of``), write HTML to ``output``
-    (default ``reports/<name>.html``) with the executed notebook beside it; raise
-    ``ReportFailedError`` if a cell raises (the HTML still shows the error first). ``progress``
-    shows a bar over the notebook's cells."""
-    from workbench.core.catalog.registry import catalog_name, get_catalog
+    of one catalog state (the newest transaction unless ``as_of``) of ``branch`` (the current
+    one by default), write HTML to ``output`` (default ``reports/<name>.html``) with the
+    executed notebook beside it; raise ``ReportFailedError`` if a cell raises (the HTML still
+    shows the error first). ``progress`` shows a bar over the notebook's cells."""
+    from workbench.core.catalog.registry import branch_scope, catalog_name, get_catalog
     from workbench.core.events.runs import run as recorded_run
     from workbench.version import __version__
 
@@ -106,14 +109,16 @@ def report(
         raise InvalidArgumentError(f"output={str(output)!r} must end in .html.")
     html_path = html_path.resolve()
     notebook_path = html_path.with_suffix(".ipynb")
-    cat = get_catalog(catalog)
-    pinned = _pin(as_of, catalog)
+    with branch_scope(branch, catalog):
+        cat = get_catalog(catalog)
+        pinned = _pin(as_of, catalog)
     recorded = {**(parameters or {}), "as_of": pinned}
     with recorded_run(f"report {path.stem}", recorded, kind="report", catalog=catalog) as run:
         started = time.perf_counter()
         header = {
             "catalog": f"{catalog_name(cat)} ({cat.root})",
-            "as of transaction": pinned or "(empty catalog)",
+            "branch": cat.branch,
+            "as of transaction": pinned or _before_first(cat),
             "parameters": json.dumps(parameters or {}, default=str, sort_keys=True),
             "template": str(path),
             "workbench": __version__,
@@ -139,7 +144,13 @@ def report(
             dict(parameters or {}),
             run.run_id,
             time.perf_counter() - started,
+            cat.branch,
         )
+
+
+def _before_first(cat: Any) -> str:
+    """What a report pinned before a line's first transaction reads, for its header."""
+    return "(empty catalog)" if cat.record is None else "(the branch's starting state)"
 
 
 def _pin(as_of: Any, catalog: str | None) -> str | None:
@@ -170,7 +181,7 @@ def _kernel_environment(cat: Any, pinned: str | None) -> dict[str, str]:
     options = {key.upper(): value for key, value in cat.properties.storage_options.items()}
     return {
         **options,
-        **pinned_environment(cat.root, catalog_name(cat), pinned),
+        **pinned_environment(cat.root, catalog_name(cat), pinned, cat.branch),
         "WORKBENCH_EVENTS": events_uri(cat),
         "PLOTLY_RENDERER": "notebook",
     }

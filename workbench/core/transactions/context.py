@@ -38,11 +38,15 @@ _pins: dict[str, tuple[CatalogState, str | None]] = {}
 
 def pin(catalog: Catalog, transaction_id: str | None) -> None:
     """Pin ``catalog``, for this process, to the state right after ``transaction_id`` (None:
-    the empty catalog): reads that name no ``as_of`` see that state and writes are refused, so
-    a report's notebook reads exactly what its header says."""
+    the state before its line's first transaction: the empty catalog on ``main``, a branch's
+    starting state): reads that name no ``as_of`` see that state and writes are refused, so a
+    report's notebook reads exactly what its header says."""
     from workbench.core.transactions.time_travel import state_as_of
 
-    state = CatalogState() if transaction_id is None else state_as_of(catalog, transaction_id)
+    if transaction_id is None:
+        state = log_of(catalog).initial_state()
+    else:
+        state = state_as_of(catalog, transaction_id)
     _pins[catalog.line_key] = (state, transaction_id)
 
 
