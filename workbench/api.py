@@ -42,7 +42,7 @@ from workbench.core.events.runs import Run, current_run, run
 from workbench.core.inference.infer import infer
 from workbench.core.inference.model import Model, model
 from workbench.core.inference.result import InferResult
-from workbench.core.io.diff import TableDiff, diff
+from workbench.core.io.diff import BranchDiff, TableDiff, diff, diff_branch
 from workbench.core.io.reader import read
 from workbench.core.io.reader import read as read_table  # DeltaCAT's long name
 from workbench.core.io.sql import sql
@@ -108,6 +108,7 @@ def default_namespace() -> str:
 __all__ = [
     "alter_table",
     "Branch",
+    "BranchDiff",
     "MergeResult",
     "branch",
     "branches",
@@ -167,6 +168,7 @@ __all__ = [
     "dataset_schema",
     "delta_table",
     "diff",
+    "diff_branch",
     "drop_namespace",
     "drop_table",
     "from_manifest_table",

@@ -406,3 +406,23 @@ def test_schemaless_tables_and_a_namespace_main_dropped_come_back_with_a_publish
     dc.merge_branch("exp")
     assert dc.namespace_exists("lab") and rows("fresh", "lab") == [{"id": 1, "v": "n1"}]
     assert dc.read("files", read_as="pandas").shape[0] == 1
+
+
+def test_diff_branch_shows_what_publishing_would_change_table_by_table(lake):
+    dc.create_branch("exp")
+    with dc.branch("exp"):
+        dc.write(frame([1, 40], "b"), "users", mode="merge")
+        dc.write(frame([5], "n"), "fresh")
+        dc.drop_table("spare")
+    changes = dc.diff_branch("exp")
+    by_table = {d.table: d for d in changes.tables}
+    assert sorted(by_table) == ["default.fresh", "default.spare", "default.users"]
+    users = by_table["default.users"]
+    assert (users.added, users.removed, users.changed) == (1, 0, 1)
+    assert (by_table["default.fresh"].added, by_table["default.spare"].removed) == (1, 2)
+    assert "wb-branch-diff" in changes._repr_html_() and "default.fresh" in str(changes)
+    assert dc.diff_branch("exp").tables == changes.tables  # nothing changed by looking
+    with pytest.raises(dc.InvalidArgumentError):
+        dc.diff_branch("main")
+    with pytest.raises(dc.BranchNotFoundError):
+        dc.diff_branch("nope")

@@ -177,7 +177,7 @@ def test_completion_offers_branch_actions_names_and_points(shell):
     run(shell, "tag start")
     run(shell, "branch create exp")
     assert completions("branch c") == ["create"]
-    assert completions("branch ") == ["create", "drop", "list", "merge", "use"]
+    assert completions("branch ") == ["create", "diff", "drop", "list", "merge", "use"]
     assert completions("branch use ") == ["exp", "main"]
     assert completions("branch merge ") == ["exp"], "main is not published into itself"
     assert completions("branch create new --from s") == ["start"]
@@ -211,6 +211,8 @@ def test_branch_create_use_diff_and_merge(shell):
     assert sorted(rows["id"]) == [1, 2], "main is untouched"
     change, _ = run(shell, "diff shop.orders main exp")
     assert (change.after, change.added, change.changed) == ("branch exp (version 1)", 1, 0)
+    whole, _ = run(shell, "branch diff exp")
+    assert isinstance(whole, dc.BranchDiff) and [d.added for d in whole.tables] == [1]
     result, _ = run(shell, "branch merge exp -m 'add figs'")
     assert isinstance(result, dc.MergeResult) and result.tables == ["shop.orders"]
     assert sorted(dc.read("orders", "shop", read_as="pandas")["id"]) == [1, 2, 3]

@@ -377,6 +377,9 @@ class Commands:
     def do_branch_create(self, args: Args, cell: str | None) -> dc.Branch:
         return dc.create_branch(args.name, parse_point(args.start), self.session.catalog)
 
+    def do_branch_diff(self, args: Args, cell: str | None) -> dc.BranchDiff:
+        return dc.diff_branch(args.name, self.session.catalog)
+
     def do_branch_use(self, args: Args, cell: str | None) -> Message:
         if args.name == "main":  # always there: the way back from a branch dropped elsewhere
             dc.use_branch("main", self.session.catalog)

@@ -70,7 +70,7 @@ def _branch_words(done: list[str]) -> list[str]:
     if done[-1] == "--from":
         with dc.branch("main"):
             return list(dc.tags())
-    if len(done) == 1 and done[0] in ("use", "drop", "merge"):
+    if len(done) == 1 and done[0] in ("use", "drop", "merge", "diff"):
         names = [b.name for b in dc.branches()]
         return names if done[0] == "use" else names[1:]  # main is first; it is neither
     return []

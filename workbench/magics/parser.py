@@ -260,6 +260,7 @@ def _actions() -> dict[str, dict[str, tuple[str, Arguments]]]:
                 [name],
             ),
             "drop": ("drop a branch and the data only it wrote", [name]),
+            "diff": ("what publishing the branch would change, table by table", [name]),
             "merge": (
                 "publish what the branch changed to main in one catalog transaction",
                 [
@@ -282,8 +283,9 @@ def _actions() -> dict[str, dict[str, tuple[str, Arguments]]]:
 COMMANDS = _commands()
 ACTIONS = _actions()
 EPILOGS = {
-    "branch": "With no action, %dc branch lists the branches. Compare a table on two branches "
-    "with %dc diff TABLE main NAME (or %dc diff TABLE main while on the branch).",
+    "branch": "With no action, %dc branch lists the branches. %dc branch diff NAME compares "
+    "every table the branch changed with main; compare one table on two branches with "
+    "%dc diff TABLE main NAME (or %dc diff TABLE main while on the branch).",
 }
 
 

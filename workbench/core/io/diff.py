@@ -11,7 +11,7 @@ from workbench.core.base.errors import InvalidArgumentError, TableVersionNotFoun
 from workbench.core.base.types import DEFAULT_ENGINE
 from workbench.core.catalog.branches import MAIN, read_record
 from workbench.core.catalog.descriptions import html_table
-from workbench.core.catalog.registry import branch_scope
+from workbench.core.catalog.registry import branch_scope, catalog_name, get_catalog
 from workbench.core.catalog.tables import Location, OpenTable, locate
 from workbench.core.data.engine import get_engine
 from workbench.core.transactions.staging import quote_identifier
@@ -183,4 +183,75 @@ def diff(
         changed=int(changed),
         schema_changes=changes,
         keyed=bool(keys),
+    )
+
+
+@dataclass(frozen=True)
+class BranchDiff:
+    """What publishing a branch would change on ``main``: one ``TableDiff`` per table the
+    branch changed (a table only one side has compares with an empty table)."""
+
+    branch: str
+    tables: list[TableDiff] = field(default_factory=list)
+
+    COLUMNS = ("table", "from", "to", "rows added", "rows removed", "rows changed", "schema")
+
+    def _rows(self) -> list[list[str]]:
+        return [[str(v) for v in d._summary().values()] for d in self.tables]
+
+    def __str__(self) -> str:
+        if not self.tables:
+            return f"Branch {self.branch!r} changed no table."
+        lines = [" | ".join(self.COLUMNS)]
+        return "\n".join(lines + [" | ".join(row) for row in self._rows()])
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        head = "".join(f"<th>{escape(c)}</th>" for c in self.COLUMNS)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{escape(v)}</td>" for v in row) + "</tr>" for row in self._rows()
+        )
+        caption = f"<caption>branch {escape(self.branch)} against main</caption>"
+        return f"<table class='wb-branch-diff'>{caption}<tr>{head}</tr>{body}</table>"
+
+
+def diff_branch(name: str, catalog: str | None = None) -> BranchDiff:
+    """Compare every table branch ``name`` changed with ``main``, table by table: what
+    ``dc.merge_branch`` would publish (tables created or dropped on one side show all their
+    rows as added or removed)."""
+    from workbench.core.ops.branches import changed_tables
+    from workbench.core.transactions.context import view
+
+    trunk = get_catalog(catalog).trunk
+    on_branch = trunk.on_branch(name)
+    if on_branch.record is None:
+        raise InvalidArgumentError("diff_branch compares a branch with main; name a branch.")
+    found = []
+    for namespace, table in changed_tables(trunk, name):
+        sides = [view(line).entry(namespace, table, record=False) for line in (trunk, on_branch)]
+        if None not in sides:
+            found.append(diff(table, namespace, MAIN, name, catalog_name(trunk)))
+        else:
+            found.append(_one_sided(trunk, on_branch, namespace, table, sides[1] is None))
+    return BranchDiff(name, found)
+
+
+def _one_sided(main: Any, branch: Any, namespace: str, table: str, dropped: bool) -> TableDiff:
+    """The diff of a table only one side has: every row added (created on the branch) or
+    removed (dropped there)."""
+    line = main if dropped else branch
+    loc = replace(locate(table, namespace, catalog_name(main)), catalog=line)
+    opened = open_table(loc)
+    rows = sum(f.live_rows for f in opened.files)
+    columns = [f"{'-' if dropped else '+'}{c}" for c in opened.schema.names]
+    return TableDiff(
+        table=loc.qualified,
+        before=f"branch main (version {opened.version})" if dropped else "absent on main",
+        after=f"dropped on branch {branch.branch}" if dropped else f"branch {branch.branch}",
+        added=0 if dropped else rows,
+        removed=rows if dropped else 0,
+        changed=0,
+        schema_changes=columns,
+        keyed=bool(opened.schema.merge_keys),
     )

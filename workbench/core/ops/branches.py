@@ -157,7 +157,7 @@ def create_branch(name: str, from_: Any = None, catalog: str | None = None) -> B
                 f"dc.branch({name!r}), or drop it first with dc.drop_branch({name!r})."
             )
     trunk.forget_branch(name)
-    return _describe(trunk, record, state)
+    return _describe(trunk, record)
 
 
 def branches(catalog: str | None = None) -> list[Branch]:
@@ -168,20 +168,22 @@ def branches(catalog: str | None = None) -> list[Branch]:
         bound = trunk.on_branch(record.name)
         if bound.record is None or bound.record.id != record.id:  # made again elsewhere
             trunk.forget_branch(record.name)
-        found.append(_describe(trunk, record, None))
+        found.append(_describe(trunk, record))
     return found
 
 
-def _describe(trunk: Catalog, record: BranchRecord, base: CatalogState | None) -> Branch:
-    bound = trunk.on_branch(record.name)
-    log = log_of(bound)
-    head = log.refresh()
-    base_state = log.base if base is None else base
-    changed = sorted(
-        f"{ns}.{t}"
-        for (ns, t) in set(head.tables) | set(base_state.tables)
-        if head.tables.get((ns, t)) != base_state.tables.get((ns, t))
+def changed_tables(trunk: Catalog, name: str) -> list[tuple[str, str]]:
+    """The (namespace, table) pairs branch ``name`` changed since it started, sorted."""
+    log = log_of(trunk.on_branch(name))
+    head, base = log.refresh(), log.base
+    return sorted(
+        k for k in set(head.tables) | set(base.tables) if head.tables.get(k) != base.tables.get(k)
     )
+
+
+def _describe(trunk: Catalog, record: BranchRecord) -> Branch:
+    log = log_of(trunk.on_branch(record.name))
+    changed = [f"{ns}.{t}" for ns, t in changed_tables(trunk, record.name)]
     return Branch(
         record.name,
         catalog_name(trunk),
@@ -224,7 +226,7 @@ def branch(name: str, catalog: str | None = None) -> Iterator[Branch]:
         if bound.record is None:
             yield Branch(name, catalog_name(trunk), current=True)
         else:
-            yield _describe(trunk, bound.record, None)
+            yield _describe(trunk, bound.record)
 
 
 def use_branch(name: str, catalog: str | None = None) -> None:
