@@ -2,10 +2,7 @@
 publish read by plain Delta readers, merge-on-read on both sides, publishing again after a
 rebase, vacuum at every stage, drops on either side, other processes changing main meanwhile,
 names at their limits, wrong argument types, the magics, and kill -9 in the middle of branch
-operations.
-
-Tests named in the review report as bugs fail until the code is fixed; the others guard
-behaviour that works."""
+operations."""
 
 from __future__ import annotations
 
@@ -106,10 +103,8 @@ def vector_files(folder: str) -> set[str]:
 
 # ============================================================== bugs: data loss / wrong data
 def test_entering_a_branch_in_a_fresh_process_keeps_mains_whole_history(catalog):
-    """In a new process, ``dc.branches()`` or ``with dc.branch(...)`` reads main's rows before
-    main's log was read; the history cache then lacks every transaction before the last saved
-    state (every 25 commits), so dc.transactions() shows a few and a default vacuum (7 days
-    kept) deletes files time travel within those 7 days needs."""
+    """Opening a branch in a new process reads main's history whole, so main's history and a
+    default vacuum there keep every transaction and file time travel within 7 days needs."""
     dc.write(frame(range(3), "e"), "events")
     dc.tag("first")
     for i in range(26):  # past the first saved state (STATE_EVERY = 25)
@@ -124,32 +119,28 @@ def test_entering_a_branch_in_a_fresh_process_keeps_mains_whole_history(catalog)
         f"open({str(report)!r}, 'w').write(str(len(dc.transactions(read_as='pandas'))))\n"
         "dc.vacuum()",
     )
-    assert int(report.read_text()) == total  # observed: 1 of 27
-    assert ids("events", as_of="first") == [0, 1, 2]  # observed: TableVersionNotFoundError
+    assert int(report.read_text()) == total
+    assert ids("events", as_of="first") == [0, 1, 2]
 
 
 def test_a_branch_dropped_and_made_again_elsewhere_is_read_and_written_anew(catalog):
-    """This process keeps its branch object for a name forever: after another process drops
-    the branch, reads here still show its rows; after it re-creates the name, reads show the
-    dropped branch's rows, and every write fails ('run the work again on the new branch',
-    which fails the same way until dc.branches() happens to be called)."""
+    """After another process drops a branch, reads of it here fail; after it makes the name
+    again, reads and writes here use the new branch."""
     dc.write(frame(range(3), "e"), "events")
     dc.create_branch("exp")
     dc.write(frame([7], "b"), "events", mode="append", branch="exp")
     in_process(catalog.root, "dc.drop_branch('exp')")
-    with pytest.raises(dc.BranchNotFoundError):  # observed: reads [0, 1, 2, 7] on
+    with pytest.raises(dc.BranchNotFoundError):
         dc.read("events", branch="exp")
     in_process(catalog.root, "dc.create_branch('exp')")
-    assert ids("events", branch="exp") == [0, 1, 2]  # observed: [0, 1, 2, 7]
-    with pytest.raises(dc.BranchNotFoundError, match="created again"):
-        dc.write(frame([8], "b"), "events", mode="append", branch="exp")  # work begun before
-    dc.write(frame([8], "b"), "events", mode="append", branch="exp")  # observed: fails again
+    assert ids("events", branch="exp") == [0, 1, 2]
+    dc.write(frame([8], "b"), "events", mode="append", branch="exp")
     assert ids("events", branch="exp") == [0, 1, 2, 8]
 
 
 def test_a_publish_after_a_rebased_publish_keeps_mains_own_rows(catalog):
-    """A rebased publish leaves main = branch + main's own appends; the next (plain) publish
-    must replay only what the branch did since, not make main equal to the branch."""
+    """After a rebased publish (main = branch + main's own appends) the next publish replays only
+    what the branch did since, keeping main's rows."""
     dc.write(frame(range(3), "e"), "events")
     dc.create_branch("exp")
     dc.write(frame([10], "b"), "events", mode="append", branch="exp")
@@ -158,7 +149,7 @@ def test_a_publish_after_a_rebased_publish_keeps_mains_own_rows(catalog):
     assert ids("events") == [0, 1, 2, 10, 20]
     dc.write(frame([11], "b"), "events", mode="append", branch="exp")
     dc.merge_branch("exp")  # main did not change since the last publish: no conflict
-    assert ids("events") == [0, 1, 2, 10, 11, 20]  # observed: 20 silently removed
+    assert ids("events") == [0, 1, 2, 10, 11, 20]
     assert folder_rows(catalog, "events") == rows("events")
 
 
@@ -196,25 +187,23 @@ def test_vacuum_keeps_a_table_a_live_branch_created_and_published_after_main_dro
     dc.drop_table("fresh")  # on main
     assert ids("fresh", branch="exp") == [5, 6]
     dc.vacuum(retain=0)
-    assert ids("fresh", branch="exp") == [5, 6]  # observed: TableVersionNotFoundError
+    assert ids("fresh", branch="exp") == [5, 6]
 
 
 def test_vacuum_elsewhere_spares_the_files_an_open_branch_transaction_staged(catalog):
-    """Vacuum (default retention) takes main's table leases so main's writers' staged files
-    are safe; a branch writer stages in the same folder under another lease, and its commit
-    then succeeds pointing at a file vacuum deleted."""
+    """Vacuum in another process leaves alone the folder of a table an open branch transaction
+    is staging files in (it holds the branch's lease), so the commit finds its files."""
     dc.write(frame(range(3), "e"), "events")
     dc.create_branch("exp")
     with dc.transaction(branch="exp"):
         dc.write(frame([7], "b"), "events", mode="append")
         in_process(catalog.root, "dc.vacuum()")  # another user, default retain=7 days
-    assert ids("events", branch="exp") == [0, 1, 2, 7]  # observed: TableVersionNotFoundError
+    assert ids("events", branch="exp") == [0, 1, 2, 7]
 
 
 def test_a_branch_read_never_shows_the_incarnation_main_made_in_another_process(catalog):
-    """Reads on a branch locate a table's folder with this process's copy of main's state,
-    which reads on a branch never refresh: after another process drops and recreates the
-    table on main, the branch read shows the new table's rows."""
+    """After another process drops and re-creates a table on main, a branch here still reads the
+    incarnation it started from (from the dropped folder), never main's new table."""
     dc.write(frame(range(3), "e"), "events")
     dc.write(frame(range(3), "o"), "other")
     dc.create_branch("exp")
@@ -225,13 +214,13 @@ def test_a_branch_read_never_shows_the_incarnation_main_made_in_another_process(
         "    dc.drop_table(t)\n"
         "    dc.write(pd.DataFrame({'id': [100, 101], 'v': ['n', 'n']}), t)",
     )
-    assert ids("events", branch="exp") == [0, 1, 2]  # observed: [100, 101] (main's new table)
-    assert ids("other", branch="exp") == [0, 1, 2, 9]  # observed: "dc.vacuum removed files"
+    assert ids("events", branch="exp") == [0, 1, 2]
+    assert ids("other", branch="exp") == [0, 1, 2, 9]
 
 
 def test_a_branch_from_a_point_vacuum_removed_never_reads_the_new_incarnation(catalog):
-    """A branch from a tag whose dropped incarnation vacuum removed: its table must fail to
-    read (or the branch fail to be created), never show the live table of the same name."""
+    """A branch from a tag whose dropped incarnation vacuum removed fails to read that table,
+    never showing the live table of the same name."""
     dc.write(frame(range(3), "s"), "spare")
     dc.tag("t0")
     dc.drop_table("spare")
@@ -246,8 +235,7 @@ def test_a_branch_from_a_point_vacuum_removed_never_reads_the_new_incarnation(ca
 
 
 def test_drop_branch_in_a_fresh_process_frees_the_files_the_branch_wrote(catalog):
-    """drop_branch reads the branch's and main's log rows without reading the logs first, so
-    in a process that has not read them it frees nothing (the files stay until vacuum)."""
+    """drop_branch in a process that has not read the logs yet still frees the branch's files."""
     dc.write(frame(range(3), "e"), "events")
     folder = f"{catalog.root}/default/events"
     before = set(os.listdir(folder))
@@ -255,7 +243,7 @@ def test_drop_branch_in_a_fresh_process_frees_the_files_the_branch_wrote(catalog
     dc.write(frame([7], "b"), "events", mode="append", branch="exp")
     assert set(os.listdir(folder)) != before
     in_process(catalog.root, "dc.drop_branch('exp')")
-    assert set(os.listdir(folder)) == before  # observed: the branch's file is still there
+    assert set(os.listdir(folder)) == before
 
 
 # ================================================ bugs: untyped errors / wrong error advice
@@ -273,21 +261,21 @@ def test_unhashable_branch_names_raise_typed_errors(catalog, bad):
         lambda: dc.branch(bad).__enter__(),
     ]
     for call in calls:
-        with pytest.raises(dc.WorkbenchError, match="branch"):  # observed: TypeError
+        with pytest.raises(dc.WorkbenchError, match="branch"):
             call()
     assert tree_digest(catalog.root) == before
 
 
 def test_a_namespace_conflict_on_publish_is_a_branch_conflict(catalog):
-    """The branch dropped a namespace main has since put a table in: retrying can never
-    succeed, so the error must be a BranchConflictError naming it, not 'run it again'."""
+    """The branch dropped a namespace main has since put a table in: a retry can never succeed,
+    so the publish raises BranchConflictError naming it, and changes nothing."""
     dc.create_namespace("lab")
     dc.create_branch("exp")
     with dc.branch("exp"):
         dc.drop_namespace("lab")
     dc.write(frame([1], "l"), "t", "lab")
     before = tree_digest(catalog.root)
-    with pytest.raises(dc.BranchConflictError, match="lab"):  # observed: TransactionConflict..
+    with pytest.raises(dc.BranchConflictError, match="lab"):
         dc.merge_branch("exp")
     assert tree_digest(catalog.root) == before
 
@@ -313,8 +301,7 @@ def magic(shell, line: str):
 
 
 def test_magic_branch_use_of_an_invalid_name_says_it_is_invalid(shell):
-    """``%dc branch use é`` answers 'does not exist ... create it with %dc branch create é',
-    advice that can only fail: the name is invalid."""
+    """``%dc branch use é`` says the name is invalid (not that the branch does not exist)."""
     for line in ["branch use é", "branch use ''"]:
         result, shown = magic(shell, line)
         assert result is None and len(shown) == 1
@@ -322,24 +309,23 @@ def test_magic_branch_use_of_an_invalid_name_says_it_is_invalid(shell):
 
 
 def test_case_variants_of_main_are_not_branch_names(catalog):
-    """'Main' or 'MAIN' as a branch is a trap (``dc.branch('Main')`` writes somewhere else
-    than main; on case-insensitive disks 'Exp' and 'exp' share a folder)."""
+    """'Main' or 'MAIN' cannot name a branch: ``dc.branch('Main')`` would be mistaken for main."""
     dc.write(frame(range(2), "e"), "events")
     for name in ["Main", "MAIN"]:
         with pytest.raises((dc.BranchAlreadyExistsError, dc.InvalidNameError)):
-            dc.create_branch(name)  # observed: created
+            dc.create_branch(name)
 
 
 def test_tagging_a_branch_before_its_first_commit_names_its_start_or_says_why_not(catalog):
-    """``dc.tag`` on a fresh branch says 'The catalog has no transactions yet', which is false
-    (main has them and the branch reads them)."""
+    """``dc.tag`` on a branch with no transactions of its own says so (not that the catalog has
+    none)."""
     dc.write(frame(range(2), "e"), "events")
     dc.create_branch("exp")
     with dc.branch("exp"):
         try:
             dc.tag("start")
         except dc.WorkbenchError as e:
-            assert "branch" in str(e), e  # observed: "The catalog has no transactions yet"
+            assert "branch" in str(e), e
         else:
             assert ids("events", as_of="start") == [0, 1]
 

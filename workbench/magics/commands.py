@@ -384,14 +384,7 @@ class Commands:
         if args.name == "main":  # always there: the way back from a branch dropped elsewhere
             dc.use_branch("main", self.session.catalog)
             return Message("on main")
-        found = dc.branches(self.session.catalog)
-        if args.name not in [b.name for b in found]:
-            raise dc.BranchNotFoundError(
-                f"Branch {args.name!r} does not exist in catalog {found[0].catalog!r}; its "
-                f"branches are {[b.name for b in found]}. Create it with "
-                f"%dc branch create {args.name}."
-            )
-        dc.use_branch(args.name, self.session.catalog)
+        dc.use_branch(args.name, self.session.catalog)  # checks the name and that it exists
         return Message(
             f"on branch {args.name}: commands and calls that name no branch read and write it "
             "(%dc branch use main to go back)"

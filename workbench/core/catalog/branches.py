@@ -79,6 +79,12 @@ def created_table_key(record: BranchRecord, incarnation: str) -> str:
     return f"{line_key(record)}/tables/{incarnation}"
 
 
+def leased_name(table: str, record: BranchRecord | None) -> str:
+    """The name a table's lease is taken under on a line: a branch's writers queue among
+    themselves, not behind writers of ``main`` or other branches."""
+    return table if record is None else f"{table}#{record.id}"
+
+
 def read_record(storage: Storage, name: str) -> BranchRecord | None:
     """The record of branch ``name`` (None when there is no such branch)."""
     data = storage.get(record_key(name))

@@ -91,11 +91,12 @@ class Catalog:
     def on_branch(self, name: str) -> Catalog:
         """This catalog as branch ``name`` shows it (``main``: the catalog itself); raises
         ``BranchNotFoundError`` when there is no such branch."""
-        if name == MAIN:
+        if isinstance(name, str) and name == MAIN:
             return self
+        # one small read each time: a branch dropped, or dropped and made again, elsewhere
+        record = require_record(self.storage, name, self.root)
         bound = self._branches.get(name)
-        if bound is None:
-            record = require_record(self.storage, name, self.root)
+        if bound is None or bound.record is None or bound.record.id != record.id:
             bound = self._branches[name] = BranchCatalog(self, record)
         return bound
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -33,6 +33,7 @@ from workbench.core.catalog.branches import (
     branch_key,
     branch_name,
     created_table_key,
+    leased_name,
     line_key,
     new_record,
     read_record,
@@ -132,9 +133,10 @@ def create_branch(name: str, from_: Any = None, catalog: str | None = None) -> B
     (``from_``: a tag, transaction id, time or ns, as ``as_of`` takes). No data is copied."""
     trunk = _trunk(catalog)
     name = branch_name(name, trunk.max_name_length)
-    if name == MAIN:
+    if name.lower() == MAIN:
         raise BranchAlreadyExistsError(
-            "'main' is the catalog's own line and always exists; name the branch otherwise."
+            f"{name!r}: 'main' is the catalog's own line and always exists, and a branch named "
+            "like it in another case would be mistaken for it; name the branch otherwise."
         )
     if from_ is None:
         settle(trunk)
@@ -261,16 +263,24 @@ def _branch_files(bound: Catalog) -> dict[tuple[str, str, str], set[str]]:
     """Files (data and deletion vectors) the branch's transactions added, by (namespace,
     table, incarnation), relative to the table folder."""
     files: dict[tuple[str, str, str], set[str]] = {}
-    for row in log_of(bound).rows:
-        if row["actions"] is None:
-            continue
-        found = files.setdefault((row["namespace"], row["table_name"], row["incarnation"]), set())
-        for path, action in TableActions.from_json(row["actions"]).adds.items():
-            found.add(path)
-            vector = action["add"].get("deletionVector")
-            if vector and not Descriptor.from_action(vector).inline:
-                found.add(Descriptor.from_action(vector).file_name())
+    log = log_of(bound)
+    log.refresh()
+    for row in log.rows:
+        if row["actions"] is not None:
+            key = (row["namespace"], row["table_name"], row["incarnation"])
+            files.setdefault(key, set()).update(_added_files(row["actions"]))
     return files
+
+
+def _added_files(actions: str) -> set[str]:
+    """The files a log row's actions add: data files and their deletion vectors' files."""
+    found = set()
+    for path, action in TableActions.from_json(actions).adds.items():
+        found.add(path)
+        vector = action["add"].get("deletionVector")
+        if vector and not Descriptor.from_action(vector).inline:
+            found.add(Descriptor.from_action(vector).file_name())
+    return found
 
 
 def branch_needs(
@@ -287,9 +297,35 @@ def branch_needs(
         log.refresh()
         for (ns, table), entry in log.base.tables.items():
             versions.setdefault((ns, table, entry.incarnation), set()).add(entry.version)
+        for (ns, table), entry in log.state.tables.items():  # e.g. a table it created: its
+            versions.setdefault((ns, table, entry.incarnation), set())  # folder is needed
         for (_, _, incarnation), paths in _branch_files(bound).items():
             files.setdefault(incarnation, set()).update(paths)
     return versions, files
+
+
+@contextmanager
+def branch_writers_held(
+    trunk: Catalog, tables: Iterable[tuple[str, str]], holder: str
+) -> Iterator[set[tuple[str, str]]]:
+    """Take every live branch's lease on ``tables`` without waiting, so no branch writer
+    stages files in their folders meanwhile; yield the tables a branch writer holds now
+    (vacuum leaves their folders alone this time). The leases taken go back at the end."""
+    taken: list[tuple[str, str]] = []
+    busy: set[tuple[str, str]] = set()
+    since = time.time_ns()
+    try:
+        for record in records(trunk.storage):
+            for namespace, table in sorted(tables):
+                name = leased_name(table, record)
+                if leases.try_acquire(trunk.storage, namespace, name, holder, since):
+                    taken.append((namespace, name))
+                else:
+                    busy.add((namespace, table))
+        yield busy
+    finally:
+        for namespace, name in taken:
+            leases.release(trunk.storage, namespace, name, holder)
 
 
 def remove_dropped_branch_folders(trunk: Catalog, dry_run: bool) -> list[str]:
@@ -310,13 +346,12 @@ def _free(trunk: Catalog, written: dict[tuple[str, str, str], set[str]]) -> None
     from workbench.core.transactions.opening import table_uri
 
     main_log = log_of(trunk)
+    main_log.refresh()
     for (ns, table, incarnation), paths in written.items():
         rows = [r for r in main_log.rows if r["incarnation"] == incarnation]
         if not rows or any(r["actions"] is None and r["table_version"] is not None for r in rows):
             continue  # a table only the branch had (its folder goes), or an old log: vacuum
-        used = {
-            path for r in rows if r["actions"] for path in TableActions.from_json(r["actions"]).adds
-        }
+        used = {path for r in rows if r["actions"] for path in _added_files(r["actions"])}
         folder = table_uri(trunk, ns, table, TableEntry(0, incarnation))
         base = trunk.root.rstrip("/") + "/"
         for path in paths - used:
@@ -412,6 +447,10 @@ def _publish(txn: Transaction, bound: Catalog, rebase: bool) -> MergeResult:
             rebased.append(key)
         else:
             conflicts.append(f"{key[0]}.{key[1]}")
+    for ns in sorted(synced_namespaces - head.namespaces):  # dropped on the branch
+        kept = [t for (n, t) in txn.state.tables if n == ns and (n, t) not in changes]
+        if kept:
+            conflicts.append(f"namespace {ns} (main added {', '.join(sorted(kept))})")
     if conflicts:
         raise BranchConflictError(
             f"Cannot publish branch {record.name!r}: main changed {conflicts} since the branch "
@@ -427,7 +466,7 @@ def _publish(txn: Transaction, bound: Catalog, rebase: bool) -> MergeResult:
             txn.change_namespace(ns, created=True)
     for key in changed:
         sync = synced.get(key, _Sync(None, None))
-        _publish_table(txn, changes[key], bound, head.tables.get(key), sync, key in rebased)
+        _publish_table(txn, changes[key], bound, head.tables.get(key), sync)
     for ns in sorted(synced_namespaces - head.namespaces):
         if txn.has_namespace(ns):
             txn.change_namespace(ns, created=False)
@@ -502,7 +541,6 @@ def _publish_table(
     bound: Catalog,
     head: TableEntry | None,
     sync: _Sync,
-    rebased: bool,
 ) -> None:
     """Stage one table's change on ``main``: drop it, create it from the branch's folder, or
     replay the branch's file changes onto it."""
@@ -517,12 +555,10 @@ def _publish_table(
     branch_table = _open_on(txn, bound, key, head)
     if change.pinned is None or change.pinned.incarnation != head.incarnation:
         txn.adopt(change, branch_table, created_table_key(bound.record, head.incarnation))
-    elif rebased:
+    else:  # the branch's own change since it last matched main, on top of main's table
         assert sync.branch is not None
         since = _open_on(txn, bound, key, sync.branch)
         txn.stage_actions(change, actions_between(since, branch_table))
-    else:
-        txn.stage_actions(change, actions_between(change.table, branch_table))
     txn.record(change, PUBLISH, added, removed)
     txn.describe(change, {"branch_version": head.version})
 

@@ -23,7 +23,11 @@ from workbench.core.delta.commits import commit_key
 from workbench.core.delta.data_files import Rewrite, write_parts
 from workbench.core.delta.deletion_vectors import vector_files_of
 from workbench.core.delta.snapshot import live_table
-from workbench.core.ops.branches import branch_needs, remove_dropped_branch_folders
+from workbench.core.ops.branches import (
+    branch_needs,
+    branch_writers_held,
+    remove_dropped_branch_folders,
+)
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.context import operation
 from workbench.core.transactions.staging import staged_or_undone
@@ -65,11 +69,15 @@ class VacuumResult:
     dropped_tables: list[str] = field(default_factory=list)
     orphan_tables: list[str] = field(default_factory=list)
     dropped_branches: list[str] = field(default_factory=list)  # left by interrupted drops
+    busy_tables: list[str] = field(default_factory=list)  # a branch writer held: not vacuumed
 
     def __str__(self) -> str:
+        busy = ""
+        if self.busy_tables:
+            busy = f"; {len(self.busy_tables)} table(s) a branch is writing left for later"
         return (
             f"{len(self.files)} data file(s), {len(self.dropped_tables)} dropped table(s), "
-            f"{len(self.orphan_tables)} orphaned table folder(s) removed"
+            f"{len(self.orphan_tables)} orphaned table folder(s) removed{busy}"
         )
 
 
@@ -103,13 +111,19 @@ def vacuum(
     for key, versions in branch_versions.items():  # what live branches started from
         keep.setdefault(key, set()).update(versions)
     result = VacuumResult()
-    with operation(cat, "vacuum") as txn:
+    tables = {(ns, name) for ns, name, _ in keep}
+    with operation(cat, "vacuum") as txn, branch_writers_held(cat, tables, txn.id) as busy:
         for (ns, name), entry in current.tables.items():
             txn.touch_table(ns, name)  # its lease keeps writers from staging files meanwhile
+            if (ns, name) in busy:
+                result.busy_tables.append(f"{ns}.{name}")
+                continue
             versions = keep[(ns, name, entry.incarnation)]
             branches = branch_files.get(entry.incarnation, set())
             result.files += _vacuum_table(cat, live_key(ns, name), versions, branches, dry_run)
-        for (_, _, incarnation), versions in keep.items():
+        for (ns, name, incarnation), versions in keep.items():
+            if (ns, name) in busy:
+                continue
             if cat.storage.exists(commit_key(dropped_key(incarnation), 0)):
                 branches = branch_files.get(incarnation, set())
                 key = dropped_key(incarnation)

@@ -24,6 +24,12 @@ def tag(name: str, transaction_id: str | None = None, catalog: str | None = None
     log = log_of(cat)
     log.refresh()
     if transaction_id is None:
+        if not log.last_entry and cat.record is not None:
+            raise TimeTravelError(
+                f"Branch {cat.branch!r} has no transactions of its own yet; tag the state it "
+                "started from on main (dc.tag(name, catalog=...) outside the branch), or after "
+                "the branch's first transaction."
+            )
         if not log.last_entry:
             raise TimeTravelError("The catalog has no transactions yet; there is nothing to tag.")
         transaction_id = log.last_entry[0]["transaction_id"]

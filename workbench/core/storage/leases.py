@@ -119,22 +119,12 @@ def acquire(
     queueing behind a live holder for up to ``wait_seconds()``; raise
     ``TransactionConflictError`` if it is still held then, or at once if the requester is
     ``holding`` other leases and the holder is older (see above)."""
-    key = lease_key(namespace, table)
     deadline = time.monotonic() + wait_seconds()
     delay = 0.005
     while True:
-        if storage.put_if_absent(key, _mine(transaction_id, since_ns).encode()):
-            return  # free: one request
-        data = storage.get(key)
-        if data is None:
-            continue  # released meanwhile
-        held = Lease.decode(data)
-        if held is not None and held.transaction_id == transaction_id:
-            storage.put(key, _mine(transaction_id, since_ns).encode())
+        held = _take(storage, lease_key(namespace, table), transaction_id, since_ns)
+        if held is None:
             return
-        if held is None or held.expired:
-            storage.delete(key)  # its writer died or stalled (or left it damaged)
-            continue
         if holding and held.older_than(since_ns, transaction_id):
             raise TransactionConflictError(
                 f"Table {namespace}.{table} is being written by the older transaction "
@@ -150,6 +140,32 @@ def acquire(
             )
         time.sleep(delay * (1 + random.random()))
         delay = min(delay * 2, 0.2)
+
+
+def try_acquire(
+    storage: Storage, namespace: str, table: str, transaction_id: str, since_ns: int
+) -> bool:
+    """Take a table's lease if no live writer holds it; False at once when one does."""
+    return _take(storage, lease_key(namespace, table), transaction_id, since_ns) is None
+
+
+def _take(storage: Storage, key: str, transaction_id: str, since_ns: int) -> Lease | None:
+    """Take the lease at ``key`` unless a live writer holds it: None when taken (or held by
+    ``transaction_id`` already), else the live holder's lease."""
+    while True:
+        if storage.put_if_absent(key, _mine(transaction_id, since_ns).encode()):
+            return None  # free: one request
+        data = storage.get(key)
+        if data is None:
+            continue  # released meanwhile
+        held = Lease.decode(data)
+        if held is not None and held.transaction_id == transaction_id:
+            storage.put(key, _mine(transaction_id, since_ns).encode())
+            return None
+        if held is None or held.expired:
+            storage.delete(key)  # its writer died or stalled (or left it damaged)
+            continue
+        return held
 
 
 def renew(storage: Storage, namespace: str, table: str, transaction_id: str) -> None:

@@ -211,6 +211,7 @@ class TransactionLog:
             self._load_history()
             return
         self.state, self.version = CatalogState.decode(saved)
+        self._history = None  # the rows before the saved state are not read
 
     def _load_history(self) -> None:
         """Read every row up to the newest commit (the full history)."""
@@ -269,6 +270,8 @@ class TransactionLog:
         return self._full_history()
 
     def _full_history(self) -> list[dict[str, Any]]:
+        if self._history is None and self.version < 0:
+            self.refresh()  # never read: the log may well hold commits
         if self._history is None and self.version < 0:
             self._history = []  # nothing committed yet: no log table to read
         if self._history is None:

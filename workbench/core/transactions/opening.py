@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.core.base.arguments import whole_number
 from workbench.core.base.errors import TableNotFoundError, TableVersionNotFoundError
 from workbench.core.catalog.branches import BRANCH_TABLE_MARKER, created_table_key
-from workbench.core.catalog.folders import dropped_key, dropped_path, live_path
+from workbench.core.catalog.folders import dropped_key, dropped_path, folder_identity, live_path
 from workbench.core.catalog.tables import Location, OpenTable, empty_table, from_delta
 from workbench.core.delta.commits import TableActions, commit_key
 from workbench.core.delta.snapshot_cache import advanced, recall, remember
@@ -97,6 +97,8 @@ def committed_table(loc: Location, entry: TableEntry, version: int | None = None
             if readable >= 0
             else -1
         )
+        if head >= 0:
+            _check_incarnation(loc, uri, entry)
         table = (
             from_delta(
                 loc, uri, entry.incarnation, at_version(uri, entry.incarnation, head, options)
@@ -119,6 +121,19 @@ def committed_table(loc: Location, entry: TableEntry, version: int | None = None
         table = table.with_actions(TableActions.from_json(actions), pending)
     remember(table, log.line)
     return table
+
+
+def _check_incarnation(loc: Location, uri: str, entry: TableEntry) -> None:
+    """Raise unless the folder about to be read holds the table incarnation asked for (another
+    one takes the live folder once vacuum removed the dropped one asked for)."""
+    key = uri[len(loc.catalog.root.rstrip("/")) + 1 :]
+    identity = folder_identity(loc.catalog, key)
+    if identity is not None and identity[1] and entry.incarnation not in identity:
+        raise TableVersionNotFoundError(
+            f"Table {loc.qualified!r} as asked for was dropped and its files removed by "
+            "dc.vacuum; the folder now holds a table made later under the same name. Read a "
+            "later point, or the table as it is now."
+        )
 
 
 def _from_log(

@@ -155,10 +155,12 @@ def settle(catalog: Catalog) -> None:
     """Make sure the newest committed entry is applied to its tables (every earlier one is, by
     the committers). Read-only catalogs are left as they are: reads through the catalog do not
     need the tables' Delta commits. A branch's entries are never applied."""
+    if catalog.record is not None:  # main too: where its tables' folders are now
+        settle(catalog.trunk)
+        log_of(catalog).refresh()
+        return
     entries = log_of(catalog)
     entries.refresh()
-    if catalog.record is not None:
-        return
     rows = entries.last_entry
     if not rows or _settled.get(catalog.root, -1) >= rows[0]["sequence"]:
         return

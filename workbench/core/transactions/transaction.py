@@ -33,6 +33,7 @@ from workbench.core.base.errors import (
     WriteFailedError,
 )
 from workbench.core.base.types import DEFAULT_ENGINE
+from workbench.core.catalog.branches import leased_name
 from workbench.core.catalog.folders import (
     dropped_key,
     folder_identity,
@@ -261,9 +262,8 @@ class Transaction:
         return change
 
     def _leased(self, name: str) -> str:
-        """The name a table's lease is taken under: a branch's writers queue among themselves,
-        not behind writers of ``main`` or other branches."""
-        return name if self.catalog.record is None else f"{name}#{self.catalog.record.id}"
+        """The name this transaction takes a table's lease under (see ``leased_name``)."""
+        return leased_name(name, self.catalog.record)
 
     def _new_table_folder(self, namespace: str, name: str, incarnation: str) -> str:
         """The folder a table created by this transaction is written to: its live folder on
