@@ -403,7 +403,7 @@ def get_catalog(name: str | None = None) -> Catalog:
     scoped = _in_transaction_branch(scoped)
     if name is None:
         return scoped
-    found = lookup_catalog(name)
+    found = _registered(name)  # its root is all that is compared
     if found.root != scoped.root:
         raise TransactionCatalogError(
             "Transaction and catalog parameters are mutually exclusive: the open transaction "

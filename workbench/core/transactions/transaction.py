@@ -227,7 +227,7 @@ class Transaction:
                 holding=bool(self.changes),
             )
         try:
-            settle(self.catalog)
+            self._catch_up()
             latest = log_of(self.catalog).state.tables.get(key)
             if key in self.reads and self.reads[key] != latest:
                 raise self._conflict(f"table {namespace}.{name} changed after it was read")
@@ -301,6 +301,14 @@ class Transaction:
         if not self.catalog.storage.exists(commit_key(folder, recorded + 1)):
             return recorded + 1  # one existence check instead of listing the Delta log
         return max(head_version(table.uri, table.incarnation, table.storage_options), recorded) + 1
+
+    def _catch_up(self) -> None:
+        """Read the newest commits of this transaction's line (on ``main``, applying the newest
+        entry; a branch refreshed ``main`` when the transaction started)."""
+        if self.catalog.record is None:
+            settle(self.catalog)
+        else:
+            log_of(self.catalog).refresh()
 
     def claim(self, tables: Iterable[tuple[str, str]]) -> None:
         """Take the leases of tables this transaction is going to write before it reads them
@@ -501,7 +509,7 @@ class Transaction:
         log version; check again when another commit took it."""
         log = log_of(self.catalog)
         for _ in range(MAX_COMMIT_ATTEMPTS):
-            settle(self.catalog)  # the previous entry is applied before ours is published
+            self._catch_up()  # on main, the previous entry is applied before ours is published
             latest = log.state
             self._check(latest)
             rows = self._rows(log.version + 1, max(time.time_ns(), latest.end_time + 1))
