@@ -15,57 +15,25 @@ from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
 import pytest
 
 import workbench as dc
 from tests.conftest import tree_digest
-from tests.delta_readers import delta_rows
+from tests.core.test_branches import folder_rows, frame, keyed, rows, sorted_rows
 
 VECTORS = {"delta.enableDeletionVectors": "true"}
 ROOT = Path(__file__).resolve().parents[2]
 
 
 # ------------------------------------------------------------------------------------ helpers
-def keyed(**properties: str) -> dict:
-    """Arguments creating a table keyed by ``id``."""
-    schema = dc.Schema.of(
-        [
-            dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True),
-            dc.Field.of(pa.field("v", pa.string())),
-        ]
-    )
-    return {"schema": schema, "table_properties": properties or None}
-
-
-def frame(ids, tag: str) -> pd.DataFrame:
-    ids = list(ids)
-    return pd.DataFrame({"id": ids, "v": [f"{tag}{i}" for i in ids]})
-
-
-def _sorted(data: pa.Table) -> list[dict]:
-    return sorted(data.to_pylist(), key=lambda r: tuple(str(v) for v in r.values()))
-
-
-def rows(table: str, namespace: str | None = None, **read) -> list[dict]:
-    return _sorted(dc.read(table, namespace, read_as="pyarrow", **read))
-
-
 def ids(table: str, namespace: str | None = None, **read) -> list[int]:
     return sorted(r["id"] for r in rows(table, namespace, **read))
-
-
-def folder_rows(catalog: dc.Catalog, table: str, namespace: str = "default") -> list[dict]:
-    """A table's rows as deltalake (deletion vectors applied) reads its live folder."""
-    from deltalake import DeltaTable
-
-    return _sorted(delta_rows(DeltaTable(f"{catalog.root}/{namespace}/{table}")))
 
 
 def polars_rows(catalog: dc.Catalog, table: str, namespace: str = "default") -> list[dict]:
     import polars as pl
 
-    return _sorted(pl.read_delta(f"{catalog.root}/{namespace}/{table}").to_arrow())
+    return sorted_rows(pl.read_delta(f"{catalog.root}/{namespace}/{table}").to_arrow())
 
 
 def assert_folders_show_main(catalog: dc.Catalog, *tables: str) -> None:

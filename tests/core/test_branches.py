@@ -35,17 +35,20 @@ def frame(ids, tag: str) -> pd.DataFrame:
     return pd.DataFrame({"id": ids, "v": [f"{tag}{i}" for i in ids]})
 
 
-def rows(table: str, namespace: str | None = None, **read) -> list[dict]:
-    data = dc.read(table, namespace, read_as="pyarrow", **read)
+def sorted_rows(data: pa.Table) -> list[dict]:
+    """Rows in one order whatever order they were read in."""
     return sorted(data.to_pylist(), key=lambda r: tuple(str(v) for v in r.values()))
+
+
+def rows(table: str, namespace: str | None = None, **read) -> list[dict]:
+    return sorted_rows(dc.read(table, namespace, read_as="pyarrow", **read))
 
 
 def folder_rows(catalog: dc.Catalog, table: str, namespace: str = "default") -> list[dict]:
     """A table's rows as a plain Delta reader of its folder sees them."""
     from deltalake import DeltaTable
 
-    data = delta_rows(DeltaTable(f"{catalog.root}/{namespace}/{table}"))
-    return sorted(data.to_pylist(), key=lambda r: tuple(str(v) for v in r.values()))
+    return sorted_rows(delta_rows(DeltaTable(f"{catalog.root}/{namespace}/{table}")))
 
 
 def delta_logs(root: str) -> str:

@@ -21,7 +21,6 @@ from workbench.core.base.arguments import flag, text
 from workbench.core.base.errors import (
     BranchAlreadyExistsError,
     BranchConflictError,
-    BranchNotFoundError,
     InvalidArgumentError,
     TransactionError,
 )
@@ -158,7 +157,6 @@ def create_branch(name: str, from_: Any = None, catalog: str | None = None) -> B
                 f"Branch {name!r} already exists in catalog {trunk.root!r}; use it with "
                 f"dc.branch({name!r}), or drop it first with dc.drop_branch({name!r})."
             )
-    trunk.forget_branch(name)
     return _describe(trunk, record)
 
 
@@ -167,9 +165,6 @@ def branches(catalog: str | None = None) -> list[Branch]:
     trunk = _trunk(catalog)
     found = [Branch(MAIN, catalog_name(trunk), current=current_branch(trunk) == MAIN)]
     for record in records(trunk.storage):
-        bound = trunk.on_branch(record.name)
-        if bound.record is None or bound.record.id != record.id:  # made again elsewhere
-            trunk.forget_branch(record.name)
         found.append(_describe(trunk, record))
     return found
 
@@ -245,7 +240,7 @@ def drop_branch(name: str, catalog: str | None = None) -> None:
     trunk = _trunk(catalog)
     if name == MAIN:
         raise InvalidArgumentError("'main' is the catalog's own line; it cannot be dropped.")
-    bound = _live_branch(trunk, name)
+    bound = trunk.on_branch(name)
     record = bound.record
     assert record is not None
     with _branch_lease(trunk, record), trunk.writing():
@@ -292,7 +287,7 @@ def branch_needs(
     versions: TableVersions = {}
     files: dict[str, set[str]] = {}
     for record in records(trunk.storage):
-        bound = _live_branch(trunk, record.name)
+        bound = trunk.on_branch(record.name)
         log = log_of(bound)
         log.refresh()
         for (ns, table), entry in log.base.tables.items():
@@ -405,23 +400,11 @@ def merge_branch(
     trunk = _trunk(catalog)
     if name == MAIN:
         raise InvalidArgumentError("'main' cannot be published into itself; name a branch.")
-    bound = _live_branch(trunk, name)
+    bound = trunk.on_branch(name)
     assert bound.record is not None
     message = commit_message or f"Publish branch {name!r}"
     with _branch_lease(trunk, bound.record), operation(trunk, message) as txn:
         return _publish(txn, bound, rebase)
-
-
-def _live_branch(trunk: Catalog, name: str) -> Catalog:
-    """Branch ``name`` as it is stored now (what this process knew of an older branch by that
-    name is forgotten)."""
-    bound = trunk.on_branch(name)
-    try:
-        log_of(bound).check_live()
-    except BranchNotFoundError:
-        trunk.forget_branch(name)
-        bound = trunk.on_branch(name)
-    return bound
 
 
 def _publish(txn: Transaction, bound: Catalog, rebase: bool) -> MergeResult:
