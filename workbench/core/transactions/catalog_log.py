@@ -22,7 +22,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.base.errors import CommitOutcomeUnknownError, LogVersionError
+from workbench.core.base.errors import (
+    BranchNotFoundError,
+    CommitOutcomeUnknownError,
+    LogVersionError,
+)
+from workbench.core.catalog.branches import base_key, line_key, require_record
 from workbench.core.catalog.registry import DEFAULT_NAMESPACE
 from workbench.core.catalog.versions import is_version_key, split_key
 from workbench.core.delta.commits import (
@@ -437,8 +442,6 @@ class BranchLog(TransactionLog):
     ones exist only as this log's actions, so no reader of a table folder sees them."""
 
     def __init__(self, catalog: Catalog, main: TransactionLog):
-        from workbench.core.catalog.branches import base_key, line_key
-
         assert catalog.record is not None
         self.record = catalog.record
         self.main = main
@@ -446,7 +449,12 @@ class BranchLog(TransactionLog):
         self.state_key = f"{line_key(self.record)}/state"
         self.line = self.record.id
         saved = catalog.storage.get(base_key(self.record))
-        self.base = CatalogState.decode(saved)[0] if saved else CatalogState()
+        if saved is None:
+            raise BranchNotFoundError(
+                f"Branch {self.record.name!r} has lost the state it started from "
+                f"({base_key(self.record)}); drop it with dc.drop_branch and create it again."
+            )
+        self.base = CatalogState.decode(saved)[0]
         self._base_versions = self.base.incarnation_versions()
         super().__init__(catalog)
 
@@ -459,12 +467,8 @@ class BranchLog(TransactionLog):
         return self._base_versions.get(incarnation, -1)
 
     def check_live(self) -> None:
-        from workbench.core.catalog.branches import require_record
-
         found = require_record(self.storage, self.record.name, self.catalog.root)
         if found.id != self.record.id:
-            from workbench.core.base.errors import BranchNotFoundError
-
             raise BranchNotFoundError(
                 f"Branch {self.record.name!r} was dropped and created again since this process "
                 "opened it; run the work again on the new branch."

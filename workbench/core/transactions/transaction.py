@@ -33,7 +33,7 @@ from workbench.core.base.errors import (
     WriteFailedError,
 )
 from workbench.core.base.types import DEFAULT_ENGINE
-from workbench.core.catalog.branches import leased_name
+from workbench.core.catalog.branches import BRANCH_TABLE_MARKER, created_table_key, leased_name
 from workbench.core.catalog.folders import (
     dropped_key,
     folder_identity,
@@ -268,8 +268,6 @@ class Transaction:
     def _new_table_folder(self, namespace: str, name: str, incarnation: str) -> str:
         """The folder a table created by this transaction is written to: its live folder on
         ``main`` (cleared of leftovers), a folder of the branch's own on a branch."""
-        from workbench.core.catalog.branches import BRANCH_TABLE_MARKER, created_table_key
-
         if self.catalog.record is None:
             self._clear_free_name(namespace, name)
             return live_path(self.catalog, namespace, name)
@@ -602,8 +600,6 @@ class Transaction:
     def _remove_new_folder(self, change: TableChange) -> None:
         """Remove the folder of a table this transaction made and did not commit: a branch's
         whole folder for it; on ``main``, the live folder if nothing else is in it."""
-        from workbench.core.catalog.branches import created_table_key
-
         if self.catalog.record is not None:
             remove_folder(self.catalog, created_table_key(self.catalog.record, change.incarnation))
         elif self.catalog.is_local:
