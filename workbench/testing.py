@@ -135,7 +135,8 @@ class LocalSparkCluster:
             )
         self._group = group = _ProcessGroups()
         env = {
-            **os.environ,  # PYTHONPATH and the rest reach executors and their Python workers
+            **os.environ,  # the rest of the environment reaches executors and Python workers
+            "PYTHONPATH": _import_path(),
             "SPARK_LOCAL_IP": "127.0.0.1",
             "PYSPARK_PYTHON": sys.executable,
             "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false",  # no fixed port 6066
@@ -352,6 +353,13 @@ def _group_running(group: int) -> bool:
             if fields[0] != "Z" and int(fields[2]) == group:  # state and process group
                 return True
     return False
+
+
+def _import_path() -> str:
+    """This process's import path as a PYTHONPATH, so Python workers a cluster starts import
+    what it does (e.g. a model defined in a test module, pickled by reference)."""
+    paths = [os.path.abspath(p) for p in sys.path if p and os.path.isdir(p)]
+    return os.pathsep.join(dict.fromkeys(paths))
 
 
 def _free_port() -> int:
