@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.core.catalog.registry import Catalog, register, resolved, set_default_branch
+from workbench.core.catalog.registry import Catalog, check_branch, register, resolved
 from workbench.core.data.engine import configure_engines
 from workbench.core.events.config import configure_events
 
@@ -29,8 +29,7 @@ def init(
     calls use when they name none (``main`` unless given; see ``dc.branch`` for a block).
     """
     catalogs, default = resolved(catalogs, default)
-    if branch is not None and catalogs:  # checked first: a failed init changes nothing
-        catalogs[default or next(iter(catalogs))].on_branch(branch)
+    check_branch(catalogs, default, branch)  # first: a failed init changes nothing
     settings = dict(engines or {})
     if spark is not None:
         settings["spark"] = spark
@@ -38,7 +37,4 @@ def init(
         configure_engines(settings)
     if events is not None:
         configure_events(events)
-    registered = register(catalogs, default)
-    if branch is not None:
-        set_default_branch(branch)
-    return registered
+    return register(catalogs, default, branch)

@@ -48,11 +48,6 @@ class BranchRecord:
         return cls(**json.loads(data))
 
 
-def branch_name(name: object, max_length: int) -> str:
-    """A valid branch name."""
-    return validate_name("branch", name, max_length)
-
-
 def branch_key(name: str) -> str:
     """Key of a branch name's folder: its record, and the folder of each branch by that name."""
     return f"{BRANCHES_KEY}/{name}"

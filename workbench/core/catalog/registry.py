@@ -94,10 +94,13 @@ class Catalog:
         if isinstance(name, str) and name == MAIN:
             return self
         # one small read each time: a branch dropped, or dropped and made again, elsewhere
-        record = require_record(self.storage, name, self.root)
-        bound = self._branches.get(name)
-        if bound is None or bound.record is None or bound.record.id != record.id:
-            bound = self._branches[name] = BranchCatalog(self, record)
+        return self.on_record(require_record(self.storage, name, self.root))
+
+    def on_record(self, record: BranchRecord) -> Catalog:
+        """This catalog as the branch ``record`` describes shows it (a record just read)."""
+        bound = self._branches.get(record.name)
+        if bound is None or bound.branch_id != record.id:
+            bound = self._branches[record.name] = BranchCatalog(self, record)
         return bound
 
     def forget_branch(self, name: str) -> None:
@@ -189,13 +192,18 @@ class BranchCatalog(Catalog):
 
     @property
     def line_key(self) -> str:
-        return f"{self.root}#{self.record.id}"
+        return f"{self.root}#{self.branch_id}"
+
+    @property
+    def branch_id(self) -> str:
+        """The id of the branch this line is."""
+        return self.record.id
 
     def on_branch(self, name: str) -> Catalog:
         return self._trunk.on_branch(name)
 
-    def forget_branch(self, name: str) -> None:
-        self._trunk.forget_branch(name)
+    def on_record(self, record: BranchRecord) -> Catalog:
+        return self._trunk.on_record(record)
 
     def __repr__(self) -> str:
         return f"Catalog({self.root!r}, branch={self.branch!r})"
@@ -244,11 +252,23 @@ def resolved(
     return catalogs, default
 
 
-def register(catalogs: dict[str, Catalog], default: str | None) -> dict[str, Catalog]:
-    """Make ``catalogs`` (checked by ``resolved``) the registered ones, each on ``main`` until
-    ``set_default_branch`` says otherwise, and tell the listeners."""
+def check_branch(catalogs: dict[str, Catalog], default: str | None, branch: str | None) -> None:
+    """Raise ``BranchNotFoundError`` unless the catalog ``register`` would make the default
+    has ``branch`` (None: nothing to check)."""
+    if branch is not None and catalogs:
+        catalogs[default or next(iter(catalogs))].on_branch(branch)
+
+
+def register(
+    catalogs: dict[str, Catalog], default: str | None, branch: str | None = None
+) -> dict[str, Catalog]:
+    """Make ``catalogs`` (checked by ``resolved``) the registered ones, on ``main`` except the
+    default one on ``branch`` when given (checked by ``check_branch``), and tell the
+    listeners."""
     _registry.set(catalogs, default)
     _registry.branches.clear()
+    if branch is not None and branch != MAIN and _registry.default is not None:
+        _registry.branches[_registry.catalogs[_registry.default].root] = branch
     _notify()
     return dict(_registry.catalogs)
 
@@ -333,16 +353,16 @@ _branch_in_scope: ContextVar[dict[str, str] | None] = ContextVar(
 def current_branch(catalog: str | Catalog | None = None) -> str:
     """The branch calls on a catalog (the default one) use when they name none: the innermost
     ``dc.branch`` block's, else the one ``dc.init(branch=...)`` chose, else ``main``."""
-    return _branch_of(_trunk_of(catalog).root)
+    return _branch_of(main_catalog(catalog).root)
 
 
 def _branch_of(root: str) -> str:
     return (_branch_in_scope.get() or {}).get(root) or _registry.branches.get(root, MAIN)
 
 
-def _trunk_of(catalog: str | Catalog | None) -> Catalog:
-    """The registered catalog a name (or catalog object) means; None: the open transaction's,
-    else the default one."""
+def main_catalog(catalog: str | Catalog | None = None) -> Catalog:
+    """The registered catalog (its ``main`` line) a name or catalog object means; None: the
+    open transaction's, else the default one. Reads nothing of any branch."""
     if isinstance(catalog, Catalog):
         return catalog.trunk
     scoped = _in_scope.get()
@@ -354,7 +374,7 @@ def _trunk_of(catalog: str | Catalog | None) -> Catalog:
 def set_default_branch(name: str, catalog: str | None = None) -> None:
     """Make ``name`` the branch calls on a catalog (the default one) use outside ``dc.branch``
     blocks; raises ``BranchNotFoundError`` when it has no such branch."""
-    trunk = _trunk_of(catalog)
+    trunk = main_catalog(catalog)
     trunk.on_branch(name)
     _registry.branches[trunk.root] = name
 
@@ -375,7 +395,7 @@ def branch_scope(name: str | None, catalog: str | Catalog | None = None) -> Iter
         return
     if not isinstance(name, str) or not name:
         raise InvalidArgumentError(f"branch={name!r} is not a branch name; pass e.g. 'exp'.")
-    root = _trunk_of(catalog).root
+    root = main_catalog(catalog).root
     token = _branch_in_scope.set({**(_branch_in_scope.get() or {}), root: name})
     try:
         yield

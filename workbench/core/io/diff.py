@@ -11,7 +11,7 @@ from workbench.core.base.errors import InvalidArgumentError, TableVersionNotFoun
 from workbench.core.base.types import DEFAULT_ENGINE
 from workbench.core.catalog.branches import MAIN, read_record
 from workbench.core.catalog.descriptions import html_table
-from workbench.core.catalog.registry import branch_scope, catalog_name, get_catalog
+from workbench.core.catalog.registry import catalog_name, main_catalog
 from workbench.core.catalog.tables import Location, OpenTable, locate
 from workbench.core.data.engine import get_engine
 from workbench.core.transactions.staging import quote_identifier
@@ -67,9 +67,10 @@ def _branch_of(loc: Location, point: Any) -> Location | None:
     if not isinstance(point, str):
         return None
     trunk = loc.catalog.trunk
-    if point != MAIN and read_record(trunk.storage, point) is None:
-        return None
-    return replace(loc, catalog=trunk.on_branch(point))
+    if point == MAIN:
+        return replace(loc, catalog=trunk)
+    record = read_record(trunk.storage, point)
+    return None if record is None else replace(loc, catalog=trunk.on_record(record))
 
 
 def _open_at(loc: Location, point: Any, argument: str) -> OpenTable:
@@ -77,8 +78,7 @@ def _open_at(loc: Location, point: Any, argument: str) -> OpenTable:
     point, or now (None); ``argument`` names the point in errors."""
     on_branch = _branch_of(loc, point)
     if on_branch is not None:
-        with branch_scope(on_branch.catalog.branch, on_branch.catalog):
-            return open_table(on_branch)
+        return open_table(on_branch)
     if _is_version(point):
         try:
             return open_table(loc, version=point)
@@ -93,9 +93,9 @@ def _open_at(loc: Location, point: Any, argument: str) -> OpenTable:
 
 
 def _describe_point(opened: OpenTable, spec: Any) -> str:
-    on_branch = opened.loc.catalog.record is not None
-    if _branch_of(opened.loc, spec) is not None or (spec is None and on_branch):
-        return f"branch {opened.loc.catalog.branch} (version {opened.version})"
+    line = opened.loc.catalog  # the branch ``spec`` named, or the branch read now
+    if spec == line.branch or (spec is None and line.record is not None):
+        return f"branch {line.branch} (version {opened.version})"
     shown = spec is None or _is_version(spec)
     return f"version {opened.version}" + ("" if shown else f" ({spec})")
 
@@ -223,12 +223,12 @@ def diff_branch(name: str, catalog: str | None = None) -> BranchDiff:
     from workbench.core.ops.branches import changed_tables
     from workbench.core.transactions.context import view
 
-    trunk = get_catalog(catalog).trunk
+    trunk = main_catalog(catalog)
     on_branch = trunk.on_branch(name)
     if on_branch.record is None:
         raise InvalidArgumentError("diff_branch compares a branch with main; name a branch.")
     found = []
-    for namespace, table in changed_tables(trunk, name):
+    for namespace, table in changed_tables(on_branch):
         sides = [view(line).entry(namespace, table, record=False) for line in (trunk, on_branch)]
         if None not in sides:
             found.append(diff(table, namespace, MAIN, name, catalog_name(trunk)))

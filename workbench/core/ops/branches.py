@@ -24,13 +24,13 @@ from workbench.core.base.errors import (
     InvalidArgumentError,
     TransactionError,
 )
+from workbench.core.base.names import validate_name
 from workbench.core.catalog.branches import (
     BRANCHES_KEY,
     MAIN,
     BranchRecord,
     base_key,
     branch_key,
-    branch_name,
     created_table_key,
     leased_name,
     line_key,
@@ -46,8 +46,8 @@ from workbench.core.catalog.registry import (
     branch_scope,
     catalog_name,
     current_branch,
-    get_catalog,
     leave_branch,
+    main_catalog,
     set_default_branch,
 )
 from workbench.core.catalog.tables import Location, OpenTable, locate_key
@@ -57,7 +57,7 @@ from workbench.core.storage import leases
 from workbench.core.transactions.catalog_log import CatalogState, TableEntry, log_of
 from workbench.core.transactions.context import current_transaction, operation
 from workbench.core.transactions.net_actions import actions_between
-from workbench.core.transactions.opening import committed_table
+from workbench.core.transactions.opening import committed_table, table_uri
 from workbench.core.transactions.rollforward import settle
 from workbench.core.transactions.time_travel import state_as_of
 from workbench.core.transactions.transaction import TableChange, Transaction, new_transaction_id
@@ -131,7 +131,7 @@ def create_branch(name: str, from_: Any = None, catalog: str | None = None) -> B
     """Create branch ``name`` of a catalog from ``main``'s latest state, or from a past one
     (``from_``: a tag, transaction id, time or ns, as ``as_of`` takes). No data is copied."""
     trunk = _trunk(catalog)
-    name = branch_name(name, trunk.max_name_length)
+    name = validate_name("branch", name, trunk.max_name_length)
     if name.lower() == MAIN:
         raise BranchAlreadyExistsError(
             f"{name!r}: 'main' is the catalog's own line and always exists, and a branch named "
@@ -169,9 +169,9 @@ def branches(catalog: str | None = None) -> list[Branch]:
     return found
 
 
-def changed_tables(trunk: Catalog, name: str) -> list[tuple[str, str]]:
-    """The (namespace, table) pairs branch ``name`` changed since it started, sorted."""
-    log = log_of(trunk.on_branch(name))
+def changed_tables(bound: Catalog) -> list[tuple[str, str]]:
+    """The (namespace, table) pairs a branch (its catalog line) changed since it started."""
+    log = log_of(bound)
     head, base = log.refresh(), log.base
     return sorted(
         k for k in set(head.tables) | set(base.tables) if head.tables.get(k) != base.tables.get(k)
@@ -179,15 +179,15 @@ def changed_tables(trunk: Catalog, name: str) -> list[tuple[str, str]]:
 
 
 def _describe(trunk: Catalog, record: BranchRecord) -> Branch:
-    log = log_of(trunk.on_branch(record.name))
-    changed = [f"{ns}.{t}" for ns, t in changed_tables(trunk, record.name)]
+    bound = trunk.on_record(record)
+    changed = [f"{ns}.{t}" for ns, t in changed_tables(bound)]
     return Branch(
         record.name,
         catalog_name(trunk),
         _transaction_at(trunk, record.base_sequence),
         record.created_ns,
         record.source,
-        log.version + 1,
+        log_of(bound).version + 1,
         changed,
         current_branch(trunk) == record.name,
     )
@@ -209,7 +209,7 @@ def _trunk(catalog: str | None) -> Catalog:
             "Branches are created, dropped and published outside transactions; leave the "
             "`with dc.transaction()` block first."
         )
-    return get_catalog(catalog).trunk
+    return main_catalog(catalog)
 
 
 # ----------------------------------------------------------------------------------- working on
@@ -217,7 +217,7 @@ def _trunk(catalog: str | None) -> Catalog:
 def branch(name: str, catalog: str | None = None) -> Iterator[Branch]:
     """A block whose reads, writes and transactions use branch ``name`` (``main`` included):
     ``with dc.branch("exp"): dc.write(df, "t")``."""
-    trunk = get_catalog(catalog).trunk
+    trunk = main_catalog(catalog)
     bound = trunk.on_branch(name)
     with branch_scope(name, trunk):
         if bound.record is None:
@@ -278,16 +278,14 @@ def _added_files(actions: str) -> set[str]:
     return found
 
 
-def branch_needs(
-    trunk: Catalog,
-) -> tuple[dict[tuple[str, str, str], set[int]], dict[str, set[str]]]:
+def branch_needs(trunk: Catalog) -> tuple[TableVersions, dict[str, set[str]]]:
     """What the live branches need of the table folders, so vacuum keeps it: the ``main``
     versions each branch started from, by (namespace, table, incarnation), and the files each
     branch wrote, by incarnation."""
     versions: TableVersions = {}
     files: dict[str, set[str]] = {}
     for record in records(trunk.storage):
-        bound = trunk.on_branch(record.name)
+        bound = trunk.on_record(record)
         log = log_of(bound)
         log.refresh()
         for (ns, table), entry in log.base.tables.items():
@@ -338,8 +336,6 @@ def remove_dropped_branch_folders(trunk: Catalog, dry_run: bool) -> list[str]:
 
 def _free(trunk: Catalog, written: dict[tuple[str, str, str], set[str]]) -> None:
     """Delete a dropped branch's files in tables ``main`` holds, unless ``main`` uses them."""
-    from workbench.core.transactions.opening import table_uri
-
     main_log = log_of(trunk)
     main_log.refresh()
     for (ns, table, incarnation), paths in written.items():

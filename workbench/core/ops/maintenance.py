@@ -17,7 +17,7 @@ from workbench.core.catalog.folders import (
     move_folder,
     remove_folder,
 )
-from workbench.core.catalog.registry import Catalog, get_catalog
+from workbench.core.catalog.registry import Catalog, main_catalog
 from workbench.core.catalog.tables import locate
 from workbench.core.delta.commits import commit_key
 from workbench.core.delta.data_files import Rewrite, write_parts
@@ -94,7 +94,7 @@ def vacuum(
     dropped tables older than that, and folders of creates that never committed."""
     flag("dry_run", dry_run)
     cutoff = time.time_ns() - _retention_ns(retain)
-    cat = get_catalog(catalog).trunk
+    cat = main_catalog(catalog)
     branch_versions, branch_files = branch_needs(cat)
     log = log_of(cat)
     current = log.refresh()

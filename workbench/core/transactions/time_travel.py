@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.errors import AsOfUnitError, TimeTravelError
 from workbench.core.base.names import validate_name
+from workbench.core.catalog.branches import line_key
 from workbench.core.transactions.catalog_log import CatalogState, log_of
 
 if TYPE_CHECKING:
     from workbench.core.catalog.registry import Catalog
+    from workbench.core.transactions.catalog_log import TransactionLog
     from workbench.core.transactions.transaction import Transaction
 
 
@@ -27,11 +29,7 @@ STAGING_SUFFIX = 4  # a local store writes "<name>#<n>" first, then renames it i
 
 def tag_folder(catalog: Catalog) -> str:
     """Where the tags of a catalog's line live (each branch has its own)."""
-    if catalog.record is None:
-        return TAG_FOLDER
-    from workbench.core.catalog.branches import line_key
-
-    return f"{line_key(catalog.record)}/tags"
+    return TAG_FOLDER if catalog.record is None else f"{line_key(catalog.record)}/tags"
 
 
 def tag_key(catalog: Catalog, name: str) -> str:
@@ -55,17 +53,28 @@ def resolve_sequence(catalog: Catalog, as_of: Any, argument: str = "as_of") -> i
         if named is not None:
             return named
         as_of = _iso_time(catalog, as_of, argument)
+    sequence = _sequence_at(log, _past_instant(as_of, argument))
+    if sequence == -1:  # before the first transaction: the empty catalog
+        check_unit(catalog, as_of, argument)
+    return sequence
+
+
+def _past_instant(as_of: Any, argument: str) -> int:
+    """ns since the epoch of a time given as ``argument``, which must not be in the future."""
     moment = instant_ns(as_of, argument)
     if moment > time.time_ns():
         raise TimeTravelError(
             f"Historic timestamp {argument}={as_of!r} cannot be set in the future; time travel "
             "reads the past (omit it to read the latest state)."
         )
+    return moment
+
+
+def _sequence_at(log: TransactionLog, moment: int) -> int:
+    """The sequence of the last transaction of ``log`` committed at or before ``moment`` (-1
+    when none was)."""
     position = bisect_right(log.rows, moment, key=lambda row: row["end_time"])
-    if position == 0:
-        check_unit(catalog, as_of, argument)
-        return -1  # before the first transaction: the empty catalog
-    return log.rows[position - 1]["sequence"]
+    return log.rows[position - 1]["sequence"] if position else -1
 
 
 # Units an integer time is mistaken for, with their size in nanoseconds.
@@ -212,15 +221,10 @@ def _branch_state_as_of(catalog: Catalog, as_of: Any) -> CatalogState:
         if on_main is not None:
             return _main_state_within(catalog, on_main, as_of)
         as_of = _iso_time(catalog, as_of, "as_of")
-    moment = instant_ns(as_of)
-    if moment > time.time_ns():
-        raise TimeTravelError(
-            f"Historic timestamp as_of={as_of!r} cannot be set in the future; time travel reads "
-            "the past (omit it to read the latest state)."
-        )
-    position = bisect_right(log.rows, moment, key=lambda row: row["end_time"])
-    if position:
-        return log.state_at(log.rows[position - 1]["sequence"])
+    moment = _past_instant(as_of, "as_of")
+    sequence = _sequence_at(log, moment)
+    if sequence >= 0:
+        return log.state_at(sequence)
     if moment >= record.base_end_time:
         return log.initial_state()
     return _main_state_within(catalog, resolve_sequence(main, as_of), as_of)
