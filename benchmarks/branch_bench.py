@@ -37,11 +37,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from benchmarks.timing import seconds
+from benchmarks.timing import progress, seconds
 
 PARTS = ("create", "read_write", "publish")
 CREATE_TARGET_S = 0.050
@@ -63,18 +63,6 @@ started = time.perf_counter()
 dc.create_branch(sys.argv[3]) if sys.argv[2] == "create" else dc.list_tables()
 print(time.perf_counter() - started)
 """
-
-
-def progress(items: Iterable[T], total: int, label: str) -> Iterator[T]:
-    """Yield ``items`` while showing progress on stderr (tqdm if installed, else a line each)."""
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        for i, item in enumerate(items, 1):
-            print(f"{label} [{i}/{total}]", file=sys.stderr, flush=True)
-            yield item
-        return
-    yield from tqdm(items, total=total, desc=label, file=sys.stderr, leave=False)
 
 
 def rows_of(count: int, start: int = 0, seed: int = SEED) -> Any:

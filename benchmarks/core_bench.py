@@ -28,10 +28,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from benchmarks.timing import progress
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -501,26 +503,11 @@ def run_steps_child(system: str, data_dir: Path) -> dict[str, Any]:
     return json.loads(_run_python(args, f"{system} step sequence").strip().splitlines()[-1])
 
 
-def _progress(tasks: list[Task]) -> Iterator[Task]:
-    """Yield tasks while showing progress on stderr (tqdm if installed, else one line each)."""
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        for i, task in enumerate(tasks, 1):
-            print(f"[{i}/{len(tasks)}] {task}", file=sys.stderr, flush=True)
-            yield task
-        return
-    bar = tqdm(tasks, file=sys.stderr, unit="run")
-    for task in bar:
-        bar.set_description(str(task))
-        yield task
-
-
 def collect(tasks: list[Task], data_dir: Path) -> tuple[Samples, Checks]:
     """Run all tasks; return samples per row and system, plus the step children's checks."""
     samples: Samples = {}
     checks: Checks = []
-    for task in _progress(tasks):
+    for task in progress(tasks, len(tasks), "runs", describe=str):
         if task.kind == "import":
             found = {"import": time_import(task.system)}
         elif task.kind == "first_write":

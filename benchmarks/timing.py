@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 def seconds(fn: Callable[[], Any]) -> float:
@@ -19,3 +22,23 @@ def median_seconds(fn: Callable[[], Any], repeats: int) -> float:
     import statistics
 
     return statistics.median(seconds(fn) for _ in range(repeats))
+
+
+def progress(
+    items: Iterable[T], total: int, label: str, describe: Callable[[T], str] | None = None
+) -> Iterator[T]:
+    """Yield ``items`` while showing progress on stderr (tqdm if installed, else a line each);
+    ``describe`` names the item being worked on."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        for i, item in enumerate(items, 1):
+            name = f" {describe(item)}" if describe else ""
+            print(f"{label} [{i}/{total}]{name}", file=sys.stderr, flush=True)
+            yield item
+        return
+    bar = tqdm(items, total=total, desc=label, file=sys.stderr, leave=False)
+    for item in bar:
+        if describe is not None:
+            bar.set_description(f"{label}: {describe(item)}")
+        yield item
