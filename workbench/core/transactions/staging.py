@@ -21,6 +21,7 @@ from workbench.core.delta.commits import (
     metadata_action,
     new_table_configuration,
     protocol_action,
+    vectors_enabled,
 )
 from workbench.core.delta.data_files import Rewrite, discard, write_parts
 from workbench.core.schema.conform import conform
@@ -58,6 +59,21 @@ def stage_new_schemaless_table(
     stage_new_table(txn, change, schema, {**configuration, SCHEMALESS_PROPERTY: "true"})
 
 
+def _folded_vectors(table: OpenTable) -> Rewrite | None:
+    """The files with a deletion vector rewritten without the rows it deletes: a table whose
+    vectors are turned off keeps none, as readers that trust the property would return the
+    deleted rows (the files stay in their write order, each rewritten on its own)."""
+    from workbench.core.delta.snapshot import live_table
+
+    vectored = [f for f in table.files if f.deletion_vector is not None]
+    if not vectored:
+        return None
+    written = []
+    for f in vectored:
+        written += write_parts(live_table(table, [f]), table.schema, table.uri)
+    return Rewrite(written=written, removed=vectored)
+
+
 def stage_schema_and_properties(
     txn: Transaction, change: TableChange, plan: SchemaPlan, properties: dict[str, str]
 ) -> None:
@@ -75,6 +91,8 @@ def stage_schema_and_properties(
         rows = live_table(table)
         rows = conform(rows, plan.schema, True, table.loc.qualified, past=True)
         rewrite = Rewrite(written=write_parts(rows, plan.schema, table.uri), removed=table.files)
+    elif not vectors_enabled(configuration):
+        rewrite = _folded_vectors(table)
     metadata = metadata_action(plan.schema, configuration, table.table_id or None)
     protocol = protocol_action(plan.schema, configuration)
     needed = protocol["protocol"]

@@ -54,8 +54,10 @@ class TableFiles(DataSource):
         import pyarrow as pa
         from daft.daft import StorageConfig
 
-        wanted = pushdowns.columns
-        arrow = self.arrow if wanted is None else pa.schema([self.arrow.field(n) for n in wanted])
+        arrow = self.arrow
+        if pushdowns.columns is not None:  # a task's rows also carry what Daft filters them by
+            wanted = set(pushdowns.columns) | pushdowns.filter_required_column_names()
+            arrow = pa.schema([f for f in self.arrow if f.name in wanted])
         storage = StorageConfig(True, self.io_config)
         for f in self.files:
             if f.deletion_vector is not None:
