@@ -1,0 +1,119 @@
+"""Query shapes, what the model says each must return, and how an answer is compared with it.
+
+Answers are lists of tuples (rows, in the shape's column order) or a tuple of numbers
+(aggregates). Rows compare as multisets, since only write-ordered reads promise an order."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+from tests.conformance.model import Row, TableModel
+from tests.conformance.states import TableState
+
+ALL = "all"
+PROJECT = "project"  # two columns, not in schema order
+FILTER = "filter"  # a filter on a column the query does not return
+AGGREGATE = "aggregate"  # count(*), sum(n), count(s)
+LIMIT = "limit"
+JOIN = "join"  # with the partner table, on id
+REPEATED = "repeated"  # the aggregate three times in a row
+DIFF = "diff"  # rows added, removed and changed since the first point
+SHAPES = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, JOIN, REPEATED, DIFF)
+
+PROJECTED = ["s", "n"]
+FILTERED = ["n", "s"]
+JOINED = ["id", "n", "m"]
+LIMIT_ROWS = 7
+REPEATS = 3
+
+
+def filter_bound(state: TableState) -> int:
+    """The ``id < bound`` of the filter shape: about half the rows."""
+    ids = sorted(r["id"] for r in state.rows)
+    return ids[len(ids) // 2] if ids else 0
+
+
+def expected(state: TableState, shape: str, partner: list[Row]) -> Any:
+    """What the model says a query of ``shape`` over ``state`` returns."""
+    rows = state.rows
+    if shape == ALL:
+        return [tuple(r[c] for c in state.columns) for r in rows]
+    if shape == PROJECT:
+        return [tuple(r[c] for c in PROJECTED) for r in rows]
+    if shape == FILTER:
+        bound = filter_bound(state)
+        return [tuple(r[c] for c in FILTERED) for r in rows if r["id"] < bound]
+    if shape in (AGGREGATE, REPEATED):
+        return aggregate(rows)
+    if shape == LIMIT:
+        return [tuple(r[c] for c in state.columns) for r in rows]  # a subset is expected
+    if shape == JOIN:
+        m = {p["id"]: p["m"] for p in partner}
+        return [(r["id"], r["n"], m[r["id"]]) for r in rows if r["id"] in m]
+    if shape == DIFF:
+        return changes(state.first, state.model)
+    raise ValueError(shape)
+
+
+def changes(before: TableModel, after: TableModel) -> tuple[int, int, int]:
+    """Rows added, removed and changed (by key, in the columns both have) from one model to
+    another; without keys, rows as multisets, none changed."""
+    common = [c for c in after.columns if c in before.columns]
+    old = [tuple(r[c] for c in common) for r in before.rows()]
+    new = [tuple(r[c] for c in common) for r in after.rows()]
+    if after.key is None:
+        return (
+            sum((Counter(new) - Counter(old)).values()),
+            sum((Counter(old) - Counter(new)).values()),
+            0,
+        )
+    at = common.index(after.key)
+    old_by, new_by = {r[at]: r for r in old}, {r[at]: r for r in new}
+    changed = sum(1 for k in old_by.keys() & new_by.keys() if old_by[k] != new_by[k])
+    return len(new_by.keys() - old_by.keys()), len(old_by.keys() - new_by.keys()), changed
+
+
+def aggregate(rows: list[Row]) -> tuple[int, int, int]:
+    return (
+        len(rows),
+        sum(r["n"] for r in rows if r["n"] is not None),
+        sum(r["s"] is not None for r in rows),
+    )
+
+
+def _value(v: Any) -> Any:
+    """One cell as plain Python: numpy scalars unwrapped, NaN as null, floats rounded."""
+    if hasattr(v, "item") and not isinstance(v, (bytes, str)):
+        v = v.item()
+    if isinstance(v, float):
+        return None if math.isnan(v) else round(v, 9)
+    return v
+
+
+def normal(rows: Any) -> Counter:
+    return Counter(tuple(_value(v) for v in row) for row in rows)
+
+
+def check(state: TableState, shape: str, answer: Any, partner: list[Row]) -> None:
+    """Assert ``answer`` is what the model says, with a message naming the difference."""
+    want = expected(state, shape, partner)
+    if shape in (AGGREGATE, REPEATED, DIFF):
+        answers = answer if shape == REPEATED else [answer]
+        assert len(answers) == (REPEATS if shape == REPEATED else 1)
+        for got in answers:
+            assert tuple(_value(v) for v in got) == want, f"{shape} {got} != model {want}"
+        return
+    got = normal(answer)
+    if shape == LIMIT:
+        assert sum(got.values()) == min(LIMIT_ROWS, len(want)), f"{sum(got.values())} rows"
+        extra = got - normal(want)
+        assert not extra, f"rows not in the table: {list(extra)[:3]}"
+        return
+    want = normal(want)
+    missing, extra = want - got, got - want
+    assert not missing and not extra, (
+        f"{sum(missing.values())} row(s) missing, e.g. {list(missing)[:3]}; "
+        f"{sum(extra.values())} row(s) extra, e.g. {list(extra)[:3]}"
+    )

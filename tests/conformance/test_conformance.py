@@ -1,0 +1,60 @@
+"""Never a wrong row: every read path by every lived-in table state by every query shape it can
+express, checked against the plain-Python model of the rows.
+
+Local paths (pandas, Arrow, polars, numpy, Daft, DuckDB SQL, readers of the folders, show,
+diff) run in the fast tier; Spark and Ray paths in theirs; the object-store catalog in the s3
+tier."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conformance.paths import PATHS, Path
+from tests.conformance.shapes import SHAPES, check
+from tests.conformance.states import STATES
+
+# Readers of the folders that do not take this project's object-store options.
+NOT_ON_OBJECT_STORES = {"folder:duckdb"}
+
+
+def cases(marks: set[str], object_store: bool = False) -> list:
+    """(path, state, shape) for every path whose tier marks are ``marks``."""
+    chosen = []
+    for path in PATHS:
+        if set(path.marks) != marks or (object_store and path.name in NOT_ON_OBJECT_STORES):
+            continue
+        for state, traits in STATES.items():
+            if object_store and not traits.small:
+                continue
+            chosen += [
+                pytest.param(path, state, shape, id=f"{path}-{state}-{shape}")
+                for shape in SHAPES
+                if path.applies(traits, shape)
+            ]
+    return chosen
+
+
+def conforms(lived, path: Path, state: str, shape: str) -> None:
+    table_state = lived.states[state]
+    answer = path.run(lived.where, table_state, shape)
+    check(table_state, shape, answer, lived.partner)
+
+
+@pytest.mark.parametrize(("path", "state", "shape"), cases(set()))
+def test_local_read_paths(lived, registered, path, state, shape):
+    conforms(lived, path, state, shape)
+
+
+@pytest.mark.parametrize(("path", "state", "shape"), cases({"spark"}))
+def test_spark_read_paths(spark, lived, registered, path, state, shape):
+    conforms(lived, path, state, shape)
+
+
+@pytest.mark.parametrize(("path", "state", "shape"), cases({"ray"}))
+def test_ray_read_paths(ray_cluster, lived, registered, path, state, shape):
+    conforms(lived, path, state, shape)
+
+
+@pytest.mark.parametrize(("path", "state", "shape"), cases(set(), object_store=True))
+def test_object_store_read_paths(lived_on_s3, registered, path, state, shape):
+    conforms(lived_on_s3, path, state, shape)
