@@ -235,13 +235,13 @@ class RayRead(Path):
         for _ in range(REPEATS if shape == REPEATED else 1):
             rows = ds.count()
             total = ds.sum("n") if rows else 0
-            with_s = ds.filter(expr="s is not None").count() if rows else 0
+            with_s = ds.filter(lambda row: row["s"] is not None).count() if rows else 0
             answers.append((rows, total or 0, with_s))
         return answers if shape == REPEATED else answers[0]
 
 
 def _ray_rows(ds: Any, columns: list[str]) -> list[tuple]:
-    tables = [pa.Table.from_pydict(b) for b in ds.iter_batches(batch_format="pyarrow")]
+    tables = list(ds.iter_batches(batch_format="pyarrow"))
     if not tables:
         return []
     return rows_of(pa.concat_tables(tables).select(columns), columns)

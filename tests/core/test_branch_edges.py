@@ -752,3 +752,46 @@ def test_a_drop_killed_after_its_record_is_cleaned_by_vacuum(catalog, tmp_path):
     dc.write(frame([9], "b"), "events", mode="append", branch="exp")
     assert dc.merge_branch("exp").tables == ["default.events"]
     assert ids("events") == [0, 1, 2, 9]
+
+
+# ============================================================ names and where a branch starts
+def test_branch_names_may_hold_single_dots_between_other_characters(catalog):
+    dc.write(frame(range(3), "e"), "events")
+    dc.create_branch("release-1.2")
+    with dc.branch("release-1.2"):
+        dc.write(frame([7], "r"), "events")
+    assert ids("events", branch="release-1.2") == [0, 1, 2, 7]
+    dc.merge_branch("release-1.2")
+    assert ids("events") == [0, 1, 2, 7]
+    before = tree_digest(catalog.root)
+    for bad in ["release..2", ".hidden", "trailing.", "a/b", "_reserved"]:
+        with pytest.raises(dc.InvalidNameError, match="single dots"):
+            dc.create_branch(bad)
+    assert tree_digest(catalog.root) == before
+
+
+def test_a_branch_name_differing_from_another_only_in_case_is_refused(catalog):
+    """'Exp' and 'exp' would be one folder on a case-insensitive disk."""
+    dc.write(frame(range(2), "e"), "events")
+    dc.create_branch("exp")
+    before = tree_digest(catalog.root)
+    with pytest.raises(dc.BranchAlreadyExistsError, match="only in case"):
+        dc.create_branch("Exp")
+    assert tree_digest(catalog.root) == before
+    assert [b.name for b in dc.branches()] == ["main", "exp"]
+
+
+def test_creating_a_branch_while_another_is_in_use_says_branches_start_from_main(catalog):
+    """Inside a dc.branch block, create_branch used to start silently from main."""
+    dc.write(frame(range(2), "e"), "events")
+    dc.create_branch("a")
+    before = tree_digest(catalog.root)
+    with dc.branch("a"), pytest.raises(dc.InvalidArgumentError, match="start from a state of main"):
+        dc.create_branch("b")
+    dc.use_branch("a")
+    with pytest.raises(dc.InvalidArgumentError, match=r"dc\.use_branch"):
+        dc.create_branch("b")
+    dc.use_branch("main")
+    assert tree_digest(catalog.root) == before
+    dc.create_branch("b")
+    assert [b.name for b in dc.branches()] == ["main", "a", "b"]

@@ -14,14 +14,26 @@ from workbench.core.base.errors import InvalidNameError
 
 MAX_NAME_LENGTH = 255  # NAME_MAX of common local filesystems; object stores allow more
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+# Branch names may also hold single dots between other characters (``release-1.2``): they name
+# folders of the catalog's own metadata, never a namespace.table of SQL or a dc:// URL.
+_DOTTED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*")
 
 
-def validate_name(kind: str, name: object, max_length: int = MAX_NAME_LENGTH) -> str:
-    """Return ``name`` if it is a legal ``kind`` name, else raise ``InvalidNameError``."""
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
+def validate_name(
+    kind: str, name: object, max_length: int = MAX_NAME_LENGTH, *, dots: bool = False
+) -> str:
+    """Return ``name`` if it is a legal ``kind`` name, else raise ``InvalidNameError``
+    (``dots``: single dots between other characters are allowed too)."""
+    rule = _DOTTED_NAME if dots else _NAME
+    if not isinstance(name, str) or not rule.fullmatch(name):
+        allowed = (
+            "letters, digits, '_', '-' or single dots between them"
+            if dots
+            else ("letters, digits, '_' or '-'")
+        )
         raise InvalidNameError(
-            f"Invalid {kind} name {name!r}: use letters, digits, '_' or '-', starting with a "
-            f"letter or digit (names starting with '_' are reserved), e.g. 'my_{kind}'."
+            f"Invalid {kind} name {name!r}: use {allowed}, starting with a letter or digit "
+            f"(names starting with '_' are reserved), e.g. 'my_{kind}'."
         )
     if len(name) > max_length:
         raise InvalidNameError(
@@ -29,3 +41,8 @@ def validate_name(kind: str, name: object, max_length: int = MAX_NAME_LENGTH) ->
             "fit in this catalog's storage layout. Use a shorter name."
         )
     return name
+
+
+def validate_branch_name(name: object, max_length: int = MAX_NAME_LENGTH) -> str:
+    """Return ``name`` if it is a legal branch name (dots allowed, as in ``release-1.2``)."""
+    return validate_name("branch", name, max_length, dots=True)

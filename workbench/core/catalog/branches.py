@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from workbench.core.base.errors import BranchNotFoundError, InvalidNameError
-from workbench.core.base.names import validate_name
+from workbench.core.base.names import validate_branch_name
 
 if TYPE_CHECKING:
     from workbench.core.storage.store import Storage
@@ -96,7 +96,7 @@ def require_record(storage: Storage, name: str, root: str) -> BranchRecord:
     """The record of branch ``name``, or ``BranchNotFoundError`` listing the branches."""
     if not isinstance(name, str):
         raise InvalidNameError(f"branch={name!r} is not a branch name; pass a str such as 'exp'.")
-    record = read_record(storage, validate_name("branch", name))
+    record = read_record(storage, validate_branch_name(name))
     if record is None:
         known = [MAIN, *(r.name for r in records(storage))]
         raise BranchNotFoundError(

@@ -24,7 +24,7 @@ from workbench.core.base.errors import (
     InvalidArgumentError,
     TransactionError,
 )
-from workbench.core.base.names import validate_name
+from workbench.core.base.names import validate_branch_name
 from workbench.core.catalog.branches import (
     BRANCHES_KEY,
     MAIN,
@@ -131,11 +131,19 @@ def create_branch(name: str, from_: Any = None, catalog: str | None = None) -> B
     """Create branch ``name`` of a catalog from ``main``'s latest state, or from a past one
     (``from_``: a tag, transaction id, time or ns, as ``as_of`` takes). No data is copied."""
     trunk = _trunk(catalog)
-    name = validate_name("branch", name, trunk.max_name_length)
+    name = validate_branch_name(name, trunk.max_name_length)
     if name.lower() == MAIN:
         raise BranchAlreadyExistsError(
             f"{name!r}: 'main' is the catalog's own line and always exists, and a branch named "
             "like it in another case would be mistaken for it; name the branch otherwise."
+        )
+    _refuse_case_twin(trunk, name)
+    in_use = current_branch(trunk)
+    if in_use != MAIN:
+        raise InvalidArgumentError(
+            f"Branches start from a state of main, and calls here use branch {in_use!r} (a "
+            f"dc.branch block or dc.use_branch); create branch {name!r} outside the block, or "
+            "after dc.use_branch('main'), with from_= a tag, transaction id or time of main."
         )
     if from_ is None:
         settle(trunk)
@@ -158,6 +166,17 @@ def create_branch(name: str, from_: Any = None, catalog: str | None = None) -> B
                 f"dc.branch({name!r}), or drop it first with dc.drop_branch({name!r})."
             )
     return _describe(trunk, record)
+
+
+def _refuse_case_twin(trunk: Catalog, name: str) -> None:
+    """Refuse a name that differs from an existing branch's only in case: their folders would
+    be one folder on a case-insensitive disk."""
+    for record in records(trunk.storage):
+        if record.name != name and record.name.lower() == name.lower():
+            raise BranchAlreadyExistsError(
+                f"Branch {record.name!r} exists, and {name!r} differs from it only in case, "
+                "which case-insensitive disks cannot tell apart; name the branch otherwise."
+            )
 
 
 def branches(catalog: str | None = None) -> list[Branch]:
