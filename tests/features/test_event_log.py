@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.delta_readers import standard_json_log
 from workbench.core.base.errors import EventLogVersionError, InvalidArgumentError
 from workbench.core.events.config import open_event_log
 from workbench.core.events.log import EventLog, RunRecord, RunStatus
@@ -490,3 +491,28 @@ def test_a_delta_compaction_gives_way_to_another_but_not_to_appends(monkeypatch,
     reread = delta.DeltaEventLog(str(tmp_path / "events"))
     found = [e.event_id for run_id in RUNS for e in reread.events(run_id)]
     assert len(found) == len(set(found)) == len(events) + len(late) + 1
+
+
+# ----------------------------------------------------------------------- non-finite numbers
+def test_non_finite_metrics_reach_a_reader_that_follows_another_writers_commits(
+    backend: str, tmp_path: Path
+):
+    import math
+
+    writer = make_log(backend, tmp_path)
+    reader = open_event_log(writer.uri)
+    start = Event("run-x", E.RUN_STARTED, {"name": "fit", "kind": "pipeline"}, timestamp=BASE)
+    writer.append(start)
+    assert len(reader.events("run-x")) == 1  # the reader now follows from this state
+    values = [math.inf, -math.inf, math.nan, 1.5]
+    writer.append(
+        [
+            Event("run-x", E.METRIC_LOGGED, {"name": "loss", "value": v}, timestamp=BASE + i + 1)
+            for i, v in enumerate(values)
+        ]
+    )
+    for log in (reader, open_event_log(writer.uri)):  # following commits, and reading afresh
+        found = [e.payload["value"] for e in log.events("run-x")[1:]]
+        assert found[:2] == values[:2] and math.isnan(found[2]) and found[3] == 1.5
+    if backend == "delta":
+        assert standard_json_log(tmp_path / "events") > 2

@@ -28,7 +28,8 @@ import pyarrow.parquet as pq
 from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import DeltaError
 
-from workbench.core.delta.commits import add_action, append_commit, now_ms
+from workbench.core.base.json_text import float_of
+from workbench.core.delta.commits import add_action, append_commit, commit_lines, now_ms
 from workbench.core.delta.data_files import WrittenFile, footer_stats
 from workbench.core.events.log import RunRecord
 from workbench.core.events.model import (
@@ -174,7 +175,7 @@ class DeltaEventLog:
         if compaction is None:
             return False
         info = {"commitInfo": {"timestamp": now_ms(), "operation": "OPTIMIZE"}}
-        content = "".join(json.dumps(a) + "\n" for a in [info, *compaction.actions]).encode()
+        content = commit_lines([info, *compaction.actions])
         version = compaction.read_version + 1
         while not self._storage.put_if_absent(_commit_key(version), content):
             if not _only_appends(self._storage.get(_commit_key(version))):
@@ -196,7 +197,7 @@ class DeltaEventLog:
                 return kept
             operation, rows = _commit_contents(content)
             if rows is not None:
-                data = pa.Table.from_pylist(rows, schema=event_schema())
+                data = pa.Table.from_pylist(_restored(rows), schema=event_schema())
                 kept = kept.extended(kept.version + 1, data)
             elif operation == "OPTIMIZE":  # the same events in fewer files
                 kept = _Snapshot(kept.version + 1, kept.parts)
@@ -339,6 +340,24 @@ def _commit_contents(content: bytes) -> tuple[str, list[dict] | None]:
             info = action["commitInfo"]
             return info.get("operation", ""), info.get(EVENTS_KEY)
     return "", None
+
+
+_FLOAT_FIELDS = [
+    (payload, name)
+    for payload, fields in PAYLOAD_FIELDS[SCHEMA_VERSION].items()
+    for name, kind in fields
+    if kind == "float64"
+]
+
+
+def _restored(rows: list[dict]) -> list[dict]:
+    """Event rows read from a commit file, their non-finite floats (written as text, since
+    standard JSON has no such numbers) back as floats."""
+    for row in rows:
+        for payload, name in _FLOAT_FIELDS:
+            if row.get(payload):
+                row[payload][name] = float_of(row[payload].get(name))
+    return rows
 
 
 def _records(snapshot: _Snapshot, chosen: pa.Table, status: str | None = None) -> list[RunRecord]:

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from workbench.core.base.json_text import finite_or_text, float_of
 from workbench.core.events.log import RunRecord
 from workbench.core.events.model import (
     COMMON_FIELDS,
@@ -56,6 +57,7 @@ def _columns(version: int) -> list[tuple[str, str]]:
 
 _COLUMNS = _columns(SCHEMA_VERSION)
 _LISTS = {name for name, kind in _COLUMNS if kind == "list<string>"}
+_FLOATS = {name for name, kind in _COLUMNS if kind == "float64"}  # NaN would be stored as NULL
 _INSERT = (
     f"INSERT INTO events ({', '.join(_q(c) for c, _ in _COLUMNS)}) "
     f"VALUES ({', '.join('?' for _ in _COLUMNS)})"
@@ -200,10 +202,7 @@ def _flat(event: Event) -> list[Any]:
     values = [row[c] for c, _ in COMMON_FIELDS]
     for payload, fields in PAYLOAD_FIELDS[SCHEMA_VERSION].items():
         values += [(row[payload] or {}).get(name) for name, _ in fields]
-    return [
-        json.dumps(v) if c in _LISTS and v is not None else v
-        for (c, _), v in zip(_COLUMNS, values, strict=True)
-    ]
+    return [_encoded(c, v) for (c, _), v in zip(_COLUMNS, values, strict=True)]
 
 
 def _event(row: sqlite3.Row) -> Event:
@@ -216,5 +215,19 @@ def _event(row: sqlite3.Row) -> Event:
     return Event.from_row({**{c: row[c] for c, _ in COMMON_FIELDS}, payload: fields})
 
 
+def _encoded(column: str, value: Any) -> Any:
+    """A field's value as its column stores it: lists as JSON text, non-finite floats as text
+    (SQLite turns a NaN into NULL)."""
+    if value is None:
+        return None
+    if column in _LISTS:
+        return json.dumps(value)
+    return finite_or_text(value) if column in _FLOATS else value
+
+
 def _decoded(column: str, value: Any) -> Any:
-    return json.loads(value) if column in _LISTS and value is not None else value
+    if value is None:
+        return None
+    if column in _LISTS:
+        return json.loads(value)
+    return float_of(value) if column in _FLOATS else value

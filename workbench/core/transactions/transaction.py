@@ -32,6 +32,7 @@ from workbench.core.base.errors import (
     WorkbenchError,
     WriteFailedError,
 )
+from workbench.core.base.json_text import standard_json
 from workbench.core.base.types import DEFAULT_ENGINE
 from workbench.core.catalog.branches import BRANCH_TABLE_MARKER, created_table_key, leased_name
 from workbench.core.catalog.folders import (
@@ -623,7 +624,7 @@ class Transaction:
 
 def _details_json(details: dict[str, Any]) -> str | None:
     """A table change's details as the log's JSON (None when there are none)."""
-    return json.dumps(details, sort_keys=True, default=str) if details else None
+    return standard_json(details, sort_keys=True, default=str) if details else None
 
 
 def _remove_if_empty(folder: str) -> None:
