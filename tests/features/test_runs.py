@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import math
+import time
+from datetime import datetime
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
 import workbench as dc
+from tests.delta_readers import duckdb_delta_scan
 from workbench.core.events.config import configure_events
 
 
@@ -156,10 +162,15 @@ def test_bad_run_arguments_are_typed_errors(catalog, call):
         call()
 
 
-@pytest.mark.parametrize("value", [float("nan"), "3", None, True])
-def test_metrics_are_numbers(catalog, value):
-    with dc.run("metrics") as run, pytest.raises(dc.InvalidArgumentError):
+@pytest.mark.parametrize(
+    "value",
+    ["3", None, True, np.bool_(True), [1.0], 10**400, 2**60 + 1],
+    ids=["text", "none", "bool", "numpy-bool", "list", "too-large", "rounded"],
+)
+def test_metrics_are_numbers_a_float64_holds_as_given(catalog, value):
+    with dc.run("metrics") as run, pytest.raises(dc.InvalidArgumentError, match="'loss'"):
         run.log_metric("loss", value)
+    assert not [e for e in _events(run.run_id) if e["metric"]]
 
 
 def test_runs_of_a_catalog_on_s3_go_to_its_delta_run_log(s3_catalog):
@@ -221,3 +232,199 @@ def test_the_run_log_is_chosen_by_environment_then_file(tmp_path, monkeypatch):
     monkeypatch.delenv("WORKBENCH_EVENTS")
     monkeypatch.delenv("WORKBENCH_CONFIG")
     assert dc.runs(read_as="pandas").empty  # the catalog's own Delta log: nothing went there
+
+
+NON_FINITE = [float("inf"), float("-inf"), float("nan")]
+
+
+def _same_floats(found: list[float], expected: list[float]) -> bool:
+    return len(found) == len(expected) and all(
+        (math.isnan(f) and math.isnan(e)) or f == e for f, e in zip(found, expected, strict=True)
+    )
+
+
+def test_non_finite_metrics_leave_the_catalogs_delta_run_log_readable_by_every_reader(catalog):
+    import polars as pl
+
+    with dc.run("diverged") as run:
+        dc.write(_rows(1), "t")
+        for value in NON_FINITE:
+            run.log_metric("loss", value)
+    assert dc.runs(read_as="pandas")["status"].tolist() == ["succeeded"]
+    assert dc.lineage("t").num_rows == 1
+    metrics = [e["metric"]["value"] for e in _events(run.run_id) if e["metric"]]
+    assert _same_floats(metrics, NON_FINITE)
+    folder = f"{catalog.root.rstrip('/')}/_workbench/events"
+    stored = DeltaTable(folder)
+    assert len(stored.history()) >= 6  # every commit's JSON parses
+    values = pl.read_delta(folder).filter(pl.col("event_type") == "METRIC_LOGGED").sort("timestamp")
+    assert _same_floats(values["metric"].struct.field("value").to_list(), NON_FINITE)
+    scanned = duckdb_delta_scan(folder, order_by="timestamp")
+    assert _same_floats([r["metric"]["value"] for r in scanned if r["metric"]], NON_FINITE)
+
+
+def test_non_finite_metrics_round_trip_through_a_sqlite_run_log(tmp_path):
+    dc.init_local(tmp_path / "lake")
+    dc.init(events=f"sqlite:///{tmp_path}/runs.db")
+    try:
+        with dc.run("diverged") as run:
+            for value in NON_FINITE:
+                run.log_metric("loss", value)
+        metrics = [e["metric"]["value"] for e in _events(run.run_id) if e["metric"]]
+        assert _same_floats(metrics, NON_FINITE)  # NaN is not stored as NULL
+        assert dc.runs(read_as="pandas")["status"].tolist() == ["succeeded"]
+    finally:
+        configure_events(None)
+
+
+@pytest.fixture(params=["delta", "sqlite"])
+def run_log(request, tmp_path):
+    """A fresh catalog whose runs go to its own Delta run log, or to a SQLite one."""
+    dc.init_local(tmp_path / "lake")
+    if request.param == "sqlite":
+        dc.init(events=f"sqlite:///{tmp_path}/runs.db")
+    yield request.param
+    configure_events(None)
+
+
+def test_numpy_numbers_are_recorded_as_given_and_nothing_is_lost(run_log, caplog):
+    parameters = {"n": np.int64(3), "on": np.bool_(True), "x": np.float32(0.5)}
+    with caplog.at_level(logging.WARNING), dc.run("numpy", parameters) as run:
+        with run.step("load") as step:
+            step.rows_in, step.rows_out = np.int64(5), np.int32(4)
+        run.log_metric("accuracy", np.float32(0.25))
+        run.log_metric("count", np.int64(7))
+    assert "could not record" not in caplog.text
+    events = _events(run.run_id)
+    assert [e["event_type"] for e in events] == [
+        "RUN_STARTED",
+        "STEP_STARTED",
+        "STEP_FINISHED",
+        "METRIC_LOGGED",
+        "METRIC_LOGGED",
+        "RUN_SUCCEEDED",
+    ]
+    assert (events[2]["step"]["rows_in"], events[2]["step"]["rows_out"]) == (5, 4)
+    assert [e["metric"]["value"] for e in events[3:5]] == [0.25, 7.0]
+    assert json.loads(events[0]["run"]["parameters"]) == {"n": 3, "on": True, "x": 0.5}
+
+
+@pytest.mark.parametrize("rows", [5.5, -1, 2**63, "5", True], ids=str)
+def test_a_row_count_the_log_cannot_store_is_refused_where_it_is_set(run_log, rows):
+    with dc.run("counted") as run, run.step("load") as step:
+        with pytest.raises(dc.InvalidArgumentError, match="step 'load': rows_in"):
+            step.rows_in = rows
+        step.rows_out = 2
+    finished = [e["step"] for e in _events(run.run_id) if e["event_type"] == "STEP_FINISHED"]
+    assert [(s["rows_in"], s["rows_out"]) for s in finished] == [(None, 2)]
+
+
+def test_parameters_are_recorded_as_standard_json_whatever_their_types(catalog):
+    class Opaque:
+        def __str__(self) -> str:
+            return "opaque thing"
+
+    parameters = {
+        "days": {3, 1, 2},
+        "at": datetime(2026, 11, 21, 9, 30),
+        "weights": np.array([[1, 2], [3, 4]]),
+        "times": np.array(["2026-11-21"], dtype="datetime64[D]"),
+        "limits": {"low": -math.inf, "high": math.inf, "missing": math.nan},
+        "nested": [{"k": (1, 2)}],
+        1: "a key that is a number",
+        "other": Opaque(),
+    }
+    with dc.run("typed", parameters):
+        pass
+    recorded = dc.runs().column("parameters")[0].as_py()
+    assert json.loads(recorded, parse_constant=pytest.fail) == {
+        "days": [1, 2, 3],
+        "at": "2026-11-21T09:30:00",
+        "weights": [[1, 2], [3, 4]],
+        "times": ["2026-11-21"],
+        "limits": {"low": "-Infinity", "high": "Infinity", "missing": "NaN"},
+        "nested": [{"k": [1, 2]}],
+        "1": "a key that is a number",
+        "other": "opaque thing",
+    }
+    with pytest.raises(dc.InvalidArgumentError, match="two keys written '1'"):
+        dc.run("clash", {1: "a", "1": "b"})
+
+
+def _generator_run(fails: bool):
+    @dc.run("batches")
+    def batches(n: int):
+        for i in range(n):
+            time.sleep(0.01)
+            dc.write(_rows(1), "t", mode="auto")
+            yield i
+        if fails:
+            raise ValueError("late failure")
+
+    return batches
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["succeeds", "fails"])
+def test_a_decorated_generator_is_a_run_spanning_its_iteration(catalog, fails):
+    with pytest.raises(ValueError) if fails else contextlib.nullcontext():
+        assert list(_generator_run(fails)(3)) == [0, 1, 2]
+    (record,) = dc.runs().to_pylist()
+    assert record["status"] == ("failed" if fails else "succeeded")
+    assert record["error_message"] == ("late failure" if fails else None)
+    assert record["duration_ns"] > 0.03e9  # the body's whole run, not the call
+    assert len(record["transactions"]) == 3
+
+
+def test_a_generator_run_stops_when_closed_and_links_only_the_bodys_commits(catalog):
+    batches = _generator_run(fails=False)(5)
+    assert next(batches) == 0
+    dc.write(_rows(1), "consumer")  # the consumer's own work between two items
+    assert dc.runs().column("status").to_pylist() == ["running"]
+    batches.close()
+    (record,) = dc.runs().to_pylist()
+    assert record["status"] == "succeeded" and len(record["transactions"]) == 1
+    assert dc.lineage("consumer").num_rows == 0
+    assert dc.current_run() is None
+    assert next(iter(_generator_run(fails=False)(0)), None) is None  # an empty one ends at once
+    assert dc.runs().column("status").to_pylist() == ["succeeded", "succeeded"]
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["succeeds", "fails"])
+def test_a_decorated_coroutine_function_is_a_run_spanning_its_execution(catalog, fails):
+    import asyncio
+
+    @dc.run("fetch")
+    async def fetch(n: int) -> int:
+        await asyncio.sleep(0.05)
+        dc.write(_rows(n), "t")
+        if fails:
+            raise ValueError("late failure")
+        return n
+
+    with pytest.raises(ValueError) if fails else contextlib.nullcontext():
+        assert asyncio.run(fetch(2)) == 2
+    (record,) = dc.runs().to_pylist()
+    assert record["status"] == ("failed" if fails else "succeeded")
+    assert record["duration_ns"] > 0.05e9 and len(record["transactions"]) == 1
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["succeeds", "fails"])
+def test_a_decorated_async_generator_is_a_run_spanning_its_iteration(catalog, fails):
+    import asyncio
+
+    @dc.run("stream")
+    async def stream(n: int):
+        for i in range(n):
+            await asyncio.sleep(0.02)
+            yield i
+        if fails:
+            raise ValueError("late failure")
+
+    async def consume() -> list[int]:
+        return [i async for i in stream(3)]
+
+    with pytest.raises(ValueError) if fails else contextlib.nullcontext():
+        assert asyncio.run(consume()) == [0, 1, 2]
+    (record,) = dc.runs().to_pylist()
+    assert record["status"] == ("failed" if fails else "succeeded")
+    assert record["duration_ns"] > 0.06e9

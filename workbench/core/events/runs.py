@@ -4,19 +4,18 @@ catalog transaction committed inside it, to the run log of its catalog."""
 
 from __future__ import annotations
 
-import functools
-import json
 import logging
-import math
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from workbench.core.base.errors import InvalidArgumentError
 from workbench.core.catalog.versions import split_key
 from workbench.core.events.model import Event, EventType, new_id, this_process
+from workbench.core.events.spans import spanned
+from workbench.core.events.values import metric_value, parameters_json, row_count
 from workbench.core.transactions.transaction import on_commit
 
 if TYPE_CHECKING:
@@ -35,13 +34,27 @@ def current_run() -> Run | None:
     return _current.get()
 
 
+class _RowCount:
+    """A step's row count, checked when set (see ``values.row_count``)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, step: Step | None, owner: type) -> Any:
+        return self if step is None else step.__dict__.get(self.name)
+
+    def __set__(self, step: Step, value: Any) -> None:
+        step.__dict__[self.name] = row_count(f"step {step.name!r}: {self.name}", value)
+
+
 class Step:
     """A step of a run; set ``rows_in`` and ``rows_out`` inside its block to record them."""
 
+    rows_in = _RowCount()
+    rows_out = _RowCount()
+
     def __init__(self, name: str):
         self.name = name
-        self.rows_in: int | None = None
-        self.rows_out: int | None = None
 
 
 class Run:
@@ -97,24 +110,25 @@ class Run:
             )
 
     def log_metric(self, name: str, value: float) -> None:
-        """Record a named number (a loss, a count, an accuracy) for this run."""
+        """Record a named number (a loss, a count, an accuracy; NaN and infinities too, as a
+        diverged loss is worth recording) for this run."""
         _text("metric name", name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-            raise InvalidArgumentError(
-                f"log_metric({name!r}, {value!r}): a metric's value is a number (not NaN)."
-            )
-        self.emit(EventType.METRIC_LOGGED, {"name": name, "value": float(value)})
+        self.emit(EventType.METRIC_LOGGED, {"name": name, "value": metric_value(name, value)})
 
 
 class _RunBlock:
     """What ``dc.run(...)`` returns: a context manager giving the ``Run``, and a decorator
-    running the function as a run each time it is called."""
+    running the function as a run each time it is called (a coroutine function's run lasts
+    until its coroutine finishes, a generator function's until its iteration ends, fails or
+    is closed)."""
 
     def __init__(self, name: str, kind: str, parameters: Mapping[str, Any], catalog: str | None):
         self._args = (name, kind, parameters, catalog)
-        self._tokens: list[Any] = []
+        self._parameters = parameters_json(parameters)  # refused now, not when it runs
+        self._open: list[tuple[Run, AbstractContextManager[Any]]] = []
 
-    def __enter__(self) -> Run:
+    def begin(self) -> Run:
+        """Start a run: RUN_STARTED (the run is not yet current)."""
         from workbench.core.catalog.registry import catalog_name, get_catalog
 
         name, kind, parameters, catalog = self._args
@@ -124,42 +138,55 @@ class _RunBlock:
             {
                 "name": run.name,
                 "kind": run.kind,
-                "parameters": json.dumps(run.parameters, default=str, sort_keys=True),
+                "parameters": self._parameters,
                 "notebook": _notebook(),
                 **this_process(),
             },
         )
-        self._tokens.append(_current.set(run))
+        return run
+
+    @contextmanager
+    def active(self, run: Run) -> Iterator[None]:
+        """``run`` is the current run (the one commits are linked to) inside the block."""
+        token = _current.set(run)
+        try:
+            yield
+        finally:
+            _current.reset(token)
+
+    def end(self, run: Run, error: BaseException | None) -> None:
+        """End ``run``: RUN_SUCCEEDED, or RUN_FAILED with ``error`` (a generator closed before
+        its end raised nothing of its own: it succeeded)."""
+        payload: dict[str, Any] = {"duration_ns": time.perf_counter_ns() - run.started_ns}
+        if error is None or isinstance(error, GeneratorExit):
+            run.emit(EventType.RUN_SUCCEEDED, {**payload, "status": "succeeded"})
+            return
+        run.emit(
+            EventType.RUN_FAILED,
+            {
+                **payload,
+                "status": "failed",
+                "error_type": type(error).__name__,
+                "error_message": _brief(error),
+            },
+        )
+
+    def __enter__(self) -> Run:
+        run = self.begin()
+        active = self.active(run)
+        active.__enter__()
+        self._open.append((run, active))
         return run
 
     def __exit__(self, kind: Any, error: BaseException | None, trace: Any) -> None:
-        run = _current.get()
-        _current.reset(self._tokens.pop())
-        assert run is not None
-        payload: dict[str, Any] = {"duration_ns": time.perf_counter_ns() - run.started_ns}
-        if error is None:
-            run.emit(EventType.RUN_SUCCEEDED, {**payload, "status": "succeeded"})
-        else:
-            run.emit(
-                EventType.RUN_FAILED,
-                {
-                    **payload,
-                    "status": "failed",
-                    "error_type": type(error).__name__,
-                    "error_message": _brief(error),
-                },
-            )
+        run, active = self._open.pop()
+        active.__exit__(None, None, None)
+        self.end(run, error)
 
     def __call__(self, fn: F) -> F:
         if not callable(fn):
             raise InvalidArgumentError(f"dc.run(...) decorates a function, not {fn!r}.")
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with _RunBlock(*self._args):
-                return fn(*args, **kwargs)
-
-        return wrapper  # type: ignore[return-value]
+        return spanned(fn, self)  # type: ignore[return-value]
 
 
 def run(
