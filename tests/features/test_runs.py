@@ -15,6 +15,7 @@ import pytest
 from deltalake import DeltaTable
 
 import workbench as dc
+from tests.conftest import tree_digest
 from tests.delta_readers import duckdb_delta_scan
 from workbench.core.events.config import configure_events
 
@@ -428,3 +429,31 @@ def test_a_decorated_async_generator_is_a_run_spanning_its_iteration(catalog, fa
     (record,) = dc.runs().to_pylist()
     assert record["status"] == ("failed" if fails else "succeeded")
     assert record["duration_ns"] > 0.06e9
+
+
+def test_init_refuses_a_run_log_location_that_holds_a_data_table_changing_nothing(catalog):
+    dc.write(_rows(3), "data")
+    folder = dc.get_table("data").uri
+    before = tree_digest(catalog.root)
+    with pytest.raises(dc.EventLogLocationError, match="Delta table of other data"):
+        dc.init(events=f"delta://{folder}")
+    assert tree_digest(catalog.root) == before
+    with dc.run("still-recorded"):  # the catalog's own run log is still the one in use
+        pass
+    assert dc.runs().column("name").to_pylist() == ["still-recorded"]
+
+
+def test_a_run_log_named_by_the_environment_on_a_data_table_is_refused_untouched(
+    catalog, monkeypatch, caplog
+):
+    dc.write(_rows(3), "data")
+    folder = dc.get_table("data").uri
+    monkeypatch.setenv("WORKBENCH_EVENTS", f"delta://{folder}")
+    before = tree_digest(folder)
+    with caplog.at_level(logging.WARNING), dc.run("unrecorded"):
+        dc.write(_rows(1), "other")
+    assert "could not record" in caplog.text and "other data" in caplog.text
+    with pytest.raises(dc.EventLogLocationError, match="choose a new folder"):
+        dc.runs()
+    assert tree_digest(folder) == before
+    assert dc.read("data", read_as="pyarrow").num_rows == 3

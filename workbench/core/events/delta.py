@@ -31,7 +31,7 @@ from deltalake.exceptions import DeltaError
 from workbench.core.base.json_text import float_of
 from workbench.core.delta.commits import add_action, append_commit, commit_lines, now_ms
 from workbench.core.delta.data_files import WrittenFile, footer_stats
-from workbench.core.events.log import RunRecord
+from workbench.core.events.log import RunRecord, location_taken
 from workbench.core.events.model import (
     COMMON_FIELDS,
     PAYLOAD_FIELDS,
@@ -92,7 +92,9 @@ class DeltaEventLog:
         self._snapshot: _Snapshot | None = None
 
     def _open(self) -> DeltaTable:
-        """The table, created if missing and migrated if older than this schema version."""
+        """The table, created if missing and migrated if older than this schema version; a
+        location holding anything else is refused, untouched."""
+        check_location(self.location, self.uri, self._options)
         if not DeltaTable.is_deltatable(self.location, self._options):
             try:
                 created = DeltaTable.create(
@@ -252,6 +254,28 @@ class DeltaEventLog:
         run_ids = pc.unique(commits["run_id"].take(hits))
         chosen = snapshot.runs.filter(pc.is_in(snapshot.runs["run_id"], value_set=run_ids))
         return _records(snapshot, chosen)
+
+
+def check_location(location: str, uri: str, options: dict[str, str] | None = None) -> None:
+    """Refuse a location (``uri`` names it in errors) that holds something other than a run
+    log: a Delta table of other columns, or files outside a Delta log. Nothing is changed."""
+    if "://" not in location and os.path.isfile(location):
+        raise location_taken(uri, "is a file")
+    if DeltaTable.is_deltatable(location, options):
+        table = DeltaTable(location, storage_options=options)
+        names = [f.name for f in table.schema().fields]
+        if VERSION_PROPERTY in table.metadata().configuration or names in _EVENT_COLUMNS:
+            return
+        shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+        raise location_taken(uri, f"holds a Delta table of other data (columns {shown})")
+    found = [m["path"] for m in Storage(location, dict(options or {})).list("")]
+    others = [path for path in found if not path.startswith("_delta_log/")]
+    if others:
+        shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+        raise location_taken(uri, f"holds {len(others)} files that are not a run log ({shown})")
+
+
+_EVENT_COLUMNS = [event_schema(version).names for version in PAYLOAD_FIELDS]
 
 
 class _Snapshot:

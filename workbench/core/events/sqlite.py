@@ -9,15 +9,17 @@ newer columns when opened.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from workbench.core.base.json_text import finite_or_text, float_of
-from workbench.core.events.log import RunRecord
+from workbench.core.events.log import RunRecord, location_taken
 from workbench.core.events.model import (
     COMMON_FIELDS,
     PAYLOAD_FIELDS,
@@ -101,6 +103,7 @@ class SqliteEventLog:
     def __init__(self, path: str | os.PathLike[str]):
         self.path = os.path.abspath(path)
         self.uri = f"sqlite://{self.path}"
+        check_location(self.path, self.uri)
         self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
         self._db.row_factory = sqlite3.Row
         try:
@@ -194,6 +197,34 @@ class SqliteEventLog:
             rows = db.execute(f"{_SELECT_RUNS} {where}", [*END_TYPES, *params]).fetchall()
             commits = db.execute(_SELECT_COMMITS.format(where=where), params).fetchall()
         return run_records(rows, [tuple(c) for c in commits], status)
+
+
+def check_location(path: str, uri: str) -> None:
+    """Refuse a file (``uri`` names it in errors) holding something other than a run log:
+    not a SQLite database, or one with other tables or another ``events`` table. It is read
+    only: nothing in it changes."""
+    if not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return  # a new log (or a folder, which SQLite itself refuses to open)
+    try:
+        with contextlib.closing(sqlite3.connect(f"{Path(path).as_uri()}?mode=ro", uri=True)) as db:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+            columns = [r[1] for r in db.execute("PRAGMA table_info(events)")]
+    except sqlite3.DatabaseError as e:
+        raise location_taken(uri, f"is a file but not a SQLite database ({e})") from e
+    tables = [t for t in tables if not t.startswith("sqlite_")]  # SQLite's own
+    if tables == ["events"] and (
+        version > SCHEMA_VERSION  # a newer run log: opening it says to upgrade
+        or (version and set(columns) == {c for c, _ in _columns(version)})
+    ):
+        return
+    if not tables and not version:
+        return  # an empty database
+    if tables == ["events"]:
+        raise location_taken(uri, "is a SQLite database whose 'events' table is not a run log")
+    shown = ", ".join(sorted(tables)[:6]) + (", ..." if len(tables) > 6 else "")
+    held = f"other tables ({shown})" if tables else f"user_version {version}"
+    raise location_taken(uri, f"is another application's SQLite database ({held})")
 
 
 def _flat(event: Event) -> list[Any]:
