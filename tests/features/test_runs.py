@@ -457,3 +457,55 @@ def test_a_run_log_named_by_the_environment_on_a_data_table_is_refused_untouched
         dc.runs()
     assert tree_digest(folder) == before
     assert dc.read("data", read_as="pyarrow").num_rows == 3
+
+
+def test_runs_as_of_a_time_are_those_started_by_then_as_they_stood_then(catalog):
+    with dc.run("first"):
+        dc.write(_rows(1), "t")
+    with dc.run("long") as long:
+        time.sleep(0.01)
+        at = time.time_ns()
+        time.sleep(0.01)
+        dc.write(_rows(1), "t", mode="append")  # commits after the point
+    with dc.run("later") as later:
+        pass
+    then = dc.runs(as_of=at, read_as="pandas")
+    assert then["name"].tolist() == ["first"]  # "long" committed after the point
+    with dc.run("quiet-long") as quiet:
+        time.sleep(0.01)
+        middle = time.time_ns()
+        time.sleep(0.01)
+    then = dc.runs(as_of=middle, read_as="pandas")
+    assert then[["name", "status"]].values.tolist() == [
+        ["quiet-long", "running"],  # it ended after the point
+        ["later", "succeeded"],
+        ["long", "succeeded"],
+        ["first", "succeeded"],
+    ]
+    assert then["ended"].isna().tolist() == [True, False, False, False]
+    assert dc.runs(as_of=middle, status="running").column("name").to_pylist() == ["quiet-long"]
+    as_datetime = datetime.fromtimestamp(middle / 1e9).astimezone()
+    assert dc.runs(as_of=as_datetime).num_rows == 4
+    events = dc.run_events(quiet.run_id, as_of=middle).column("event_type").to_pylist()
+    assert events == ["RUN_STARTED"]
+    assert dc.run_events(later.run_id, as_of=at).num_rows == 0  # it had not started
+    assert len(dc.run_events(long.run_id)) == 3  # without as_of: every event
+
+
+def test_a_run_inside_a_transaction_is_linked_to_it_when_it_commits_after_the_run(catalog):
+    with dc.transaction():
+        with dc.run("inside") as inside:
+            dc.write(_rows(2), "t")
+        with dc.run("idle"):
+            pass  # did no work in the transaction: not linked to it
+    assert dc.lineage("t").column("name").to_pylist() == ["inside"]
+    committed = [e for e in _events(inside.run_id) if e["transaction"]]
+    assert committed[0]["transaction"]["tables"] == ["default.t"]
+    assert dc.runs(name="idle").column("transactions").to_pylist() == [[]]
+    with pytest.raises(RuntimeError), dc.transaction():
+        with dc.run("rolled-back"):
+            dc.write(_rows(1), "u")
+        raise RuntimeError("abort after the run")
+    (record,) = dc.runs(name="rolled-back").to_pylist()
+    assert record["status"] == "succeeded" and record["transactions"] == []
+    assert not dc.table_exists("u")

@@ -10,13 +10,14 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
+from weakref import WeakKeyDictionary
 
 from workbench.core.base.errors import InvalidArgumentError
 from workbench.core.catalog.versions import split_key
 from workbench.core.events.model import Event, EventType, new_id, this_process
 from workbench.core.events.spans import spanned
 from workbench.core.events.values import metric_value, parameters_json, row_count
-from workbench.core.transactions.transaction import on_commit
+from workbench.core.transactions.transaction import on_change, on_commit
 
 if TYPE_CHECKING:
     from workbench.core.events.log import EventLog
@@ -27,6 +28,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 RUN_KINDS = ("pipeline", "inference", "report", "notebook", "job")
 
 _current: ContextVar[Run | None] = ContextVar("workbench_run", default=None)
+# transaction -> the runs that did its work, until it commits (or is dropped, aborted)
+_writers: WeakKeyDictionary[Transaction, list[Run]] = WeakKeyDictionary()
 
 
 def current_run() -> Run | None:
@@ -208,26 +211,36 @@ def run(
     return _RunBlock(name, kind, parameters or {}, catalog)
 
 
-def transaction_committed(txn: Transaction, rows: list[dict[str, Any]]) -> None:
-    """Link a committed transaction to the run open in this context (if any)."""
+def _note_writer(txn: Transaction) -> None:
+    """Note the run open in this context as one doing ``txn``'s work."""
     current = _current.get()
-    if current is None:
+    if current is not None and current not in _writers.setdefault(txn, []):
+        _writers[txn].append(current)
+
+
+def transaction_committed(txn: Transaction, rows: list[dict[str, Any]]) -> None:
+    """Link a committed transaction to the runs that did its work and to the run open in this
+    context (a run inside a transaction that commits after it ended is linked too)."""
+    linked = _writers.pop(txn, [])
+    current = _current.get()
+    if current is not None and current not in linked:
+        linked.append(current)
+    if not linked:
         return
     tables = sorted(
         {f"{r['namespace']}.{split_key(r['table_name'])[0]}" for r in rows if r["table_name"]}
     )
-    current.emit(
-        EventType.TRANSACTION_COMMITTED,
-        {
-            "transaction_id": txn.id,
-            "tables": tables,
-            "rows_added": sum(r["rows_added"] or 0 for r in rows),
-            "rows_removed": sum(r["rows_removed"] or 0 for r in rows),
-        },
-        catalog=txn.catalog_name,
-    )
+    payload = {
+        "transaction_id": txn.id,
+        "tables": tables,
+        "rows_added": sum(r["rows_added"] or 0 for r in rows),
+        "rows_removed": sum(r["rows_removed"] or 0 for r in rows),
+    }
+    for run in linked:
+        run.emit(EventType.TRANSACTION_COMMITTED, payload, catalog=txn.catalog_name)
 
 
+on_change(_note_writer)
 on_commit(transaction_committed)
 
 

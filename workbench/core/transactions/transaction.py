@@ -87,6 +87,16 @@ def on_commit(listener: Callable[[Transaction, list[dict[str, Any]]], None]) -> 
         _commit_listeners.append(listener)
 
 
+_change_listeners: list[Callable[[Transaction], None]] = []
+
+
+def on_change(listener: Callable[[Transaction], None]) -> None:
+    """Call ``listener(transaction)`` each time a write records a table change in it (the run
+    log notes which run did a transaction's work this way, whenever the transaction commits)."""
+    if listener not in _change_listeners:
+        _change_listeners.append(listener)
+
+
 @dataclass
 class TableChange:
     """What a transaction does to one table: its staged Delta actions and their effect."""
@@ -450,6 +460,8 @@ class Transaction:
             change.engines.append(engine)
         change.rows_added += added
         change.rows_removed += removed
+        for listener in _change_listeners:
+            listener(self)
 
     def describe(self, change: TableChange, details: dict[str, Any]) -> None:
         """Add facts about a table change (e.g. the model that made its columns) to its log
