@@ -509,3 +509,55 @@ def test_a_run_inside_a_transaction_is_linked_to_it_when_it_commits_after_the_ru
     (record,) = dc.runs(name="rolled-back").to_pylist()
     assert record["status"] == "succeeded" and record["transactions"] == []
     assert not dc.table_exists("u")
+
+
+def test_runs_in_threads_are_each_recorded_whole_on_a_new_run_log(run_log, caplog):
+    import threading
+
+    start = threading.Barrier(6)
+
+    def work(i: int) -> None:
+        start.wait()  # every thread opens the new run log at once
+        with dc.run(f"thread-{i}") as run:
+            dc.write(_rows(i + 1), f"t{i}")
+            run.log_metric("rows", i + 1)
+
+    with caplog.at_level(logging.WARNING):
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert "could not record" not in caplog.text
+    records = {r["name"]: r for r in dc.runs().to_pylist()}
+    assert sorted(records) == [f"thread-{i}" for i in range(6)]
+    for i in range(6):
+        assert records[f"thread-{i}"]["status"] == "succeeded"
+        assert dc.lineage(f"t{i}").column("name").to_pylist() == [f"thread-{i}"]
+
+
+def test_one_run_block_used_by_threads_at_once_ends_each_threads_own_run(catalog):
+    import threading
+
+    shared = dc.run("shared")
+    inside = threading.Barrier(4)
+
+    def work(i: int) -> None:
+        with contextlib.suppress(ValueError), shared:
+            inside.wait()  # all four runs open at once
+            time.sleep(0.02 * (4 - i))  # the first to open ends last
+            if i % 2:
+                raise ValueError(f"thread {i} failed")
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    found = sorted((r["status"], r["error_message"] or "") for r in dc.runs().to_pylist())
+    assert found == [
+        ("failed", "thread 1 failed"),
+        ("failed", "thread 3 failed"),
+        ("succeeded", ""),
+        ("succeeded", ""),
+    ]

@@ -29,7 +29,14 @@ from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import DeltaError
 
 from workbench.core.base.json_text import float_of
-from workbench.core.delta.commits import add_action, append_commit, commit_lines, now_ms
+from workbench.core.delta.commits import (
+    add_action,
+    append_commit,
+    commit_lines,
+    metadata_action,
+    now_ms,
+    protocol_action,
+)
 from workbench.core.delta.data_files import WrittenFile, footer_stats
 from workbench.core.events.log import RunRecord, location_taken
 from workbench.core.events.model import (
@@ -49,6 +56,7 @@ from workbench.core.events.records import (
     by_name,
     run_records,
 )
+from workbench.core.schema.table_schema import Schema
 from workbench.core.storage.store import Storage
 
 VERSION_PROPERTY = "workbench.eventSchemaVersion"
@@ -96,23 +104,35 @@ class DeltaEventLog:
         location holding anything else is refused, untouched."""
         check_location(self.location, self.uri, self._options)
         if not DeltaTable.is_deltatable(self.location, self._options):
-            try:
-                created = DeltaTable.create(
-                    self.location, event_schema(), storage_options=self._options
-                )
-                _set_version(created)
-            except DeltaError:
-                if not DeltaTable.is_deltatable(self.location, self._options):
-                    raise  # not a lost race with another process creating it
+            self._create()
         table = DeltaTable(self.location, storage_options=self._options)
-        # No property: created by a process that has not set it yet (or died first); migrating
-        # such a table again is harmless.
+        # No property: a table made by an older workbench in two commits, the property set in
+        # the second (a process may have died in between); migrating it again is harmless.
         found = int(table.metadata().configuration.get(VERSION_PROPERTY, "1"))
         check_schema_version(found, self.uri)
         if found < SCHEMA_VERSION:
-            write_deltalake(table, event_schema().empty_table(), mode="append", schema_mode="merge")
-            _set_version(table)
+            try:
+                write_deltalake(
+                    table, event_schema().empty_table(), mode="append", schema_mode="merge"
+                )
+                _set_version(table)
+            except DeltaError:  # another process migrating it at the same time
+                table = DeltaTable(self.location, storage_options=self._options)
+                if table.metadata().configuration.get(VERSION_PROPERTY) != str(SCHEMA_VERSION):
+                    raise
         return table
+
+    def _create(self) -> None:
+        """Create the table, its schema version property included, in one commit published
+        with a put-if-absent: of processes (or threads) creating it at once, one wins and the
+        others find it made."""
+        schema = Schema.of(event_schema())
+        info = {"commitInfo": {"timestamp": now_ms(), "operation": "CREATE TABLE"}}
+        configuration = {VERSION_PROPERTY: str(SCHEMA_VERSION)}
+        content = commit_lines(
+            [info, protocol_action(schema), metadata_action(schema, configuration)]
+        )
+        self._storage.put_if_absent(_commit_key(0), content)
 
     def append(self, events: Event | Sequence[Event]) -> None:
         """Store one event or a batch in one Delta commit: all or nothing."""

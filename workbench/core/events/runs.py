@@ -128,7 +128,8 @@ class _RunBlock:
     def __init__(self, name: str, kind: str, parameters: Mapping[str, Any], catalog: str | None):
         self._args = (name, kind, parameters, catalog)
         self._parameters = parameters_json(parameters)  # refused now, not when it runs
-        self._open: list[tuple[Run, AbstractContextManager[Any]]] = []
+        # the runs open as this block, by run: one per thread or task using it at once
+        self._open: dict[Run, AbstractContextManager[Any]] = {}
 
     def begin(self) -> Run:
         """Start a run: RUN_STARTED (the run is not yet current)."""
@@ -178,12 +179,13 @@ class _RunBlock:
         run = self.begin()
         active = self.active(run)
         active.__enter__()
-        self._open.append((run, active))
+        self._open[run] = active
         return run
 
     def __exit__(self, kind: Any, error: BaseException | None, trace: Any) -> None:
-        run, active = self._open.pop()
-        active.__exit__(None, None, None)
+        run = _current.get()  # this context's innermost run: the one this block opened
+        assert run is not None
+        self._open.pop(run).__exit__(None, None, None)
         self.end(run, error)
 
     def __call__(self, fn: F) -> F:

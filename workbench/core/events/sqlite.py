@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -104,7 +105,11 @@ class SqliteEventLog:
         self.path = os.path.abspath(path)
         self.uri = f"sqlite://{self.path}"
         check_location(self.path, self.uri)
-        self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+        # one connection for every thread of this process, one transaction at a time
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
+        )
         self._db.row_factory = sqlite3.Row
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -120,14 +125,16 @@ class SqliteEventLog:
     @contextmanager
     def _transaction(self, mode: str = "") -> Iterator[sqlite3.Connection]:
         """One transaction: ``IMMEDIATE`` takes the write lock first (waiting under the busy
-        timeout) so a writer never fails half-way; a plain one reads one consistent state."""
-        self._db.execute(f"BEGIN {mode}")
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+        timeout) so a writer never fails half-way; a plain one reads one consistent state. The
+        threads of this process take turns."""
+        with self._lock:
+            self._db.execute(f"BEGIN {mode}")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def _prepare(self) -> None:
         """Create the table, or migrate an older one: add the columns newer versions define."""
@@ -159,9 +166,10 @@ class SqliteEventLog:
 
     def events(self, run_id: str) -> list[Event]:
         """The events of one run, oldest first by (timestamp, event_id)."""
-        rows = self._db.execute(
-            "SELECT * FROM events WHERE run_id = ? ORDER BY timestamp, event_id", (run_id,)
-        )
+        with self._transaction() as db:
+            rows = db.execute(
+                "SELECT * FROM events WHERE run_id = ? ORDER BY timestamp, event_id", (run_id,)
+            ).fetchall()
         return [_event(row) for row in rows]
 
     def runs(
