@@ -561,3 +561,64 @@ def test_one_run_block_used_by_threads_at_once_ends_each_threads_own_run(catalog
         ("succeeded", ""),
         ("succeeded", ""),
     ]
+
+
+def test_what_a_finished_run_or_step_is_given_is_refused_not_lost(catalog):
+    with dc.run("done") as run, run.step("load") as step:
+        step.rows_in = 1
+    with pytest.raises(dc.InvalidArgumentError, match="has finished"):
+        step.rows_out = 1
+    with pytest.raises(dc.InvalidArgumentError, match="has ended"):
+        run.log_metric("late", 1.0)
+    with pytest.raises(dc.InvalidArgumentError, match="has ended"), run.step("late"):
+        pass
+    assert [e["event_type"] for e in _events(run.run_id)] == [
+        "RUN_STARTED",
+        "STEP_STARTED",
+        "STEP_FINISHED",
+        "RUN_SUCCEEDED",
+    ]
+
+
+def test_an_error_whose_message_cannot_be_read_still_fails_the_run_with_itself(catalog):
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no message")
+
+    with pytest.raises(Unprintable), dc.run("unprintable"):
+        raise Unprintable()
+    (record,) = dc.runs().to_pylist()
+    assert (record["status"], record["error_type"]) == ("failed", "Unprintable")
+    assert "could not be read" in record["error_message"]
+
+
+def test_parameters_that_cannot_be_recorded_are_refused_up_front(catalog):
+    class Unprintable:
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    looped: dict = {"a": 1}
+    looped["self"] = looped
+    with pytest.raises(dc.InvalidArgumentError, match="hold themselves"):
+        dc.run("looped", looped)
+    with pytest.raises(dc.InvalidArgumentError, match=r"parameters\['x'\]"):
+        dc.run("unprintable", {"x": Unprintable()})
+    assert dc.runs().num_rows == 0
+
+
+def test_odd_metric_and_step_names_round_trip_and_blank_ones_are_refused(run_log):
+    names = ["é" * 5000, "名前 🚀", "a\x00b", "x" * 100_000]
+    with dc.run("名前 🚀") as run:
+        for i, name in enumerate(names):
+            run.log_metric(name, i)
+        with run.step("шаг"):
+            pass
+        for blank in ("", "   ", "\n"):
+            with pytest.raises(dc.InvalidArgumentError, match="non-empty"):
+                run.log_metric(blank, 1.0)
+            with pytest.raises(dc.InvalidArgumentError, match="non-empty"), run.step(blank):
+                pass
+    events = _events(run.run_id)
+    assert [e["metric"]["name"] for e in events if e["metric"]] == names
+    assert [e["step"]["name"] for e in events if e["step"]] == ["шаг", "шаг"]
+    assert dc.runs().column("name").to_pylist() == ["名前 🚀"]

@@ -47,6 +47,11 @@ class _RowCount:
         return self if step is None else step.__dict__.get(self.name)
 
     def __set__(self, step: Step, value: Any) -> None:
+        if step.finished:
+            raise InvalidArgumentError(
+                f"Step {step.name!r} has finished and been recorded: set {self.name} inside its "
+                "with-block."
+            )
         step.__dict__[self.name] = row_count(f"step {step.name!r}: {self.name}", value)
 
 
@@ -58,6 +63,7 @@ class Step:
 
     def __init__(self, name: str):
         self.name = name
+        self.finished = False
 
 
 class Run:
@@ -70,6 +76,7 @@ class Run:
         self.parameters = dict(parameters)
         self.catalog = catalog
         self.started_ns = time.perf_counter_ns()
+        self.ended = False
         self._log: EventLog | None = None
 
     def emit(
@@ -91,16 +98,20 @@ class Run:
     def step(self, name: str) -> Iterator[Step]:
         """A named step: STEP_STARTED now, STEP_FINISHED (with its rows and outcome) after."""
         _text("step name", name)
+        self._require_open(f"step {name!r}")
         step = Step(name)
         self.emit(EventType.STEP_STARTED, {"name": name, "status": "running"})
         started = time.perf_counter_ns()
         outcome: dict[str, Any] = {"status": "succeeded"}
         try:
             yield step
+        except GeneratorExit:  # a generator run closed early: the step ended, nothing failed
+            raise
         except BaseException as e:
             outcome = {"status": "failed", "error_message": _brief(e)}
             raise
         finally:
+            step.finished = True
             self.emit(
                 EventType.STEP_FINISHED,
                 {
@@ -116,7 +127,15 @@ class Run:
         """Record a named number (a loss, a count, an accuracy; NaN and infinities too, as a
         diverged loss is worth recording) for this run."""
         _text("metric name", name)
+        self._require_open(f"metric {name!r}")
         self.emit(EventType.METRIC_LOGGED, {"name": name, "value": metric_value(name, value)})
+
+    def _require_open(self, what: str) -> None:
+        if self.ended:
+            raise InvalidArgumentError(
+                f"Run {self.name!r} has ended, so {what} cannot be added to it: log metrics and "
+                "steps inside its with-block (or its decorated function)."
+            )
 
 
 class _RunBlock:
@@ -161,6 +180,7 @@ class _RunBlock:
     def end(self, run: Run, error: BaseException | None) -> None:
         """End ``run``: RUN_SUCCEEDED, or RUN_FAILED with ``error`` (a generator closed before
         its end raised nothing of its own: it succeeded)."""
+        run.ended = True
         payload: dict[str, Any] = {"duration_ns": time.perf_counter_ns() - run.started_ns}
         if error is None or isinstance(error, GeneratorExit):
             run.emit(EventType.RUN_SUCCEEDED, {**payload, "status": "succeeded"})
@@ -252,7 +272,11 @@ def _text(what: str, value: object) -> None:
 
 
 def _brief(error: BaseException) -> str:
-    text = str(error)
+    """An error's message, at most 2000 characters (never itself an error)."""
+    try:
+        text = str(error)
+    except Exception:  # an exception whose message cannot be made
+        text = f"<{type(error).__name__}: its message could not be read>"
     return text if len(text) <= 2000 else text[:2000] + "..."
 
 

@@ -60,7 +60,13 @@ def parameters_json(parameters: Mapping[str, Any]) -> str:
     """A run's parameters as standard JSON: NumPy scalars and arrays as numbers and lists, sets
     as sorted lists, times as ISO 8601 text, non-finite floats as text; other objects as their
     text."""
-    return standard_json(_plain(parameters, "parameters"), sort_keys=True)
+    try:
+        return standard_json(_plain(parameters, "parameters"), sort_keys=True)
+    except RecursionError:
+        raise InvalidArgumentError(
+            "parameters hold themselves (a dict or list inside itself) or nest too deeply to "
+            "record; pass a copy without the cycle."
+        ) from None
 
 
 def _plain(value: Any, where: str) -> Any:
@@ -99,7 +105,18 @@ def _plain_scalar(value: Any, where: str) -> Any:
         return _plain_numpy(value, where)
     if isinstance(value, numbers.Real):
         return float(value)
-    return str(value)
+    return _text_of(value, where)
+
+
+def _text_of(value: Any, where: str) -> str:
+    """An object JSON has no type for, recorded as its text."""
+    try:
+        return str(value)
+    except Exception as e:
+        raise InvalidArgumentError(
+            f"{where} is a {type(value).__name__} whose text cannot be made ({e}); pass its "
+            "value as a string, number, list or dict."
+        ) from e
 
 
 def _plain_numpy(value: Any, where: str) -> Any:
@@ -116,4 +133,4 @@ def _plain_numpy(value: Any, where: str) -> Any:
         return [_plain(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, np.generic):
         return _plain(value.item(), where)
-    return str(value)
+    return _text_of(value, where)
