@@ -470,3 +470,22 @@ def test_a_pipeline_report_pinned_to_a_time_shows_no_run_started_after_it(
     html = result.html.read_text()
     assert first.run_id in html and failed.run_id not in html
     assert result.as_of_time == pinned_at and "as of time (UTC)" in html
+
+
+@KERNEL
+def test_paths_with_braces_are_taken_literally(catalog: Path, tmp_path: Path):
+    folder = tmp_path / "{title}"
+    folder.mkdir()
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('title = "x"')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell("print('TITLE', title)")]
+    nbformat.write(nb, folder / "my {pm}.ipynb")
+    output = folder / "out {title}.html"
+    result = dc.report(folder / "my {pm}.ipynb", output=output, parameters={"title": "T"})
+    assert result.html == output and "TITLE T" in output.read_text()
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "my {pm}.ipynb",
+        "out {title}.html",
+        "out {title}.ipynb",
+    ]

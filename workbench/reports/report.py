@@ -261,8 +261,8 @@ def _execute(
     with _this_kernel(environment) as kernel:
         try:
             pm.execute_notebook(
-                str(template),
-                str(notebook),
+                _literal_path(template),
+                _literal_path(notebook),
                 parameters=dict(values),
                 kernel_name=kernel,
                 language="python",  # a user notebook may not say; the kernel is Python
@@ -274,6 +274,12 @@ def _execute(
         except pm.PapermillExecutionError as e:
             return f"{e.ename}: {e.evalue}"
     return None
+
+
+def _literal_path(path: Path) -> str:
+    """``path`` as papermill takes it literally: it formats paths with the parameters (a
+    ``{table}`` in a folder name would become the table's name), so braces are doubled."""
+    return str(path).replace("{", "{{").replace("}", "}}")
 
 
 def _kernel_manager_config() -> Any:
