@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = dc.report(
                 args.template,
                 args.html,
-                parse_parameters(args.parameter),
+                parse_parameters(args.parameter, args.template),
                 args.as_of,
                 branch=args.branch,
             )

@@ -13,6 +13,7 @@ import pytest
 
 import workbench as dc
 from tests.conftest import tree_digest
+from tests.delta_readers import duckdb_delta_scan
 
 DV_TABLE = Path(__file__).parents[1] / "data" / "delta-rs" / "table-with-dv-small"
 VECTORS = {"delta.enableDeletionVectors": "true"}
@@ -178,24 +179,6 @@ def test_other_readers_see_exactly_the_same_rows(vectored):
     assert duckdb_delta_scan(uri) == ours  # DuckDB's delta extension (delta-kernel-rs)
     with pytest.raises(DeltaProtocolError, match="deletionVectors"):  # cannot apply: refuses
         table.to_pyarrow_table()
-
-
-def duckdb_delta_scan(uri: str) -> list[dict]:
-    """A table's rows through DuckDB's ``delta`` extension, loaded from its PyPI wheel."""
-    import glob
-
-    import duckdb
-    import duckdb_extension_delta
-
-    package = os.path.dirname(duckdb_extension_delta.__file__)
-    (extension,) = glob.glob(os.path.join(package, "extensions", "*", "delta.duckdb_extension"))
-    con = duckdb.connect()
-    con.execute(f"LOAD '{extension}'")
-    return (
-        con.execute(f"SELECT * FROM delta_scan('{uri}') ORDER BY id")
-        .fetch_arrow_table()
-        .to_pylist()
-    )
 
 
 def test_reads_naming_each_rows_file_leave_deleted_rows_out(vectored):

@@ -18,7 +18,7 @@ from deltalake import DeltaTable, write_deltalake
 
 import workbench as dc
 from tests.conftest import fail_log_commits
-from tests.delta_readers import delta_rows
+from tests.delta_readers import delta_rows, duckdb_delta_scan, standard_json_log
 from workbench.exceptions import SchemaValidationError, TableVersionNotFoundError, TimeTravelError
 
 KEYED = dc.Schema.of(
@@ -411,3 +411,37 @@ def test_series_and_arrow_streams_are_datasets(catalog):
         4,
         5,
     ]
+
+
+def test_non_finite_floats_keep_a_tables_statistics_readable_by_other_readers(catalog):
+    import math
+
+    import polars as pl
+
+    keyed = dc.Schema.of(
+        [
+            dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True),
+            dc.Field.of(pa.field("x", pa.float64())),
+        ]
+    )
+    first = pa.table({"id": [1, 2, 3, 4], "x": [math.inf, -math.inf, math.nan, 1.0]})
+    dc.write(first, "t", schema=keyed)  # Arrow keeps NaN a value (pandas would make it null)
+    dc.write(pa.table({"id": [4, 5], "x": [math.nan, math.inf]}), "t", mode="merge")
+    dc.write(pa.table({"id": [2]}), "t", mode="delete")  # a vector: stats kept as read
+    expected = {1: math.inf, 3: math.nan, 4: math.nan, 5: math.inf}
+
+    def same(rows: list[dict], keys: set[int] | None = None) -> bool:
+        keys = set(expected) if keys is None else keys
+        found = {r["id"]: r["x"] for r in rows}
+        return found.keys() == keys and all(
+            (math.isnan(expected[k]) and math.isnan(found[k])) or found[k] == expected[k]
+            for k in keys
+        )
+
+    uri = dc.get_table("t").uri
+    assert standard_json_log(uri) > 6
+    assert same(delta_rows(DeltaTable(uri)).to_pylist())
+    assert same(pl.read_delta(uri).to_dicts())
+    assert same(duckdb_delta_scan(uri))
+    assert same(dc.read("t", read_as="pyarrow").to_pylist())
+    assert same(pl.scan_delta(uri).filter(pl.col("x") == math.inf).collect().to_dicts(), {1, 5})

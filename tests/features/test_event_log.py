@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.delta_readers import standard_json_log
 from workbench.core.base.errors import EventLogVersionError, InvalidArgumentError
 from workbench.core.events.config import open_event_log
 from workbench.core.events.log import EventLog, RunRecord, RunStatus
@@ -490,3 +491,115 @@ def test_a_delta_compaction_gives_way_to_another_but_not_to_appends(monkeypatch,
     reread = delta.DeltaEventLog(str(tmp_path / "events"))
     found = [e.event_id for run_id in RUNS for e in reread.events(run_id)]
     assert len(found) == len(set(found)) == len(events) + len(late) + 1
+
+
+# ----------------------------------------------------------------------- non-finite numbers
+def test_non_finite_metrics_reach_a_reader_that_follows_another_writers_commits(
+    backend: str, tmp_path: Path
+):
+    import math
+
+    writer = make_log(backend, tmp_path)
+    reader = open_event_log(writer.uri)
+    start = Event("run-x", E.RUN_STARTED, {"name": "fit", "kind": "pipeline"}, timestamp=BASE)
+    writer.append(start)
+    assert len(reader.events("run-x")) == 1  # the reader now follows from this state
+    values = [math.inf, -math.inf, math.nan, 1.5]
+    writer.append(
+        [
+            Event("run-x", E.METRIC_LOGGED, {"name": "loss", "value": v}, timestamp=BASE + i + 1)
+            for i, v in enumerate(values)
+        ]
+    )
+    for log in (reader, open_event_log(writer.uri)):  # following commits, and reading afresh
+        found = [e.payload["value"] for e in log.events("run-x")[1:]]
+        assert found[:2] == values[:2] and math.isnan(found[2]) and found[3] == 1.5
+    if backend == "delta":
+        assert standard_json_log(tmp_path / "events") > 2
+
+
+# ------------------------------------------------------------------ locations held by others
+def sqlite_contents(path: Path) -> tuple[Any, ...]:
+    """A SQLite file's schema, user version and every table's rows (and its bytes)."""
+    with sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True) as db:
+        schema = db.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        rows = {name: db.execute(f'SELECT * FROM "{name}"').fetchall() for _, name, _ in schema}
+    db.close()
+    return schema, version, rows, path.read_bytes()
+
+
+def application_database(path: Path, tables: dict[str, str]) -> Path:
+    """An application's own SQLite file with ``tables`` (name -> columns), a row in each."""
+    with sqlite3.connect(path) as db:
+        for name, columns in tables.items():
+            db.execute(f"CREATE TABLE {name} ({columns})")
+            count = len(columns.split(","))
+            db.execute(f"INSERT INTO {name} VALUES ({', '.join('?' * count)})", range(count))
+    db.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    "held",
+    [
+        {"events": "id INTEGER PRIMARY KEY, kind TEXT, payload TEXT"},
+        {"users": "id INTEGER, name TEXT"},
+        {"events": "id, kind", "users": "id, name"},
+    ],
+    ids=["its-own-events-table", "other-tables", "both"],
+)
+def test_a_sqlite_file_of_another_application_is_refused_untouched(tmp_path: Path, held):
+    from workbench.core.base.errors import EventLogLocationError
+
+    app = application_database(tmp_path / "app.db", held)
+    before = sqlite_contents(app)
+    with pytest.raises(EventLogLocationError, match=r"another application's|not a run log") as e:
+        open_event_log(f"sqlite://{app}")
+    assert "dc.init(events=" in str(e.value)
+    assert sqlite_contents(app) == before
+    assert sorted(os.listdir(tmp_path)) == ["app.db"]  # no journal left beside it
+
+
+def test_a_file_that_is_not_a_sqlite_database_is_refused_untouched(tmp_path: Path):
+    from workbench.core.base.errors import EventLogLocationError
+
+    data = tmp_path / "data.csv"
+    data.write_text("id,name\n1,a\n")
+    with pytest.raises(EventLogLocationError, match="not a SQLite database"):
+        open_event_log(f"sqlite://{data}")
+    assert data.read_text() == "id,name\n1,a\n"
+
+
+def test_a_folder_holding_other_data_is_refused_as_a_delta_run_log_untouched(tmp_path: Path):
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from tests.conftest import tree_digest
+    from workbench.core.base.errors import EventLogLocationError
+
+    table = tmp_path / "table"
+    write_deltalake(str(table), pa.table({"id": [1, 2], "name": ["a", "b"]}))
+    files = tmp_path / "files"
+    files.mkdir()
+    (files / "data.csv").write_text("id\n1\n")
+    plain_file = tmp_path / "plain.txt"
+    plain_file.write_text("text")
+    for where, what in [
+        (table, "Delta table of other data"),
+        (files, "files that are not a run log"),
+        (plain_file, "is a file"),
+    ]:
+        before = tree_digest(tmp_path)
+        with pytest.raises(EventLogLocationError, match=what):
+            open_event_log(f"delta://{where}")
+        assert tree_digest(tmp_path) == before
+
+
+def test_an_empty_folder_or_file_becomes_a_run_log(tmp_path: Path):
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "empty.db").touch()
+    for uri in (f"delta://{tmp_path / 'folder'}", f"sqlite://{tmp_path / 'empty.db'}"):
+        log = open_event_log(uri)
+        log.append(Event("run-1", E.RUN_STARTED, {"name": "n", "kind": "pipeline"}))
+        assert [r.run_id for r in open_event_log(uri).runs()] == ["run-1"]

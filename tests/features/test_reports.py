@@ -351,3 +351,141 @@ def test_bad_arguments_fail_before_any_kernel_starts(catalog: Path, tmp_path: Pa
     with pytest.raises(dc.InvalidArgumentError, match="table_profile"):
         dc.report("no_such_template")  # the message lists the bundled templates
     assert not (tmp_path / "out.pdf").exists()
+
+
+def test_what_is_not_a_notebook_or_a_writable_output_is_refused_before_any_kernel_starts(
+    catalog: Path, tmp_path: Path
+):
+    data = tmp_path / "data.csv"
+    data.write_text("id\n1\n")
+    (tmp_path / "folder.html").mkdir()
+    cases = [
+        (lambda: dc.report(str(data)), "not a Jupyter notebook"),
+        (lambda: dc.report(None), "must name a notebook"),
+        (lambda: dc.report(3), "must name a notebook"),
+        (lambda: dc.report("catalog_overview", output=data / "out.html"), "is a file"),
+        (lambda: dc.report("catalog_overview", output=tmp_path / "folder.html"), "is a folder"),
+        (lambda: dc.report("catalog_overview", output=3), "must be a path"),
+    ]
+    for call, message in cases:
+        with pytest.raises(dc.InvalidArgumentError, match=message):
+            call()
+    assert dc.runs(kind="report").num_rows == 0  # no report started
+    assert data.read_text() == "id\n1\n"
+
+
+def test_a_misspelt_or_mistyped_parameter_is_refused_naming_the_notebooks_parameters(
+    catalog: Path, tmp_path: Path
+):
+    with pytest.raises(dc.InvalidArgumentError, match="Unknown parameter tabel") as raised:
+        dc.report("table_profile", output=tmp_path / "p.html", parameters={"tabel": "t"})
+    assert "namespace, sample_rows, since, table, title" in str(raised.value)
+    with pytest.raises(dc.InvalidArgumentError, match="declares table as str"):
+        dc.report("table_profile", output=tmp_path / "p.html", parameters={"table": 5})
+    with pytest.raises(dc.InvalidArgumentError, match="cannot be passed to a notebook"):
+        dc.report("table_profile", parameters={"table": "t", "since": {1, 2}})
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("print('no parameters cell')")]
+    nbformat.write(nb, tmp_path / "plain.ipynb")
+    with pytest.raises(dc.InvalidArgumentError, match="no cell tagged 'parameters'"):
+        dc.report(tmp_path / "plain.ipynb", parameters={"x": 1})
+    assert dc.runs(kind="report").num_rows == 0 and not (tmp_path / "p.html").exists()
+
+
+def test_command_line_parameters_take_the_type_the_notebook_declares():
+    parsed = parse_parameters(
+        [("table", "2024"), ("sample_rows", "10"), ("title", "None"), ("since", "17")],
+        "table_profile",
+    )
+    assert parsed == {"table": "2024", "sample_rows": 10, "title": "None", "since": 17}
+    assert parse_parameters([("table", "None")], "table_profile") == {"table": None}
+    with pytest.raises(dc.InvalidArgumentError, match="declares sample_rows as int"):
+        parse_parameters([("sample_rows", "ten")], "table_profile")
+    assert parse_parameters([("limit", "3")]) == {"limit": 3}  # no notebook: literals
+
+
+def test_times_given_as_parameters_reach_the_notebook_as_ns():
+    from pathlib import Path as P
+
+    import numpy as np
+
+    from workbench.reports.notebooks import read_notebook, resolve_template
+    from workbench.reports.parameters import checked_values, declared_parameters
+
+    path = resolve_template("table_profile")
+    declared = declared_parameters(read_notebook(path))
+    moment = pd.Timestamp("2026-11-21 09:30:00.123456789", tz="UTC")
+    as_datetime = moment.floor("us").to_pydatetime()  # a datetime holds microseconds
+    for since in (moment, as_datetime, np.datetime64(moment.value, "ns"), moment.value):
+        checked = checked_values(declared, {"table": "t", "since": since}, P(path))
+        assert checked["since"] // 1000 == moment.value // 1000
+    checked = checked_values(declared, {"table": "t", "sample_rows": np.int64(5)}, P(path))
+    assert checked["sample_rows"] == 5 and type(checked["sample_rows"]) is int
+
+
+@KERNEL
+def test_a_table_profile_compares_with_a_time_given_as_a_datetime(catalog: Path, tmp_path: Path):
+    from datetime import datetime, timezone
+
+    dc.write(pd.DataFrame({"a": [9]}), "t", mode="add")
+    before_last = datetime.now(timezone.utc)
+    dc.write(pd.DataFrame({"a": [10, 11]}), "t", mode="add")
+    result = dc.report(
+        "table_profile",
+        output=tmp_path / "profile.html",
+        parameters={"table": "t", "since": before_last},
+        progress=False,
+    )
+    html = result.html.read_text()
+    assert "Rows changed since" in html and result.parameters["since"] > 0
+
+
+@KERNEL
+def test_cli_gives_a_text_parameter_that_looks_like_a_number_as_text(catalog: Path, tmp_path):
+    dc.write(pd.DataFrame({"year": [2024]}), "2024")
+    assert (
+        _cli("report", "table_profile", "-p", "table", "2024", "-o", "2024.html", cwd=tmp_path) == 0
+    )
+    assert "default.2024" in (tmp_path / "2024.html").read_text()
+
+
+@KERNEL
+def test_a_pipeline_report_pinned_to_a_time_shows_no_run_started_after_it(
+    catalog: Path, tmp_path: Path
+):
+    import time
+
+    with dc.run("refresh") as first:
+        dc.write(pd.DataFrame({"a": [4]}), "t", mode="add")
+    pinned_at = time.time_ns()
+    with pytest.raises(ValueError), dc.run("refresh") as failed:
+        raise ValueError("bad input")  # started after the point, committed nothing
+    result = dc.report(
+        "pipeline_run",
+        output=tmp_path / "run.html",
+        parameters={"name": "refresh"},
+        as_of=pinned_at,
+        progress=False,
+    )
+    html = result.html.read_text()
+    assert first.run_id in html and failed.run_id not in html
+    assert result.as_of_time == pinned_at and "as of time (UTC)" in html
+
+
+@KERNEL
+def test_paths_with_braces_are_taken_literally(catalog: Path, tmp_path: Path):
+    folder = tmp_path / "{title}"
+    folder.mkdir()
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('title = "x"')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell("print('TITLE', title)")]
+    nbformat.write(nb, folder / "my {pm}.ipynb")
+    output = folder / "out {title}.html"
+    result = dc.report(folder / "my {pm}.ipynb", output=output, parameters={"title": "T"})
+    assert result.html == output and "TITLE T" in output.read_text()
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "my {pm}.ipynb",
+        "out {title}.html",
+        "out {title}.ipynb",
+    ]

@@ -233,7 +233,7 @@ class Commands:
         return dc.report(
             args.template,
             output=args.html,
-            parameters=parse_parameters(args.parameter),
+            parameters=parse_parameters(args.parameter, args.template),
             as_of=parse_point(args.as_of),
             catalog=self.session.catalog,
             branch=args.branch,

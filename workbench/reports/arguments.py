@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
-import ast
+import os
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+from workbench.reports.notebooks import read_notebook, resolve_template
+from workbench.reports.parameters import declared_parameters, typed_text
 
 # (flags, argparse options) of each argument; both commands add their own --as-of
 REPORT_ARGUMENTS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
@@ -28,13 +31,12 @@ REPORT_ARGUMENTS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
 ]
 
 
-def parse_parameters(pairs: Iterable[Sequence[str]]) -> dict[str, Any]:
-    """``-p key value`` pairs as a dict; a value that reads as a Python literal (1, 2.5, True,
+def parse_parameters(
+    pairs: Iterable[Sequence[str]], template: str | os.PathLike[str] | None = None
+) -> dict[str, Any]:
+    """``-p key value`` pairs as a dict, each value of the type ``template``'s parameters cell
+    declares for it (by annotation or default: ``-p table 2024`` stays text for a text
+    parameter); where it declares none, a value that reads as a Python literal (1, 2.5, True,
     None, [1, 2]) is that value, anything else is the text."""
-    values: dict[str, Any] = {}
-    for key, text in pairs:
-        try:
-            values[key] = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            values[key] = text
-    return values
+    declared = declared_parameters(read_notebook(resolve_template(template))) if template else None
+    return {key: typed_text((declared or {}).get(key), key, text) for key, text in pairs}

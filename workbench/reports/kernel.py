@@ -11,15 +11,26 @@ CATALOG_ROOT = "WORKBENCH_REPORT_CATALOG"
 CATALOG_NAME = "WORKBENCH_REPORT_CATALOG_NAME"
 AS_OF = "WORKBENCH_REPORT_AS_OF"  # a transaction id; empty: the catalog had none yet
 BRANCH = "WORKBENCH_REPORT_BRANCH"  # the branch the report reads ("main" by default)
+MOMENT = "WORKBENCH_REPORT_AS_OF_TIME"  # ns; empty: the pinned state for as long as it held
 START_UP = f"from {__name__} import open_pinned_catalog; open_pinned_catalog()"
 
 
 def pinned_environment(
-    root: str, name: str, transaction_id: str | None, branch: str = "main"
+    root: str,
+    name: str,
+    transaction_id: str | None,
+    branch: str = "main",
+    moment: int | None = None,
 ) -> dict[str, str]:
     """The kernel environment that makes ``open_pinned_catalog`` open this catalog on
-    ``branch`` and pin it."""
-    return {CATALOG_ROOT: root, CATALOG_NAME: name, AS_OF: transaction_id or "", BRANCH: branch}
+    ``branch`` and pin it (at ``moment``, ns, when the report was asked for a time)."""
+    return {
+        CATALOG_ROOT: root,
+        CATALOG_NAME: name,
+        AS_OF: transaction_id or "",
+        BRANCH: branch,
+        MOMENT: "" if moment is None else str(moment),
+    }
 
 
 def open_pinned_catalog() -> None:
@@ -37,7 +48,8 @@ def open_pinned_catalog() -> None:
         catalog = Catalog(CatalogProperties(root))
         branch = os.environ.get(BRANCH) or "main"
         init({os.environ.get(CATALOG_NAME) or "default": catalog}, branch=branch)
-        pin(catalog.on_branch(branch), os.environ.get(AS_OF) or None)
+        moment = int(os.environ[MOMENT]) if os.environ.get(MOMENT) else None
+        pin(catalog.on_branch(branch), os.environ.get(AS_OF) or None, moment)
     except Exception as e:
         clear_catalogs()
         print(f"workbench: could not open the reported catalog {root!r}: {e}", file=sys.stderr)

@@ -20,11 +20,12 @@ from typing import Any
 from workbench.core.base.arguments import flag
 from workbench.core.base.dependencies import require
 from workbench.core.base.errors import InvalidArgumentError, ReportFailedError
+from workbench.core.base.json_text import standard_json
 from workbench.core.catalog.descriptions import html_table
 from workbench.reports.kernel import START_UP, pinned_environment
+from workbench.reports.notebooks import REPORTS_INSTALL, read_notebook, resolve_template
+from workbench.reports.parameters import SET_BY_REPORT, checked_values, declared_parameters
 
-TEMPLATES = Path(__file__).resolve().parent.parent.parent / "notebooks"  # bundled templates
-REPORTS_INSTALL = "pip install 'workbench[reports]'"
 REPORTS = Path("reports")  # where reports go unless ``output`` says otherwise
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # plotly's notebook renderer puts a MathJax CDN script before every figure: offline it can
@@ -45,6 +46,7 @@ class ReportResult:
     run_id: str | None = None
     seconds: float = 0.0
     branch: str = "main"  # the branch it read
+    as_of_time: int | None = None  # the moment (ns) ``as_of`` named, when it was a time
 
     def __str__(self) -> str:
         return f"report {self.html} (notebook {self.notebook}, as of {self.as_of})"
@@ -55,21 +57,6 @@ class ReportResult:
             f"{html.escape(str(self.html))}</a> as of <code>{html.escape(str(self.as_of))}</code>"
             f" in {self.seconds:.1f} s</p>"
         )
-
-
-def resolve_template(template: str | os.PathLike[str]) -> Path:
-    """A notebook path as given, or the bundled template of that name in ``notebooks/``."""
-    path = Path(template)
-    if path.is_file():
-        return path.resolve()
-    bundled = TEMPLATES / (path.name if path.suffix == ".ipynb" else f"{path.name}.ipynb")
-    if path.parent == Path(".") and bundled.is_file():
-        return bundled
-    names = sorted(p.stem for p in TEMPLATES.glob("*.ipynb")) if TEMPLATES.is_dir() else []
-    raise InvalidArgumentError(
-        f"No notebook {str(template)!r}: give a path to a notebook with a 'parameters' cell or "
-        f"a bundled template ({', '.join(names) or 'none found'})."
-    )
 
 
 def report(
@@ -91,42 +78,28 @@ def report(
     from workbench.core.events.runs import run as recorded_run
     from workbench.version import __version__
 
-    if parameters is not None and not isinstance(parameters, Mapping):
-        raise InvalidArgumentError(
-            f"parameters={parameters!r} must be a dict of name -> value (or None)."
-        )
-    pinned_by_us = sorted(set(parameters or {}) & {"catalog", "as_of"})
-    if pinned_by_us:
-        raise InvalidArgumentError(
-            f"parameters may not set {', '.join(pinned_by_us)}: dc.report sets them to the "
-            "catalog it reads and the transaction it pins; pass catalog= (a registered "
-            "catalog's name) or as_of= to dc.report instead."
-        )
     flag("progress", progress)
-    path = resolve_template(template)
-    html_path = Path(output) if output is not None else REPORTS / f"{path.stem}.html"
-    if html_path.suffix != ".html":
-        raise InvalidArgumentError(f"output={str(output)!r} must end in .html.")
-    html_path = html_path.resolve()
-    notebook_path = html_path.with_suffix(".ipynb")
+    path, values = _notebook_and_values(template, parameters)
+    html_path, notebook_path = _output_files(output, path.stem)
     with branch_scope(branch, catalog):
         cat = get_catalog(catalog)
-        pinned = _pin(as_of, catalog)
-    recorded = {**(parameters or {}), "as_of": pinned}
+        pinned, moment = _pin(as_of, catalog)
+    recorded = {**values, "as_of": pinned}
     with recorded_run(f"report {path.stem}", recorded, kind="report", catalog=catalog) as run:
         started = time.perf_counter()
         header = {
             "catalog": f"{catalog_name(cat)} ({cat.root})",
             "branch": cat.branch,
             "as of transaction": pinned or _before_first(cat),
-            "parameters": json.dumps(parameters or {}, default=str, sort_keys=True),
+            **({"as of time (UTC)": _utc(moment)} if moment is not None else {}),
+            "parameters": standard_json(values, sort_keys=True),
             "template": str(path),
             "workbench": __version__,
             "run at (UTC)": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
             "run id": run.run_id,
         }
-        variables = _kernel_environment(cat, pinned)
-        error = _execute(path, notebook_path, parameters or {}, progress, variables)
+        variables = _kernel_environment(cat, pinned, moment)
+        error = _execute(path, notebook_path, values, progress, variables)
         _render(notebook_path, html_path, header, error)
         if error is not None:
             raise ReportFailedError(
@@ -141,11 +114,63 @@ def report(
             path,
             catalog_name(cat),
             pinned,
-            dict(parameters or {}),
+            values,
             run.run_id,
             time.perf_counter() - started,
             cat.branch,
+            moment,
         )
+
+
+def _notebook_and_values(
+    template: Any, parameters: Mapping[str, Any] | None
+) -> tuple[Path, dict[str, Any]]:
+    """The notebook to run and ``parameters`` as it takes them, checked against its
+    ``parameters`` cell before any kernel starts."""
+    if parameters is not None and not isinstance(parameters, Mapping):
+        raise InvalidArgumentError(
+            f"parameters={parameters!r} must be a dict of name -> value (or None)."
+        )
+    pinned_by_us = sorted(set(parameters or {}) & set(SET_BY_REPORT))
+    if pinned_by_us:
+        raise InvalidArgumentError(
+            f"parameters may not set {', '.join(pinned_by_us)}: dc.report sets them to the "
+            "catalog it reads and the transaction it pins; pass catalog= (a registered "
+            "catalog's name) or as_of= to dc.report instead."
+        )
+    path = resolve_template(template)
+    declared = declared_parameters(read_notebook(path))
+    return path, checked_values(declared, parameters or {}, path)
+
+
+def _output_files(output: Any, stem: str) -> tuple[Path, Path]:
+    """The HTML file a report writes and the executed notebook beside it, checked to be
+    writable files (not folders, not under a file) before any kernel starts."""
+    if output is not None and not isinstance(output, (str, os.PathLike)):
+        raise InvalidArgumentError(f"output={output!r} must be a path ending in .html.")
+    html_path = Path(output) if output is not None else REPORTS / f"{stem}.html"
+    if html_path.suffix != ".html":
+        raise InvalidArgumentError(f"output={str(output)!r} must end in .html.")
+    html_path = html_path.resolve()
+    notebook_path = html_path.with_suffix(".ipynb")
+    for target in (html_path, notebook_path):
+        if target.is_dir():
+            raise InvalidArgumentError(
+                f"output={str(output)!r}: {target} is a folder; name a file in it instead, "
+                f"e.g. output={str(target / f'{stem}.html')!r}."
+            )
+    existing = next(p for p in html_path.parents if p.exists())
+    if not existing.is_dir():
+        raise InvalidArgumentError(
+            f"output={str(output)!r}: {existing} is a file, so nothing can be written under "
+            "it; choose an output path in a folder."
+        )
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InvalidArgumentError(
+            f"output={str(output)!r}: folder {existing} is not writable by this user; choose "
+            "an output path in a folder you can write."
+        )
+    return html_path, notebook_path
 
 
 def _before_first(cat: Any) -> str:
@@ -153,23 +178,29 @@ def _before_first(cat: Any) -> str:
     return "(empty catalog)" if cat.record is None else "(the branch's starting state)"
 
 
-def _pin(as_of: Any, catalog: str | None) -> str | None:
+def _pin(as_of: Any, catalog: str | None) -> tuple[str | None, int | None]:
     """The id of the transaction to read: the newest one at or before ``as_of`` (now if None),
-    so a rerun shows the same numbers after later commits."""
+    so a rerun shows the same numbers after later commits; and the moment ``as_of`` names when
+    it is a time (ns), when the run log is read as it was then."""
     from workbench.core.catalog.registry import get_catalog
     from workbench.core.transactions.history import transactions
-    from workbench.core.transactions.time_travel import resolve_sequence
+    from workbench.core.transactions.time_travel import as_of_instant, resolve_sequence
 
+    moment = None if as_of is None else as_of_instant(get_catalog(catalog), as_of)
     history = transactions(catalog=catalog).select(["transaction_id", "sequence"]).to_pylist()
     if not history:
-        return None
+        return None, moment
     if as_of is None:
-        return history[0]["transaction_id"]  # newest first
+        return history[0]["transaction_id"], None  # newest first
     last = resolve_sequence(get_catalog(catalog), as_of, "as_of")
-    return next(r["transaction_id"] for r in history if r["sequence"] <= last)
+    return next((r["transaction_id"] for r in history if r["sequence"] <= last), None), moment
 
 
-def _kernel_environment(cat: Any, pinned: str | None) -> dict[str, str]:
+def _utc(ns: int) -> str:
+    return datetime.fromtimestamp(ns / 1e9, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+def _kernel_environment(cat: Any, pinned: str | None, moment: int | None) -> dict[str, str]:
     """What the report's kernel needs to read the catalog as this process does, pinned to the
     ``pinned`` transaction (``pinned_environment``; its storage options as the environment
     variables object stores read, ``AWS_ENDPOINT_URL``, ..., and the run log this process
@@ -181,7 +212,7 @@ def _kernel_environment(cat: Any, pinned: str | None) -> dict[str, str]:
     options = {key.upper(): value for key, value in cat.properties.storage_options.items()}
     return {
         **options,
-        **pinned_environment(cat.root, catalog_name(cat), pinned, cat.branch),
+        **pinned_environment(cat.root, catalog_name(cat), pinned, cat.branch, moment),
         "WORKBENCH_EVENTS": events_uri(cat),
         "PLOTLY_RENDERER": "notebook",
     }
@@ -230,8 +261,8 @@ def _execute(
     with _this_kernel(environment) as kernel:
         try:
             pm.execute_notebook(
-                str(template),
-                str(notebook),
+                _literal_path(template),
+                _literal_path(notebook),
                 parameters=dict(values),
                 kernel_name=kernel,
                 language="python",  # a user notebook may not say; the kernel is Python
@@ -243,6 +274,12 @@ def _execute(
         except pm.PapermillExecutionError as e:
             return f"{e.ename}: {e.evalue}"
     return None
+
+
+def _literal_path(path: Path) -> str:
+    """``path`` as papermill takes it literally: it formats paths with the parameters (a
+    ``{table}`` in a folder name would become the table's name), so braces are doubled."""
+    return str(path).replace("{", "{{").replace("}", "}}")
 
 
 def _kernel_manager_config() -> Any:

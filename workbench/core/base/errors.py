@@ -114,6 +114,11 @@ class EventLogUnavailableError(WorkbenchError, OSError):
     """The run log cannot be opened or written where its URI points."""
 
 
+class EventLogLocationError(EventLogUnavailableError):
+    """The run log's location holds something else (a data table, another application's
+    database, other files), which a run log must neither take over nor change."""
+
+
 class EventLogVersionError(WorkbenchError):
     """The run log was written with a newer event schema than this workbench reads."""
 

@@ -11,12 +11,14 @@ polars, DuckDB) read these commits like any other.
 from __future__ import annotations
 
 import json
+import math
 import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.base.json_text import standard_json
 from workbench.core.schema.table_schema import SCHEMA_ID_PROPERTY
 
 if TYPE_CHECKING:
@@ -152,7 +154,7 @@ def kept_add_action(file: DataFile, vector: Descriptor | None) -> dict[str, Any]
     ``vector``: its statistics stay (not tight with a vector: deleted rows still count)."""
 
     def plain(bounds: dict[str, Any]) -> dict[str, Any]:  # values JSON keeps exactly
-        return {k: v for k, v in bounds.items() if isinstance(v, (bool, int, float, str))}
+        return {k: v for k, v in bounds.items() if _exact_in_json(v)}
 
     stats = {"numRecords": file.rows, "minValues": plain(file.low), "maxValues": plain(file.high)}
     add = {
@@ -165,8 +167,16 @@ def kept_add_action(file: DataFile, vector: Descriptor | None) -> dict[str, Any]
     if vector is not None:
         stats["tightBounds"] = False
         add["deletionVector"] = vector.to_action()
-    add["stats"] = json.dumps(stats)
+    add["stats"] = standard_json(stats)
     return {"add": add}
+
+
+def _exact_in_json(bound: Any) -> bool:
+    """True for a statistics bound JSON keeps exactly (a non-finite float bounds nothing a
+    Delta reader can use: it is left out, as a missing bound)."""
+    if isinstance(bound, float):
+        return math.isfinite(bound)
+    return isinstance(bound, (bool, int, str))
 
 
 @dataclass
@@ -185,7 +195,7 @@ class TableActions:
 
     def to_json(self) -> str:
         """The actions as JSON, as the catalog log records them."""
-        return json.dumps(
+        return standard_json(
             {
                 "protocol": self.protocol,
                 "metadata": self.metadata,
@@ -247,7 +257,7 @@ def commit_file(
         }
     }
     txn = {"txn": {"appId": APP_ID, "version": sequence, "lastUpdated": now_ms()}}
-    return "".join(json.dumps(a) + "\n" for a in [info, txn, *actions.lines()]).encode()
+    return commit_lines([info, txn, *actions.lines()])
 
 
 def append_commit(actions: list[dict[str, Any]], extra: dict[str, Any]) -> bytes:
@@ -262,7 +272,13 @@ def append_commit(actions: list[dict[str, Any]], extra: dict[str, Any]) -> bytes
             **extra,
         }
     }
-    return "".join(json.dumps(a) + "\n" for a in [info, *actions]).encode()
+    return commit_lines([info, *actions])
+
+
+def commit_lines(actions: list[dict[str, Any]]) -> bytes:
+    """The bytes of a commit file: one action per line, standard JSON (a bare ``NaN`` or
+    ``Infinity`` would make the table unreadable to every Delta reader)."""
+    return "".join(standard_json(a) + "\n" for a in actions).encode()
 
 
 def write_commit(storage: Storage, table_key: str, version: int, content: bytes) -> bool:

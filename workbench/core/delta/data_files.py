@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import uuid
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.base.json_text import standard_json
 from workbench.core.schema.conform import conform
 from workbench.core.storage.store import storage_for
 
@@ -165,12 +167,18 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
-        return value if value == value and abs(value) != float("inf") else None
+        return value if math.isfinite(value) else None
     if isinstance(value, datetime.datetime):
         return value.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
     if isinstance(value, datetime.date):
         return value.isoformat()
     return None
+
+
+def _bounds_order(statistics: Any) -> bool:
+    """False when a row group's bounds are NaN (some writers record one): such bounds order
+    nothing, so the column's bounds across groups are not known."""
+    return not any(isinstance(v, float) and math.isnan(v) for v in (statistics.min, statistics.max))
 
 
 def footer_stats(meta: pq.FileMetaData) -> str:
@@ -186,12 +194,12 @@ def footer_stats(meta: pq.FileMetaData) -> str:
         if not groups or any(s is None for s in groups):
             continue
         nulls[name] = sum(s.null_count for s in groups)
-        if all(s.has_min_max for s in groups):
+        if all(s.has_min_max and _bounds_order(s) for s in groups):
             low = _json_value(min(s.min for s in groups))
             high = _json_value(max(s.max for s in groups))
             if low is not None and high is not None:
                 minimum[name], maximum[name] = low, high
-    return json.dumps(
+    return standard_json(
         {
             "numRecords": meta.num_rows,
             "minValues": minimum,

@@ -4,6 +4,7 @@ Delta log at ``<catalog root>/_workbench/events``."""
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -15,16 +16,39 @@ if TYPE_CHECKING:
     from workbench.core.catalog.registry import Catalog
     from workbench.core.events.log import EventLog
 
+log = logging.getLogger(__name__)
 EVENTS_KEY = "_workbench/events"
 _configured: dict[str, str | None] = {"uri": None}
 _open: dict[str, EventLog] = {}
 
 
 def configure_events(uri: str | None) -> None:
-    """Send every catalog's runs to the log at ``uri`` (None: back to the default places)."""
+    """Send every catalog's runs to the log at ``uri`` (None: back to the default places). A
+    malformed URI, or a local location holding something else, is an error now, not at the
+    first run."""
     if uri is not None:
-        parse_event_log_uri(uri)  # a malformed URI is an error now, not at the first run
+        check_location(uri)
     _configured["uri"] = uri
+
+
+def check_location(uri: str) -> None:
+    """Refuse a run-log URI that is malformed or names a local location holding something
+    other than a run log, changing nothing (an object store's is checked when opened, with its
+    catalog's storage options)."""
+    backend, location = parse_event_log_uri(uri)
+    try:
+        if backend == "sqlite":
+            from workbench.core.events import sqlite
+
+            sqlite.check_location(location, uri)
+        elif "://" not in location:
+            from workbench.core.events import delta
+
+            delta.check_location(location, uri)
+    except WorkbenchError:
+        raise
+    except Exception as e:  # cannot even look there: opening it will say why
+        log.debug("Could not check the run log location %s (%s)", uri, e)
 
 
 def events_uri(catalog: Catalog) -> str:

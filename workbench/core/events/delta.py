@@ -28,9 +28,17 @@ import pyarrow.parquet as pq
 from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import DeltaError
 
-from workbench.core.delta.commits import add_action, append_commit, now_ms
+from workbench.core.base.json_text import float_of
+from workbench.core.delta.commits import (
+    add_action,
+    append_commit,
+    commit_lines,
+    metadata_action,
+    now_ms,
+    protocol_action,
+)
 from workbench.core.delta.data_files import WrittenFile, footer_stats
-from workbench.core.events.log import RunRecord
+from workbench.core.events.log import RunRecord, location_taken
 from workbench.core.events.model import (
     COMMON_FIELDS,
     PAYLOAD_FIELDS,
@@ -48,6 +56,7 @@ from workbench.core.events.records import (
     by_name,
     run_records,
 )
+from workbench.core.schema.table_schema import Schema
 from workbench.core.storage.store import Storage
 
 VERSION_PROPERTY = "workbench.eventSchemaVersion"
@@ -91,25 +100,39 @@ class DeltaEventLog:
         self._snapshot: _Snapshot | None = None
 
     def _open(self) -> DeltaTable:
-        """The table, created if missing and migrated if older than this schema version."""
+        """The table, created if missing and migrated if older than this schema version; a
+        location holding anything else is refused, untouched."""
+        check_location(self.location, self.uri, self._options)
         if not DeltaTable.is_deltatable(self.location, self._options):
-            try:
-                created = DeltaTable.create(
-                    self.location, event_schema(), storage_options=self._options
-                )
-                _set_version(created)
-            except DeltaError:
-                if not DeltaTable.is_deltatable(self.location, self._options):
-                    raise  # not a lost race with another process creating it
+            self._create()
         table = DeltaTable(self.location, storage_options=self._options)
-        # No property: created by a process that has not set it yet (or died first); migrating
-        # such a table again is harmless.
+        # No property: a table made by an older workbench in two commits, the property set in
+        # the second (a process may have died in between); migrating it again is harmless.
         found = int(table.metadata().configuration.get(VERSION_PROPERTY, "1"))
         check_schema_version(found, self.uri)
         if found < SCHEMA_VERSION:
-            write_deltalake(table, event_schema().empty_table(), mode="append", schema_mode="merge")
-            _set_version(table)
+            try:
+                write_deltalake(
+                    table, event_schema().empty_table(), mode="append", schema_mode="merge"
+                )
+                _set_version(table)
+            except DeltaError:  # another process migrating it at the same time
+                table = DeltaTable(self.location, storage_options=self._options)
+                if table.metadata().configuration.get(VERSION_PROPERTY) != str(SCHEMA_VERSION):
+                    raise
         return table
+
+    def _create(self) -> None:
+        """Create the table, its schema version property included, in one commit published
+        with a put-if-absent: of processes (or threads) creating it at once, one wins and the
+        others find it made."""
+        schema = Schema.of(event_schema())
+        info = {"commitInfo": {"timestamp": now_ms(), "operation": "CREATE TABLE"}}
+        configuration = {VERSION_PROPERTY: str(SCHEMA_VERSION)}
+        content = commit_lines(
+            [info, protocol_action(schema), metadata_action(schema, configuration)]
+        )
+        self._storage.put_if_absent(_commit_key(0), content)
 
     def append(self, events: Event | Sequence[Event]) -> None:
         """Store one event or a batch in one Delta commit: all or nothing."""
@@ -174,7 +197,7 @@ class DeltaEventLog:
         if compaction is None:
             return False
         info = {"commitInfo": {"timestamp": now_ms(), "operation": "OPTIMIZE"}}
-        content = "".join(json.dumps(a) + "\n" for a in [info, *compaction.actions]).encode()
+        content = commit_lines([info, *compaction.actions])
         version = compaction.read_version + 1
         while not self._storage.put_if_absent(_commit_key(version), content):
             if not _only_appends(self._storage.get(_commit_key(version))):
@@ -196,7 +219,7 @@ class DeltaEventLog:
                 return kept
             operation, rows = _commit_contents(content)
             if rows is not None:
-                data = pa.Table.from_pylist(rows, schema=event_schema())
+                data = pa.Table.from_pylist(_restored(rows), schema=event_schema())
                 kept = kept.extended(kept.version + 1, data)
             elif operation == "OPTIMIZE":  # the same events in fewer files
                 kept = _Snapshot(kept.version + 1, kept.parts)
@@ -251,6 +274,28 @@ class DeltaEventLog:
         run_ids = pc.unique(commits["run_id"].take(hits))
         chosen = snapshot.runs.filter(pc.is_in(snapshot.runs["run_id"], value_set=run_ids))
         return _records(snapshot, chosen)
+
+
+def check_location(location: str, uri: str, options: dict[str, str] | None = None) -> None:
+    """Refuse a location (``uri`` names it in errors) that holds something other than a run
+    log: a Delta table of other columns, or files outside a Delta log. Nothing is changed."""
+    if "://" not in location and os.path.isfile(location):
+        raise location_taken(uri, "is a file")
+    if DeltaTable.is_deltatable(location, options):
+        table = DeltaTable(location, storage_options=options)
+        names = [f.name for f in table.schema().fields]
+        if VERSION_PROPERTY in table.metadata().configuration or names in _EVENT_COLUMNS:
+            return
+        shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+        raise location_taken(uri, f"holds a Delta table of other data (columns {shown})")
+    found = [m["path"] for m in Storage(location, dict(options or {})).list("")]
+    others = [path for path in found if not path.startswith("_delta_log/")]
+    if others:
+        shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+        raise location_taken(uri, f"holds {len(others)} files that are not a run log ({shown})")
+
+
+_EVENT_COLUMNS = [event_schema(version).names for version in PAYLOAD_FIELDS]
 
 
 class _Snapshot:
@@ -339,6 +384,24 @@ def _commit_contents(content: bytes) -> tuple[str, list[dict] | None]:
             info = action["commitInfo"]
             return info.get("operation", ""), info.get(EVENTS_KEY)
     return "", None
+
+
+_FLOAT_FIELDS = [
+    (payload, name)
+    for payload, fields in PAYLOAD_FIELDS[SCHEMA_VERSION].items()
+    for name, kind in fields
+    if kind == "float64"
+]
+
+
+def _restored(rows: list[dict]) -> list[dict]:
+    """Event rows read from a commit file, their non-finite floats (written as text, since
+    standard JSON has no such numbers) back as floats."""
+    for row in rows:
+        for payload, name in _FLOAT_FIELDS:
+            if row.get(payload):
+                row[payload][name] = float_of(row[payload].get(name))
+    return rows
 
 
 def _records(snapshot: _Snapshot, chosen: pa.Table, status: str | None = None) -> list[RunRecord]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from workbench.core.base.errors import EventLogLocationError
 from workbench.core.events.model import Event
 
 
@@ -101,6 +102,16 @@ def _alive(pid: int | None, started: int | None) -> bool:
 
 
 URI_FORMS = ("sqlite:///abs/path.db", "delta:///abs/path", "delta+s3://bucket/path")
+
+
+def location_taken(uri: str, what: str) -> EventLogLocationError:
+    """The error for a run-log location that holds something else (``what`` says what)."""
+    return EventLogLocationError(
+        f"The run log cannot go to {uri!r}: that location {what}. A run log needs a location "
+        "of its own and changes nothing it did not create; choose a new folder or file with "
+        "dc.init(events='delta:///abs/new/folder' or 'sqlite:///abs/runs.db'), the "
+        "WORKBENCH_EVENTS variable or [events] uri in workbench.toml."
+    )
 
 
 def parse_event_log_uri(uri: object, options: Mapping[str, Any] | None = None) -> tuple[str, str]:

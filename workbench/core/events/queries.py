@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.arguments import flag, optional_whole_number, text
@@ -13,10 +13,11 @@ from workbench.core.catalog.registry import get_catalog
 from workbench.core.data.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.events.config import event_log_for
 from workbench.core.events.log import RunRecord, RunStatus
-from workbench.core.transactions.catalog_log import CatalogState, log_of
-from workbench.core.transactions.context import pinned_state
+from workbench.core.events.model import Event
+from workbench.core.transactions.catalog_log import log_of
+from workbench.core.transactions.context import pinned_moment, pinned_state
 from workbench.core.transactions.history import history_table
-from workbench.core.transactions.time_travel import instant_ns, resolve_sequence
+from workbench.core.transactions.time_travel import as_of_instant, instant_ns, resolve_sequence
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -39,8 +40,9 @@ def runs(
 ) -> Any:
     """Runs recorded in a catalog's run log, newest first: filter by name, kind, status
     (running, succeeded, failed, abandoned) and start time (``since``/``until``: a time, a
-    datetime or ns), keep those of the catalog as of ``as_of`` (a transaction id, tag or time:
-    started before its next change, committing nothing after it), and keep the first
+    datetime or ns), keep those of the catalog as of ``as_of`` (a time: started by then; a
+    transaction id or tag: started before the next transaction began; in a report's kernel,
+    its pin), each as it stood then and committing nothing after, and keep the first
     ``limit``. ``latest=True`` gives the newest run of each name instead (sorted by
     name): the current status of every pipeline at a glance."""
     if status is not None and status not in STATUSES:
@@ -54,40 +56,75 @@ def runs(
             )
         found = event_log_for(catalog).latest()
         return _as(run_table(found[:limit] if limit is not None else found), read_as)
+    point = _point_of(as_of, catalog)
     found = event_log_for(catalog).runs(
         name=text("name", name),
         kind=text("kind", kind),
-        status=status,
+        status=status if point is None else None,  # a status as of the point, below
         since=None if since is None else instant_ns(since, "since"),
         until=None if until is None else instant_ns(until, "until"),
     )
-    pinned = pinned_state(get_catalog(catalog)) if as_of is None else None
-    if as_of is not None or pinned is not None:
-        found = _known_as_of(found, as_of, pinned, catalog)
+    if point is not None:
+        found = [point.as_then(r) for r in found if point.knows(r)]
+        found = [r for r in found if status is None or r.status == status]
     return _as(run_table(found[:limit] if limit is not None else found), read_as)
 
 
-def _known_as_of(
-    found: list[RunRecord], as_of: Any, pinned: CatalogState | None, catalog: str | None
-) -> list[RunRecord]:
-    """The runs of ``found`` that belong to the catalog as of ``as_of`` (or the ``pinned``
-    state): started before the first later transaction began, and committing none of the
-    later transactions."""
+@dataclass(frozen=True)
+class _Point:
+    """The run log as it was at a point of the catalog's history: runs started by ``until``
+    (ns, inclusive; None: any time), events up to it, and none of the ``later`` transactions
+    (those after the point's catalog state)."""
+
+    until: int | None
+    later: frozenset[str]
+
+    def knows(self, record: RunRecord) -> bool:
+        """True for a run started by then that committed nothing after the point's state."""
+        started = self.until is None or record.started <= self.until
+        return started and not self.later & set(record.transactions)
+
+    def as_then(self, record: RunRecord) -> RunRecord:
+        """``record`` as it stood then: still running if it ended later."""
+        if record.ended is None or self.until is None or record.ended <= self.until:
+            return record
+        return replace(
+            record,
+            status=RunStatus.RUNNING,
+            ended=None,
+            duration_ns=None,
+            error_type=None,
+            error_message=None,
+        )
+
+    def sees(self, event: Event) -> bool:
+        """True for an event that had happened by then."""
+        if self.until is not None and event.timestamp > self.until:
+            return False
+        return event.payload.get("transaction_id") not in self.later
+
+
+def _point_of(as_of: Any, catalog: str | None) -> _Point | None:
+    """The point ``as_of`` names (else the one this process is pinned to; None: neither): a
+    time is that moment; a transaction id or tag, its state while it held, that is until the
+    next transaction began."""
     import pyarrow.compute as pc
 
     cat = get_catalog(catalog)
+    pinned = pinned_state(cat) if as_of is None else None
+    if as_of is None and pinned is None:
+        return None
+    moment = pinned_moment(cat) if pinned is not None else as_of_instant(cat, as_of)
     log = log_of(cat)
     log.refresh()
     history = history_table(log)  # every transaction, whatever this process is pinned to
     if not history.num_rows:
-        return found
+        return _Point(moment, frozenset())
     last = pinned.sequence if pinned is not None else resolve_sequence(cat, as_of, "as_of")
     later = history.filter(pc.greater(history.column("sequence"), last))
-    if not later.num_rows:
-        return found
-    next_change = pc.min(later.column("start_time")).as_py()
-    changed_later = set(later.column("transaction_id").to_pylist())
-    return [r for r in found if r.started < next_change and not changed_later & set(r.transactions)]
+    if moment is None and later.num_rows:
+        moment = pc.min(later.column("start_time")).as_py() - 1
+    return _Point(moment, frozenset(later.column("transaction_id").to_pylist()))
 
 
 def lineage(
@@ -105,9 +142,14 @@ def lineage(
 
 
 def run_events(
-    run_id: str, read_as: DatasetType | str = DatasetType.PYARROW, catalog: str | None = None
+    run_id: str,
+    read_as: DatasetType | str = DatasetType.PYARROW,
+    catalog: str | None = None,
+    as_of: Any = None,
 ) -> Any:
-    """The events of one run, oldest first, one column per common and payload field."""
+    """The events of one run, oldest first, one column per common and payload field; with
+    ``as_of`` (or in a report's pinned kernel) only those that had happened by then (see
+    ``runs``)."""
     import pyarrow as pa
 
     if not isinstance(run_id, str) or not run_id:
@@ -115,6 +157,9 @@ def run_events(
     from workbench.core.events.delta import event_schema
 
     events = event_log_for(catalog).events(run_id)
+    point = _point_of(as_of, catalog)
+    if point is not None:
+        events = [e for e in events if point.sees(e)]
     table = pa.Table.from_pylist([e.row() for e in events], schema=event_schema())
     return _as(table, read_as)
 

@@ -4,20 +4,20 @@ catalog transaction committed inside it, to the run log of its catalog."""
 
 from __future__ import annotations
 
-import functools
-import json
 import logging
-import math
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
+from weakref import WeakKeyDictionary
 
 from workbench.core.base.errors import InvalidArgumentError
 from workbench.core.catalog.versions import split_key
 from workbench.core.events.model import Event, EventType, new_id, this_process
-from workbench.core.transactions.transaction import on_commit
+from workbench.core.events.spans import spanned
+from workbench.core.events.values import metric_value, parameters_json, row_count
+from workbench.core.transactions.transaction import on_change, on_commit
 
 if TYPE_CHECKING:
     from workbench.core.events.log import EventLog
@@ -28,6 +28,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 RUN_KINDS = ("pipeline", "inference", "report", "notebook", "job")
 
 _current: ContextVar[Run | None] = ContextVar("workbench_run", default=None)
+# transaction -> the runs that did its work, until it commits (or is dropped, aborted)
+_writers: WeakKeyDictionary[Transaction, list[Run]] = WeakKeyDictionary()
 
 
 def current_run() -> Run | None:
@@ -35,13 +37,33 @@ def current_run() -> Run | None:
     return _current.get()
 
 
+class _RowCount:
+    """A step's row count, checked when set (see ``values.row_count``)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, step: Step | None, owner: type) -> Any:
+        return self if step is None else step.__dict__.get(self.name)
+
+    def __set__(self, step: Step, value: Any) -> None:
+        if step.finished:
+            raise InvalidArgumentError(
+                f"Step {step.name!r} has finished and been recorded: set {self.name} inside its "
+                "with-block."
+            )
+        step.__dict__[self.name] = row_count(f"step {step.name!r}: {self.name}", value)
+
+
 class Step:
     """A step of a run; set ``rows_in`` and ``rows_out`` inside its block to record them."""
 
+    rows_in = _RowCount()
+    rows_out = _RowCount()
+
     def __init__(self, name: str):
         self.name = name
-        self.rows_in: int | None = None
-        self.rows_out: int | None = None
+        self.finished = False
 
 
 class Run:
@@ -54,6 +76,7 @@ class Run:
         self.parameters = dict(parameters)
         self.catalog = catalog
         self.started_ns = time.perf_counter_ns()
+        self.ended = False
         self._log: EventLog | None = None
 
     def emit(
@@ -75,16 +98,20 @@ class Run:
     def step(self, name: str) -> Iterator[Step]:
         """A named step: STEP_STARTED now, STEP_FINISHED (with its rows and outcome) after."""
         _text("step name", name)
+        self._require_open(f"step {name!r}")
         step = Step(name)
         self.emit(EventType.STEP_STARTED, {"name": name, "status": "running"})
         started = time.perf_counter_ns()
         outcome: dict[str, Any] = {"status": "succeeded"}
         try:
             yield step
+        except GeneratorExit:  # a generator run closed early: the step ended, nothing failed
+            raise
         except BaseException as e:
             outcome = {"status": "failed", "error_message": _brief(e)}
             raise
         finally:
+            step.finished = True
             self.emit(
                 EventType.STEP_FINISHED,
                 {
@@ -97,24 +124,34 @@ class Run:
             )
 
     def log_metric(self, name: str, value: float) -> None:
-        """Record a named number (a loss, a count, an accuracy) for this run."""
+        """Record a named number (a loss, a count, an accuracy; NaN and infinities too, as a
+        diverged loss is worth recording) for this run."""
         _text("metric name", name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        self._require_open(f"metric {name!r}")
+        self.emit(EventType.METRIC_LOGGED, {"name": name, "value": metric_value(name, value)})
+
+    def _require_open(self, what: str) -> None:
+        if self.ended:
             raise InvalidArgumentError(
-                f"log_metric({name!r}, {value!r}): a metric's value is a number (not NaN)."
+                f"Run {self.name!r} has ended, so {what} cannot be added to it: log metrics and "
+                "steps inside its with-block (or its decorated function)."
             )
-        self.emit(EventType.METRIC_LOGGED, {"name": name, "value": float(value)})
 
 
 class _RunBlock:
     """What ``dc.run(...)`` returns: a context manager giving the ``Run``, and a decorator
-    running the function as a run each time it is called."""
+    running the function as a run each time it is called (a coroutine function's run lasts
+    until its coroutine finishes, a generator function's until its iteration ends, fails or
+    is closed)."""
 
     def __init__(self, name: str, kind: str, parameters: Mapping[str, Any], catalog: str | None):
         self._args = (name, kind, parameters, catalog)
-        self._tokens: list[Any] = []
+        self._parameters = parameters_json(parameters)  # refused now, not when it runs
+        # the runs open as this block, by run: one per thread or task using it at once
+        self._open: dict[Run, AbstractContextManager[Any]] = {}
 
-    def __enter__(self) -> Run:
+    def begin(self) -> Run:
+        """Start a run: RUN_STARTED (the run is not yet current)."""
         from workbench.core.catalog.registry import catalog_name, get_catalog
 
         name, kind, parameters, catalog = self._args
@@ -124,42 +161,57 @@ class _RunBlock:
             {
                 "name": run.name,
                 "kind": run.kind,
-                "parameters": json.dumps(run.parameters, default=str, sort_keys=True),
+                "parameters": self._parameters,
                 "notebook": _notebook(),
                 **this_process(),
             },
         )
-        self._tokens.append(_current.set(run))
+        return run
+
+    @contextmanager
+    def active(self, run: Run) -> Iterator[None]:
+        """``run`` is the current run (the one commits are linked to) inside the block."""
+        token = _current.set(run)
+        try:
+            yield
+        finally:
+            _current.reset(token)
+
+    def end(self, run: Run, error: BaseException | None) -> None:
+        """End ``run``: RUN_SUCCEEDED, or RUN_FAILED with ``error`` (a generator closed before
+        its end raised nothing of its own: it succeeded)."""
+        run.ended = True
+        payload: dict[str, Any] = {"duration_ns": time.perf_counter_ns() - run.started_ns}
+        if error is None or isinstance(error, GeneratorExit):
+            run.emit(EventType.RUN_SUCCEEDED, {**payload, "status": "succeeded"})
+            return
+        run.emit(
+            EventType.RUN_FAILED,
+            {
+                **payload,
+                "status": "failed",
+                "error_type": type(error).__name__,
+                "error_message": _brief(error),
+            },
+        )
+
+    def __enter__(self) -> Run:
+        run = self.begin()
+        active = self.active(run)
+        active.__enter__()
+        self._open[run] = active
         return run
 
     def __exit__(self, kind: Any, error: BaseException | None, trace: Any) -> None:
-        run = _current.get()
-        _current.reset(self._tokens.pop())
+        run = _current.get()  # this context's innermost run: the one this block opened
         assert run is not None
-        payload: dict[str, Any] = {"duration_ns": time.perf_counter_ns() - run.started_ns}
-        if error is None:
-            run.emit(EventType.RUN_SUCCEEDED, {**payload, "status": "succeeded"})
-        else:
-            run.emit(
-                EventType.RUN_FAILED,
-                {
-                    **payload,
-                    "status": "failed",
-                    "error_type": type(error).__name__,
-                    "error_message": _brief(error),
-                },
-            )
+        self._open.pop(run).__exit__(None, None, None)
+        self.end(run, error)
 
     def __call__(self, fn: F) -> F:
         if not callable(fn):
             raise InvalidArgumentError(f"dc.run(...) decorates a function, not {fn!r}.")
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with _RunBlock(*self._args):
-                return fn(*args, **kwargs)
-
-        return wrapper  # type: ignore[return-value]
+        return spanned(fn, self)  # type: ignore[return-value]
 
 
 def run(
@@ -181,26 +233,36 @@ def run(
     return _RunBlock(name, kind, parameters or {}, catalog)
 
 
-def transaction_committed(txn: Transaction, rows: list[dict[str, Any]]) -> None:
-    """Link a committed transaction to the run open in this context (if any)."""
+def _note_writer(txn: Transaction) -> None:
+    """Note the run open in this context as one doing ``txn``'s work."""
     current = _current.get()
-    if current is None:
+    if current is not None and current not in _writers.setdefault(txn, []):
+        _writers[txn].append(current)
+
+
+def transaction_committed(txn: Transaction, rows: list[dict[str, Any]]) -> None:
+    """Link a committed transaction to the runs that did its work and to the run open in this
+    context (a run inside a transaction that commits after it ended is linked too)."""
+    linked = _writers.pop(txn, [])
+    current = _current.get()
+    if current is not None and current not in linked:
+        linked.append(current)
+    if not linked:
         return
     tables = sorted(
         {f"{r['namespace']}.{split_key(r['table_name'])[0]}" for r in rows if r["table_name"]}
     )
-    current.emit(
-        EventType.TRANSACTION_COMMITTED,
-        {
-            "transaction_id": txn.id,
-            "tables": tables,
-            "rows_added": sum(r["rows_added"] or 0 for r in rows),
-            "rows_removed": sum(r["rows_removed"] or 0 for r in rows),
-        },
-        catalog=txn.catalog_name,
-    )
+    payload = {
+        "transaction_id": txn.id,
+        "tables": tables,
+        "rows_added": sum(r["rows_added"] or 0 for r in rows),
+        "rows_removed": sum(r["rows_removed"] or 0 for r in rows),
+    }
+    for run in linked:
+        run.emit(EventType.TRANSACTION_COMMITTED, payload, catalog=txn.catalog_name)
 
 
+on_change(_note_writer)
 on_commit(transaction_committed)
 
 
@@ -210,7 +272,11 @@ def _text(what: str, value: object) -> None:
 
 
 def _brief(error: BaseException) -> str:
-    text = str(error)
+    """An error's message, at most 2000 characters (never itself an error)."""
+    try:
+        text = str(error)
+    except Exception:  # an exception whose message cannot be made
+        text = f"<{type(error).__name__}: its message could not be read>"
     return text if len(text) <= 2000 else text[:2000] + "..."
 
 

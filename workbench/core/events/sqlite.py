@@ -9,14 +9,18 @@ newer columns when opened.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-from workbench.core.events.log import RunRecord
+from workbench.core.base.json_text import finite_or_text, float_of
+from workbench.core.events.log import RunRecord, location_taken
 from workbench.core.events.model import (
     COMMON_FIELDS,
     PAYLOAD_FIELDS,
@@ -56,6 +60,7 @@ def _columns(version: int) -> list[tuple[str, str]]:
 
 _COLUMNS = _columns(SCHEMA_VERSION)
 _LISTS = {name for name, kind in _COLUMNS if kind == "list<string>"}
+_FLOATS = {name for name, kind in _COLUMNS if kind == "float64"}  # NaN would be stored as NULL
 _INSERT = (
     f"INSERT INTO events ({', '.join(_q(c) for c, _ in _COLUMNS)}) "
     f"VALUES ({', '.join('?' for _ in _COLUMNS)})"
@@ -99,7 +104,12 @@ class SqliteEventLog:
     def __init__(self, path: str | os.PathLike[str]):
         self.path = os.path.abspath(path)
         self.uri = f"sqlite://{self.path}"
-        self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+        check_location(self.path, self.uri)
+        # one connection for every thread of this process, one transaction at a time
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
+        )
         self._db.row_factory = sqlite3.Row
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -115,14 +125,16 @@ class SqliteEventLog:
     @contextmanager
     def _transaction(self, mode: str = "") -> Iterator[sqlite3.Connection]:
         """One transaction: ``IMMEDIATE`` takes the write lock first (waiting under the busy
-        timeout) so a writer never fails half-way; a plain one reads one consistent state."""
-        self._db.execute(f"BEGIN {mode}")
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+        timeout) so a writer never fails half-way; a plain one reads one consistent state. The
+        threads of this process take turns."""
+        with self._lock:
+            self._db.execute(f"BEGIN {mode}")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def _prepare(self) -> None:
         """Create the table, or migrate an older one: add the columns newer versions define."""
@@ -154,9 +166,10 @@ class SqliteEventLog:
 
     def events(self, run_id: str) -> list[Event]:
         """The events of one run, oldest first by (timestamp, event_id)."""
-        rows = self._db.execute(
-            "SELECT * FROM events WHERE run_id = ? ORDER BY timestamp, event_id", (run_id,)
-        )
+        with self._transaction() as db:
+            rows = db.execute(
+                "SELECT * FROM events WHERE run_id = ? ORDER BY timestamp, event_id", (run_id,)
+            ).fetchall()
         return [_event(row) for row in rows]
 
     def runs(
@@ -194,16 +207,41 @@ class SqliteEventLog:
         return run_records(rows, [tuple(c) for c in commits], status)
 
 
+def check_location(path: str, uri: str) -> None:
+    """Refuse a file (``uri`` names it in errors) holding something other than a run log:
+    not a SQLite database, or one with other tables or another ``events`` table. It is read
+    only: nothing in it changes."""
+    if not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return  # a new log (or a folder, which SQLite itself refuses to open)
+    try:
+        with contextlib.closing(sqlite3.connect(f"{Path(path).as_uri()}?mode=ro", uri=True)) as db:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+            columns = [r[1] for r in db.execute("PRAGMA table_info(events)")]
+    except sqlite3.DatabaseError as e:
+        raise location_taken(uri, f"is a file but not a SQLite database ({e})") from e
+    tables = [t for t in tables if not t.startswith("sqlite_")]  # SQLite's own
+    if tables == ["events"] and (
+        version > SCHEMA_VERSION  # a newer run log: opening it says to upgrade
+        or (version and set(columns) == {c for c, _ in _columns(version)})
+    ):
+        return
+    if not tables and not version:
+        return  # an empty database
+    if tables == ["events"]:
+        raise location_taken(uri, "is a SQLite database whose 'events' table is not a run log")
+    shown = ", ".join(sorted(tables)[:6]) + (", ..." if len(tables) > 6 else "")
+    held = f"other tables ({shown})" if tables else f"user_version {version}"
+    raise location_taken(uri, f"is another application's SQLite database ({held})")
+
+
 def _flat(event: Event) -> list[Any]:
     """An event as the values of the events table's columns."""
     row = event.row()
     values = [row[c] for c, _ in COMMON_FIELDS]
     for payload, fields in PAYLOAD_FIELDS[SCHEMA_VERSION].items():
         values += [(row[payload] or {}).get(name) for name, _ in fields]
-    return [
-        json.dumps(v) if c in _LISTS and v is not None else v
-        for (c, _), v in zip(_COLUMNS, values, strict=True)
-    ]
+    return [_encoded(c, v) for (c, _), v in zip(_COLUMNS, values, strict=True)]
 
 
 def _event(row: sqlite3.Row) -> Event:
@@ -216,5 +254,19 @@ def _event(row: sqlite3.Row) -> Event:
     return Event.from_row({**{c: row[c] for c, _ in COMMON_FIELDS}, payload: fields})
 
 
+def _encoded(column: str, value: Any) -> Any:
+    """A field's value as its column stores it: lists as JSON text, non-finite floats as text
+    (SQLite turns a NaN into NULL)."""
+    if value is None:
+        return None
+    if column in _LISTS:
+        return json.dumps(value)
+    return finite_or_text(value) if column in _FLOATS else value
+
+
 def _decoded(column: str, value: Any) -> Any:
-    return json.loads(value) if column in _LISTS and value is not None else value
+    if value is None:
+        return None
+    if column in _LISTS:
+        return json.loads(value)
+    return float_of(value) if column in _FLOATS else value

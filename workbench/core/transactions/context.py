@@ -31,15 +31,17 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _current: ContextVar[Transaction | None] = ContextVar("workbench_transaction", default=None)
-# catalog root -> the state its reads see and the transaction that made it (None: empty), while
-# this process reads the catalog pinned to one past state (a report's kernel)
-_pins: dict[str, tuple[CatalogState, str | None]] = {}
+# catalog root -> the state its reads see, the transaction that made it (None: empty) and the
+# moment pinned (ns; None: the state's whole span), while this process reads the catalog pinned
+# to one past state (a report's kernel)
+_pins: dict[str, tuple[CatalogState, str | None, int | None]] = {}
 
 
-def pin(catalog: Catalog, transaction_id: str | None) -> None:
+def pin(catalog: Catalog, transaction_id: str | None, moment: int | None = None) -> None:
     """Pin ``catalog``, for this process, to the state right after ``transaction_id`` (None:
     the state before its line's first transaction: the empty catalog on ``main``, a branch's
-    starting state): reads that name no ``as_of`` see that state and writes are refused, so a
+    starting state), as it was at ``moment`` (ns; None: while that state held): reads that
+    name no ``as_of`` see that state, the run log as it was then, and writes are refused, so a
     report's notebook reads exactly what its header says."""
     from workbench.core.transactions.time_travel import state_as_of
 
@@ -47,13 +49,20 @@ def pin(catalog: Catalog, transaction_id: str | None) -> None:
         state = log_of(catalog).initial_state()
     else:
         state = state_as_of(catalog, transaction_id)
-    _pins[catalog.line_key] = (state, transaction_id)
+    _pins[catalog.line_key] = (state, transaction_id, moment)
 
 
 def pinned_state(catalog: Catalog) -> CatalogState | None:
     """The state ``catalog`` is pinned to in this process (None when it is not pinned)."""
     found = _pins.get(catalog.line_key)
     return None if found is None else found[0]
+
+
+def pinned_moment(catalog: Catalog) -> int | None:
+    """The moment ``catalog`` is pinned at in this process (None: not pinned, or pinned to a
+    state for as long as it held)."""
+    found = _pins.get(catalog.line_key)
+    return None if found is None else found[2]
 
 
 def _pinned_reason(catalog: Catalog) -> str | None:

@@ -59,6 +59,21 @@ def resolve_sequence(catalog: Catalog, as_of: Any, argument: str = "as_of") -> i
     return sequence
 
 
+def as_of_instant(catalog: Catalog, as_of: Any, argument: str = "as_of") -> int | None:
+    """The moment (ns) ``as_of`` names when it is a time; None when it names a transaction or
+    tag (a state, which holds until the next transaction) or is None."""
+    if as_of is None:
+        return None
+    if isinstance(as_of, str):
+        lines = [catalog] if catalog.record is None else [catalog, catalog.trunk]
+        for line in lines:
+            log_of(line).refresh()
+            if _sequence_of_name(line, as_of) is not None:
+                return None
+        as_of = _iso_time(catalog, as_of, argument)
+    return _past_instant(as_of, argument)
+
+
 def _past_instant(as_of: Any, argument: str) -> int:
     """ns since the epoch of a time given as ``argument``, which must not be in the future."""
     moment = instant_ns(as_of, argument)

@@ -32,6 +32,7 @@ from workbench.core.base.errors import (
     WorkbenchError,
     WriteFailedError,
 )
+from workbench.core.base.json_text import standard_json
 from workbench.core.base.types import DEFAULT_ENGINE
 from workbench.core.catalog.branches import BRANCH_TABLE_MARKER, created_table_key, leased_name
 from workbench.core.catalog.folders import (
@@ -84,6 +85,16 @@ def on_commit(listener: Callable[[Transaction, list[dict[str, Any]]], None]) -> 
     run log links runs to their transactions this way, without the log knowing runs)."""
     if listener not in _commit_listeners:
         _commit_listeners.append(listener)
+
+
+_change_listeners: list[Callable[[Transaction], None]] = []
+
+
+def on_change(listener: Callable[[Transaction], None]) -> None:
+    """Call ``listener(transaction)`` each time a write records a table change in it (the run
+    log notes which run did a transaction's work this way, whenever the transaction commits)."""
+    if listener not in _change_listeners:
+        _change_listeners.append(listener)
 
 
 @dataclass
@@ -449,6 +460,8 @@ class Transaction:
             change.engines.append(engine)
         change.rows_added += added
         change.rows_removed += removed
+        for listener in _change_listeners:
+            listener(self)
 
     def describe(self, change: TableChange, details: dict[str, Any]) -> None:
         """Add facts about a table change (e.g. the model that made its columns) to its log
@@ -623,7 +636,7 @@ class Transaction:
 
 def _details_json(details: dict[str, Any]) -> str | None:
     """A table change's details as the log's JSON (None when there are none)."""
-    return json.dumps(details, sort_keys=True, default=str) if details else None
+    return standard_json(details, sort_keys=True, default=str) if details else None
 
 
 def _remove_if_empty(folder: str) -> None:
