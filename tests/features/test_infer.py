@@ -456,3 +456,23 @@ def test_inputs_as_a_list_of_columns_in_the_models_order(table):
     ]:
         with pytest.raises(dc.WorkbenchError, match=message):
             dc.infer(table, two, inputs=wrong, namespace="lab", force=True, progress=False)
+
+
+def test_a_model_naming_no_inputs_reads_the_bound_columns_by_their_names(table):
+    by_name = dc.model(lambda b: {"n": [len(t) for t in b["text"]]}, name="by_name")
+    dc.infer(table, by_name, inputs=["text"], namespace="lab", progress=False)
+    pair = dc.model(
+        lambda b: {"pair": [f"{t}/{g}" for t, g in zip(b["text"], b["lang"], strict=True)]},
+        name="pair",
+    )
+    dc.infer(table, pair, inputs=["text", "lang"], namespace="lab", progress=False)
+    unnamed = dc.model(lambda b: {"size": [len(v) for v in b["value"]]}, name="unnamed")
+    dc.infer(table, unnamed, inputs="lang", namespace="lab", progress=False)  # one: also "value"
+    mapped = dc.model(lambda b: {"upper": [t.upper() for t in b["x"]]}, name="mapped")
+    dc.infer(table, mapped, inputs={"x": "lang"}, namespace="lab", progress=False)
+    row = dc.read(table, "lab", read_as="pyarrow").sort_by("id").to_pylist()[1]
+    assert (row["n"], row["pair"]) == (len(row["text"]), f"{row['text']}/{row['lang']}")
+    assert (row["size"], row["upper"]) == (len(row["lang"]), row["lang"].upper())
+    with pytest.raises(dc.InvalidArgumentError, match="input names"):
+        dc.model(_length, inputs=5)
+    assert list(dc.model(_length, inputs="text").inputs) == ["text"]  # a name, not its letters

@@ -31,6 +31,7 @@ from workbench.core.inference.plan import (
 from workbench.core.inference.resolve import (
     bind_inputs,
     fetched_inputs,
+    named_inputs,
     resolve_model,
 )
 from workbench.core.inference.result import InferResult
@@ -104,6 +105,7 @@ def infer(
         change = txn.touch_table(target_loc.namespace, target_loc.name)  # writers queue behind
         source = open_table(loc)
         keys = _keys(source)
+        chosen = named_inputs(chosen, inputs)
         bindings = bind_inputs(chosen, inputs, source)
         fetch = fetched_inputs(chosen, bindings, source)
         target = change.table if change.entry is not None else None

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 # decoded as UTF-8); "bytes": binary values (a uri column is fetched); "value": the column's
 # values as they are.
 INPUT_KINDS = ("text", "bytes", "value")
+UNNAMED_INPUT = "value"  # the batch key of a model that names no inputs, bound to one column
 
 
 class Model(ABC):
@@ -88,14 +89,16 @@ class FunctionModel(Model):
         fn: Callable[..., Any] | type,
         name: str,
         version: str,
-        inputs: Mapping[str, str],
+        inputs: Mapping[str, str] | None,
         outputs: pa.Schema | None,
         parameters: Mapping[str, Any],
     ):
         self.fn = fn
         self.name = name
         self.version = version
-        self.inputs = dict(inputs)
+        # None: the model names no inputs; dc.infer names them after the columns it binds
+        self.inputs_named = inputs is not None
+        self.inputs = dict(inputs) if inputs is not None else {UNNAMED_INPUT: "value"}
         self.parameters = dict(parameters)
         self._outputs = outputs
         self._call: Callable[[Mapping[str, list[Any]]], Mapping[str, Any]] | None = None
@@ -110,6 +113,13 @@ class FunctionModel(Model):
         learnt = copy.copy(self)
         learnt._outputs = outputs
         return learnt
+
+    def with_inputs(self, names: Sequence[str]) -> FunctionModel:
+        """This model (which named no inputs) reading the batch keys ``names``, of kind
+        "value" (same version)."""
+        bound = copy.copy(self)
+        bound.inputs = dict.fromkeys(names, "value")
+        return bound
 
     def output_schema(self) -> pa.Schema:
         if self._outputs is None:
@@ -131,6 +141,9 @@ class FunctionModel(Model):
     def predict(self, batch: Mapping[str, list[Any]]) -> Mapping[str, Any]:
         if self._call is None:
             self.load()
+        if not self.inputs_named and len(batch) == 1 and UNNAMED_INPUT not in batch:
+            (values,) = batch.values()  # one column: also under the unnamed input's key
+            batch = {**batch, UNNAMED_INPUT: values}
         return self._call(batch)  # type: ignore[misc]
 
     def __getstate__(self) -> dict[str, Any]:
@@ -141,7 +154,7 @@ def model(
     fn: Callable[..., Any] | type,
     *,
     outputs: pa.Schema | Mapping[str, pa.DataType] | None = None,
-    inputs: Sequence[str] | Mapping[str, str] = ("value",),
+    inputs: Sequence[str] | Mapping[str, str] | None = None,
     name: str | None = None,
     version: str | None = None,
     parameters: Mapping[str, Any] | None = None,
@@ -149,7 +162,9 @@ def model(
     """A model from a function ``fn(batch, **parameters) -> {output: values}`` or a class
     whose instances (``cls(**parameters)``, made once per worker) are called the same way.
 
-    ``inputs`` names the batch's keys (kind "value", or a mapping name -> kind); ``outputs`` is
+    ``inputs`` names the batch's keys (kind "value", or a mapping name -> kind); without it
+    the batch holds the columns ``dc.infer(..., inputs=...)`` binds under their own names
+    (one column also as ``batch["value"]``), or the column ``value``. ``outputs`` is
     the Arrow schema of the result: when not given, it comes from ``fn``'s return annotation (a
     ``TypedDict`` of columns) or else from the values of the first batch ``dc.infer`` runs. The
     version defaults to a hash of ``fn``'s source and the parameters, so editing the function
@@ -164,9 +179,9 @@ def model(
             f"dc.model needs a function or a class, not {type(fn).__name__}; pass e.g. "
             "dc.model(lambda batch: {'n': [len(t) for t in batch['text']]}, ...)"
         )
-    kinds = dict(inputs) if isinstance(inputs, Mapping) else dict.fromkeys(inputs, "value")
-    unknown = {k: v for k, v in kinds.items() if v not in INPUT_KINDS}
-    if unknown or not kinds:
+    kinds = _input_kinds(inputs)
+    unknown = {k: v for k, v in (kinds or {}).items() if v not in INPUT_KINDS}
+    if unknown or kinds == {}:
         raise InvalidArgumentError(
             f"dc.model inputs {kinds!r}: give at least one input, each of kind "
             f"{', '.join(INPUT_KINDS)}"
@@ -191,6 +206,22 @@ def model(
             source = getattr(fn, "__qualname__", repr(fn))
         version = version_of(source, parameters, None if schema is None else str(schema))
     return FunctionModel(fn, label, version, kinds, schema, parameters)
+
+
+def _input_kinds(inputs: Sequence[str] | Mapping[str, str] | None) -> dict[str, str] | None:
+    """``inputs=`` as input name -> kind (None: the model names none)."""
+    if inputs is None:
+        return None
+    if isinstance(inputs, Mapping):
+        return dict(inputs)
+    if isinstance(inputs, str):
+        return {inputs: "value"}
+    if not isinstance(inputs, (list, tuple)) or not all(isinstance(n, str) and n for n in inputs):
+        raise InvalidArgumentError(
+            f"dc.model inputs={inputs!r} must list input names (strings), e.g. inputs=['text'], "
+            "or map them to kinds, e.g. inputs={'text': 'text'}."
+        )
+    return dict.fromkeys(inputs, "value")
 
 
 def _schema_of(outputs: Mapping[Any, Any]) -> pa.Schema:
