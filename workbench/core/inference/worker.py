@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.base.errors import ModelFailedError
+from workbench.core.base.errors import MediaNotFoundError, ModelFailedError
 from workbench.core.inference.plan import (
     HASH_COLUMN,
     input_column,
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from workbench.core.inference.model import FunctionModel, Model
     from workbench.core.inference.plan import PredictPlan
 
+# errors that already say what went wrong where (a failed row, a file gone): raised as they are
+_NAMED = (ModelFailedError, MediaNotFoundError)
 _loaded: dict[tuple[str, str], Model] = {}  # (name, version) -> loaded model, per process
 
 
@@ -42,15 +44,15 @@ def forget_loaded() -> None:
 
 def predict_table(model: Model, work: pa.Table, plan: PredictPlan) -> pa.Table:
     """The outputs of a loaded model for a work table, with merge keys and provenance columns;
-    a model raising becomes ``ModelFailedError`` naming the first row it fails on."""
-    batch = _inputs(work, plan)
+    a model raising (or an input it cannot be given, such as a file that is not UTF-8 text)
+    becomes ``ModelFailedError`` naming the first row it fails on."""
     try:
-        outputs = model.predict(batch)
-    except ModelFailedError:
+        outputs = model.predict(_inputs(work, plan))
+    except _NAMED:
         raise
     except Exception as e:
-        raise _failure(model, work, plan, batch, e) from e
-    return _result_table(model, work, plan, batch, outputs)
+        raise _failure(model, work, plan, e) from e
+    return _result_table(model, work, plan, outputs)
 
 
 def typed_by_first_batch(
@@ -61,25 +63,24 @@ def typed_by_first_batch(
     from workbench.core.inference.outputs import outputs_of_values
 
     first = work.slice(0, plan.batch_size)
-    batch = _inputs(first, plan)
     try:
-        outputs = model.predict(batch)
+        outputs = model.predict(_inputs(first, plan))
+    except _NAMED:
+        raise
     except Exception as e:
-        raise _failure(model, first, plan, batch, e) from e
+        raise _failure(model, first, plan, e) from e
     typed = model.with_outputs(outputs_of_values(model.name, outputs))
-    return typed, _result_table(typed, first, plan, batch, outputs)
+    return typed, _result_table(typed, first, plan, outputs)
 
 
-def _result_table(
-    model: Model, work: pa.Table, plan: PredictPlan, batch: dict[str, list[Any]], outputs: Any
-) -> pa.Table:
+def _result_table(model: Model, work: pa.Table, plan: PredictPlan, outputs: Any) -> pa.Table:
     """A batch's outputs as the result table: merge keys, outputs in their types, provenance."""
     import pyarrow as pa
 
     try:
         columns = _output_columns(model, outputs, work.num_rows)
     except Exception as e:
-        raise _failure(model, work, plan, batch, e) from e
+        raise _failure(model, work, plan, e) from e
     schema = result_schema(model, plan)
     versions = pa.array([model.version] * work.num_rows, pa.string())
     arrays = [work.column(k) for k in plan.keys] + columns + [versions, work.column(HASH_COLUMN)]
@@ -94,9 +95,22 @@ def _inputs(work: pa.Table, plan: PredictPlan) -> dict[str, list[Any]]:
         if name in plan.fetch:
             values = _fetched(values, plan.storage)
         if kind == "text":
-            values = [v.decode("utf-8") if isinstance(v, bytes) else v for v in values]
+            values = [_text(name, v) for v in values]
         batch[name] = values
     return batch
+
+
+def _text(name: str, value: Any) -> Any:
+    """A text input's value: bytes (a fetched file) decoded as UTF-8, others as they are."""
+    if not isinstance(value, bytes):
+        return value
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(
+            f"input {name!r} is not UTF-8 text (byte {value[e.start]:#04x} at {e.start}); save "
+            "the file as UTF-8"
+        ) from None
 
 
 def _fetched(uris: list[str | None], storage: Any) -> list[bytes | None]:
@@ -136,18 +150,19 @@ def _combined(array: pa.Array | pa.ChunkedArray) -> pa.Array:
     return array.combine_chunks() if hasattr(array, "combine_chunks") else array
 
 
-def _failure(
-    model: Model, work: pa.Table, plan: PredictPlan, batch: dict[str, list[Any]], error: Exception
-) -> ModelFailedError:
-    """The error for a failed batch, naming the first row the model fails on by itself."""
+def _failure(model: Model, work: pa.Table, plan: PredictPlan, error: Exception) -> ModelFailedError:
+    """The error for a failed batch, naming the first row the model fails on by itself (its
+    inputs made again for that row alone)."""
     keys = work.select(list(plan.keys)).to_pylist()
     culprit, cause = keys[0] if keys else {}, error
     if work.num_rows > 1:
         for i, key in enumerate(keys):
             try:
-                outputs = model.predict({name: values[i : i + 1] for name, values in batch.items()})
+                outputs = model.predict(_inputs(work.slice(i, 1), plan))
                 if model.outputs_known:  # a first batch's types are learnt from it
                     _output_columns(model, outputs, 1)
+            except _NAMED:
+                raise
             except Exception as e:
                 culprit, cause = key, e
                 break
