@@ -80,6 +80,28 @@ def test_a_file_a_builtin_model_cannot_read_fails_naming_the_model_and_row(
     assert tree_digest(f"{catalog.root}/media/files") == before
 
 
+@pytest.mark.parametrize(
+    "engine",
+    [
+        "local",
+        "daft",
+        pytest.param("spark", marks=pytest.mark.spark),
+        pytest.param("ray", marks=pytest.mark.ray),
+    ],
+)
+def test_a_file_deleted_after_import_is_media_not_found_on_every_engine(
+    catalog, media_folder, engine, request
+):
+    if engine in ("spark", "ray"):
+        request.getfixturevalue({"spark": "spark", "ray": "ray_cluster"}[engine])
+    dc.import_media(media_folder, "files", namespace="media")
+    (media_folder / "texts" / "ticket_03.txt").unlink()
+    before = tree_digest(f"{catalog.root}/media/files")
+    with pytest.raises(dc.MediaNotFoundError, match=r"ticket_03\.txt'?: it was moved.*prune=True"):
+        infer("text-embedding", "text", engine)
+    assert tree_digest(f"{catalog.root}/media/files") == before
+
+
 def test_a_changed_file_is_the_only_row_recomputed(catalog, media_folder):
     dc.import_media(media_folder, "files", namespace="media")
     infer("image-facts", "image")

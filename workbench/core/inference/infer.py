@@ -36,7 +36,7 @@ from workbench.core.inference.resolve import (
 )
 from workbench.core.inference.result import InferResult
 from workbench.core.inference.work import Work, scope_of, select_here, select_on_engine
-from workbench.core.inference.worker import model_failure, typed_by_first_batch
+from workbench.core.inference.worker import typed_by_first_batch, worker_error
 from workbench.core.schema.table_schema import Field, Schema
 from workbench.core.transactions.context import operation
 from workbench.core.transactions.table_versions import for_read, open_table
@@ -270,7 +270,7 @@ def _predict(
                         files.append(written)
                         advance(written.rows)
         except Exception as e:
-            failure = model_failure(e)
+            failure = worker_error(e)
             if failure is None:
                 raise
             raise failure from None

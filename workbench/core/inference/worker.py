@@ -13,7 +13,9 @@ from workbench.core.inference.plan import (
     HASH_COLUMN,
     input_column,
     result_schema,
+    uri_column,
 )
+from workbench.core.storage.fetch import MISSING_FILE
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -94,6 +96,9 @@ def _inputs(work: pa.Table, plan: PredictPlan) -> dict[str, list[Any]]:
         values = work.column(input_column(name)).to_pylist()
         if name in plan.fetch:
             values = _fetched(values, plan.storage)
+        elif name in plan.prefetched:
+            uris = work.column(uri_column(name)).to_pylist()
+            values = _refetched(values, uris, plan.storage)
         if kind == "text":
             values = [_text(name, v) for v in values]
         batch[name] = values
@@ -121,6 +126,16 @@ def _fetched(uris: list[str | None], storage: Any) -> list[bytes | None]:
     options = options_for(present[0], storage) if present else {}
     found = iter(read_many(present, options or None))
     return [next(found) if u is not None else None for u in uris]
+
+
+def _refetched(values: list[Any], uris: list[str | None], storage: Any) -> list[Any]:
+    """``values`` an engine fetched from ``uris``, with the bytes of each URI whose fetch
+    failed (a null value) read here: ``MediaNotFoundError`` when the file is gone."""
+    failed = [i for i, (v, u) in enumerate(zip(values, uris, strict=True)) if v is None and u]
+    if not failed:
+        return values
+    again = dict(zip(failed, _fetched([uris[i] for i in failed], storage), strict=True))
+    return [again.get(i, v) for i, v in enumerate(values)]
 
 
 def _output_columns(model: Model, outputs: Mapping[str, Any], rows: int) -> list[pa.Array]:
@@ -191,15 +206,17 @@ def in_batches(model: Model, work: pa.Table, plan: PredictPlan) -> Iterator[pa.T
         yield predict_table(model, work.slice(start, plan.batch_size), plan)
 
 
-def model_failure(error: BaseException) -> ModelFailedError | None:
-    """The ``ModelFailedError`` an engine wrapped in its own error (Ray and Daft keep it as a
-    cause, Spark only as text), without the engine's traceback; None for other errors."""
+def worker_error(error: BaseException) -> ModelFailedError | MediaNotFoundError | None:
+    """The ``ModelFailedError`` or ``MediaNotFoundError`` an engine wrapped in its own error
+    (Ray and Daft keep it as a cause, Spark only as text), without the engine's traceback;
+    None for other errors."""
     seen: BaseException | None = error
     while seen is not None:
-        found = _FAILURE.search(str(seen))
-        if found:
-            return ModelFailedError(found.group(0))
-        if isinstance(seen, ModelFailedError):
+        for kind, pattern in _MESSAGES:
+            found = pattern.search(str(seen))
+            if found:
+                return kind(found.group(0))
+        if isinstance(seen, _NAMED):
             return seen
         seen = seen.__cause__ or seen.__context__
     return None
@@ -208,3 +225,4 @@ def model_failure(error: BaseException) -> ModelFailedError | None:
 _FAILURE = re.compile(
     r"Model '.*?' \(version .*?\) failed on the row with key .*?where=\.\.\.", re.S
 )
+_MESSAGES = ((ModelFailedError, _FAILURE), (MediaNotFoundError, MISSING_FILE))
