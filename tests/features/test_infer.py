@@ -476,3 +476,38 @@ def test_a_model_naming_no_inputs_reads_the_bound_columns_by_their_names(table):
     with pytest.raises(dc.InvalidArgumentError, match="input names"):
         dc.model(_length, inputs=5)
     assert list(dc.model(_length, inputs="text").inputs) == ["text"]  # a name, not its letters
+
+
+def test_a_column_holds_one_models_outputs(catalog, table):
+    """A second model writing a column another model wrote is refused (its provenance would
+    describe values it did not make), naming both and the ways out; so is a model writing its
+    own input. The same model in a new version may, and a dropped column is free again."""
+    ones = dc.model(lambda b: {"n": [1] * len(b["text"])}, inputs=["text"], name="ones")
+    twos = dc.model(lambda b: {"n": [2] * len(b["text"])}, inputs=["text"], name="twos")
+    dc.infer(table, ones, namespace="lab", progress=False)
+    before = frozen(catalog)
+    with pytest.raises(dc.OutputColumnOwnedError, match=r"'n'.*'ones'.*'twos'.*outputs=.*into="):
+        dc.infer(table, twos, namespace="lab", progress=False)
+    untyped = dc.model(lambda b: {"n": [3] * len(b["text"])}, inputs=["text"], name="untyped")
+    with pytest.raises(dc.OutputColumnOwnedError, match="'ones'"):  # typed by its first batch
+        dc.infer(table, untyped, namespace="lab", progress=False)
+    dashed = dc.model(lambda b: {"p": [0] * len(b["text"])}, inputs=["text"], name="x-y")
+    dc.infer(table, dashed, namespace="lab", progress=False)
+    before = frozen(catalog)
+    alike = dc.model(lambda b: {"q": [0] * len(b["text"])}, inputs=["text"], name="x_y")
+    with pytest.raises(dc.OutputColumnOwnedError, match=r"_model_x_y.*'x-y'"):  # same provenance
+        dc.infer(table, alike, namespace="lab", progress=False)
+    echo = dc.model(lambda b: {"text": b["text"]}, inputs=["text"], name="echo")
+    with pytest.raises(dc.OutputColumnOwnedError, match="reads as input"):
+        dc.infer(table, echo, namespace="lab", progress=False)
+    assert frozen(catalog) == before
+    assert dc.infer(table, ones, namespace="lab", progress=False).rows_predicted == 0
+
+    newer = dc.model(lambda b: {"n": [10] * len(b["text"])}, inputs=["text"], name="ones")
+    assert dc.infer(table, newer, namespace="lab", progress=False).rows_predicted == 40
+    update = dc.get_table(table, "lab").schema.update(allow_incompatible_changes=True)
+    dc.alter_table(table, namespace="lab", schema_updates=update.remove_field("n"))
+    dc.infer(table, twos, namespace="lab", force=True, progress=False)
+    assert set(dc.read(table, "lab", read_as="pyarrow").column("n").to_pylist()) == {2}
+    with pytest.raises(dc.OutputColumnOwnedError, match="'twos'"):
+        dc.infer(table, ones, namespace="lab", force=True, progress=False)
