@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 from typing import TypedDict
 
@@ -511,3 +513,39 @@ def test_a_column_holds_one_models_outputs(catalog, table):
     assert set(dc.read(table, "lab", read_as="pyarrow").column("n").to_pylist()) == {2}
     with pytest.raises(dc.OutputColumnOwnedError, match="'twos'"):
         dc.infer(table, ones, namespace="lab", force=True, progress=False)
+
+
+def _slow_length(batch):
+    time.sleep(5)
+    return {"n": [len(t) for t in batch["text"]]}
+
+
+def test_a_prediction_longer_than_the_lease_keeps_it_and_commits(catalog, table, monkeypatch):
+    """A heartbeat renews the call's leases while the model runs (a 2 s lease, a 5 s model):
+    another writer of the table queues behind the call instead of taking an expired lease,
+    and both commit (the call used to end in TransactionConflictError after all its work)."""
+    monkeypatch.setenv("WORKBENCH_LEASE_SECONDS", "2")
+    slow = dc.model(_slow_length, inputs=["text"], outputs={"n": pa.int64()}, name="slow")
+    waited, failed = [], []
+
+    def other_writer() -> None:
+        time.sleep(1)
+        started = time.monotonic()
+        try:
+            dc.write(pa.table({"id": [99], "text": ["late"], "lang": ["en"]}), table, "lab")
+        except Exception as e:
+            failed.append(e)
+        waited.append(time.monotonic() - started)
+
+    writer = threading.Thread(target=other_writer)
+    writer.start()
+    try:
+        result = dc.infer(table, slow, namespace="lab", engine="local", progress=False)
+    finally:
+        writer.join()
+    assert result.rows_predicted == 40 and not failed
+    assert waited[0] > 2  # it queued past the lease time, behind the live call
+    rows = {r["id"]: r["n"] for r in dc.read(table, "lab", read_as="pyarrow").to_pylist()}
+    assert rows[99] is None and rows[3] == len("text number 3")
+    assert not [t for t in threading.enumerate() if t.name == "workbench-lease"]  # stopped
+    assert not list(Path(catalog.root, "_workbench", "leases").glob("*.json"))  # released
