@@ -549,3 +549,53 @@ def test_a_prediction_longer_than_the_lease_keeps_it_and_commits(catalog, table,
     assert rows[99] is None and rows[3] == len("text number 3")
     assert not [t for t in threading.enumerate() if t.name == "workbench-lease"]  # stopped
     assert not list(Path(catalog.root, "_workbench", "leases").glob("*.json"))  # released
+
+
+def _scaled_by(factor: int):
+    def scaled(batch):
+        return {"scaled": [len(t) * factor for t in batch["text"]]}
+
+    return scaled
+
+
+OFFSET = 0
+LOCK = threading.Lock()
+
+
+def _shifted(batch):
+    return {"shifted": [len(t) + OFFSET for t in batch["text"]]}
+
+
+def _locked(batch):
+    with LOCK:
+        return {"locked": [len(t) for t in batch["text"]]}
+
+
+def test_the_default_version_follows_closure_values_and_globals(table, monkeypatch):
+    def infer(fn, name: str) -> dc.InferResult:
+        model = fn if isinstance(fn, dc.Model) else dc.model(fn, inputs=["text"], name=name)
+        return dc.infer(table, model, namespace="lab", progress=False)
+
+    def column(name: str) -> list:
+        return dc.read(table, "lab", read_as="pyarrow").sort_by("id").column(name).to_pylist()
+
+    assert infer(_scaled_by(2), "scaled").rows_predicted == 40
+    assert infer(_scaled_by(2), "scaled").rows_skipped == 40  # the same closure value
+    assert infer(_scaled_by(3), "scaled").rows_predicted == 40  # another one
+    assert column("scaled")[1] == 3 * len("text number 1")
+
+    shifted = dc.model(_shifted, inputs=["text"], name="shifted")
+    assert infer(shifted, "").rows_predicted == 40
+    assert infer(shifted, "").rows_skipped == 40
+    monkeypatch.setattr(sys.modules[__name__], "OFFSET", 5)  # after dc.model made it
+    assert infer(shifted, "").rows_predicted == 40
+    assert column("shifted")[1] == len("text number 1") + 5
+
+    with pytest.warns(UserWarning, match=r"global 'LOCK'.*cannot be hashed.*version="):
+        locked = dc.model(_locked, inputs=["text"], name="locked")
+    with pytest.warns(UserWarning):
+        assert infer(locked, "").rows_predicted == 40
+    with pytest.warns(UserWarning):
+        assert infer(locked, "").rows_predicted == 40  # unknown state: never kept stale
+    pinned = dc.model(_locked, inputs=["text"], name="locked", version="1")
+    assert infer(pinned, "").rows_predicted == 40 and infer(pinned, "").rows_skipped == 40

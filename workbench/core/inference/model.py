@@ -12,6 +12,7 @@ import copy
 import hashlib
 import inspect
 import json
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -88,20 +89,50 @@ class FunctionModel(Model):
         self,
         fn: Callable[..., Any] | type,
         name: str,
-        version: str,
+        version: str | None,
         inputs: Mapping[str, str] | None,
         outputs: pa.Schema | None,
         parameters: Mapping[str, Any],
     ):
         self.fn = fn
         self.name = name
-        self.version = version
+        self.pinned = version is not None  # else the version follows the function's behaviour
         # None: the model names no inputs; dc.infer names them after the columns it binds
         self.inputs_named = inputs is not None
         self.inputs = dict(inputs) if inputs is not None else {UNNAMED_INPUT: "value"}
         self.parameters = dict(parameters)
         self._outputs = outputs
         self._call: Callable[[Mapping[str, list[Any]]], Mapping[str, Any]] | None = None
+        self.version = version if version is not None else self._behaviour_version()
+
+    def _behaviour_version(self) -> str:
+        """The default version: a hash of the function's behaviour (its code, closure, the
+        globals it reads; see ``inference.fingerprint``), parameters and declared outputs."""
+        from workbench.core.inference.fingerprint import fingerprint
+
+        found = fingerprint(self.fn, self.parameters)
+        if found.unstable:
+            warnings.warn(
+                f"Model {self.name!r} reads {', '.join(found.unstable)}, whose state cannot be "
+                "hashed, so its version changes on every dc.infer call and every row is "
+                "predicted again; pass dc.model(..., version='...') to pin one.",
+                stacklevel=4,
+            )
+        outputs = None if self._outputs is None else str(self._outputs)
+        return version_of(found.digest, outputs)
+
+    def current(self) -> FunctionModel:
+        """This model with its default version taken again now, so a closure value or global
+        changed since ``dc.model`` made it gives a new version (a pinned version stays)."""
+        if self.pinned:
+            return self
+        version = self._behaviour_version()
+        if version == self.version:
+            return self
+        now = copy.copy(self)
+        now.version = version
+        now._call = None  # a loaded state of the old behaviour is not reused
+        return now
 
     @property
     def outputs_known(self) -> bool:
@@ -167,8 +198,10 @@ def model(
     (one column also as ``batch["value"]``), or the column ``value``. ``outputs`` is
     the Arrow schema of the result: when not given, it comes from ``fn``'s return annotation (a
     ``TypedDict`` of columns) or else from the values of the first batch ``dc.infer`` runs. The
-    version defaults to a hash of ``fn``'s source and the parameters, so editing the function
-    makes ``dc.infer`` recompute its rows.
+    version defaults to a hash of ``fn``'s behaviour (its code, the values its closure holds
+    and the globals it reads, taken again at each ``dc.infer``) and the parameters, so editing
+    the function or a value it uses makes ``dc.infer`` recompute its rows (a value that cannot
+    be hashed makes every call recompute, with a warning; ``version=`` pins one).
     """
     import pyarrow as pa
 
@@ -199,12 +232,8 @@ def model(
         raise InvalidArgumentError("dc.model needs at least one output column")
     parameters = dict(parameters or {})
     label = name or getattr(fn, "__name__", "model")
-    if version is None:
-        try:
-            source = inspect.getsource(fn)
-        except (OSError, TypeError):  # defined in a REPL or built in: fall back to its name
-            source = getattr(fn, "__qualname__", repr(fn))
-        version = version_of(source, parameters, None if schema is None else str(schema))
+    if version is not None and (not isinstance(version, str) or not version):
+        raise InvalidArgumentError(f"dc.model version={version!r} must be a non-empty string.")
     return FunctionModel(fn, label, version, kinds, schema, parameters)
 
 

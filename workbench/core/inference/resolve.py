@@ -25,7 +25,10 @@ def use_named_models(lookup: Callable[[str], Model]) -> None:
 
 
 def resolve_model(model: Model | str) -> Model:
-    """A model object as it is, or the built-in model of that name."""
+    """A model object (a ``dc.model`` with its default version taken again now), or the
+    built-in model of that name."""
+    if isinstance(model, FunctionModel):
+        return model.current()
     if isinstance(model, Model):
         return model
     if not isinstance(model, str):
