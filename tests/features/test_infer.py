@@ -599,3 +599,59 @@ def test_the_default_version_follows_closure_values_and_globals(table, monkeypat
         assert infer(locked, "").rows_predicted == 40  # unknown state: never kept stale
     pinned = dc.model(_locked, inputs=["text"], name="locked", version="1")
     assert infer(pinned, "").rows_predicted == 40 and infer(pinned, "").rows_skipped == 40
+
+
+def _drifting(batch):
+    """Ints for the first batch (ids 0-7), text after: types a first batch cannot foresee."""
+    first = batch["text"][0] == "text number 0"
+    return {"d": [1 if first else "one"] * len(batch["text"])}
+
+
+def test_what_a_model_returns_wrongly_is_a_typed_error_that_commits_nothing(catalog, table, engine):
+    n = {"n": pa.int64()}
+    cases = [
+        (dc.model(lambda b: {"n": [1] * (len(b["text"]) + 1)}, inputs=["text"], outputs=n,
+                  name="extra"), dc.ModelFailedError, r"'n' has 2 values for 1 rows"),
+        (dc.model(lambda b: {"n": ["x"] * len(b["text"])}, inputs=["text"], outputs=n,
+                  name="strings"), dc.ModelFailedError, r"\{\"id\": 0\}.*convert 'x'"),
+        (dc.model(lambda b: {"n": None}, inputs=["text"], outputs=n, name="none"),
+         dc.ModelFailedError, "NoneType"),
+        (dc.model(lambda b: None, inputs=["text"], outputs=n, name="nothing"),
+         dc.ModelFailedError, "not a mapping"),
+        (dc.model(lambda b: {"m": [1] * len(b["text"])}, inputs=["text"], outputs=n,
+                  name="other"), dc.ModelFailedError, r"no output 'n' \(it gave \['m'\]\)"),
+        (dc.model(lambda b: {"n": None}, inputs=["text"], name="untyped_none"),
+         dc.ModelOutputsError, "no one type"),
+        (dc.model(_drifting, inputs=["text"], name="drifting"),
+         dc.ModelFailedError, r"\{\"id\": 8\}.*convert 'one'"),
+        (dc.model(lambda b: {"": [1] * len(b["text"])}, inputs=["text"], name="blank"),
+         dc.ModelOutputsError, "non-empty"),
+    ]  # fmt: skip
+    before = frozen(catalog)
+    for model, error, message in cases:
+        with pytest.raises(error, match=message):
+            dc.infer(table, model, namespace="lab", engine=engine, batch_size=8, progress=False)
+    assert frozen(catalog) == before
+    with pytest.raises(dc.InvalidArgumentError, match="own"):
+        dc.model(_length, outputs={"": pa.int64()})
+
+
+def test_where_is_checked_against_the_table_and_an_empty_choice_commits_nothing(catalog, table):
+    before = frozen(catalog)
+    for where, reason in [
+        (pc.field("nope") == 1, "No match"),
+        (pc.field("id") + 1, "must evaluate to bool"),
+        (pc.field("id") == "seven", "no kernel"),
+    ]:
+        with pytest.raises(dc.InvalidArgumentError, match=rf"cannot choose rows.*{reason}.*'id'"):
+            dc.infer(table, length_model(), namespace="lab", where=where, progress=False)
+    none = dc.infer(
+        table, length_model(), namespace="lab", where=pc.field("id") > 99, into="lab.preds",
+        progress=False,
+    )  # fmt: skip
+    assert (none.rows_predicted, none.rows_skipped, none.transaction_id) == (0, 0, None)
+    dc.create_table("blank", namespace="lab", schema=KEYED)
+    before = frozen(catalog)
+    empty = dc.infer("blank", length_model(), namespace="lab", progress=False)
+    assert (empty.rows_predicted, empty.transaction_id) == (0, None)
+    assert frozen(catalog) == before and not dc.table_exists("preds", "lab")

@@ -182,6 +182,8 @@ def test_show_media_and_plain_tables(catalog, folder):
     assert images.count("<img") == 4 and "all 4 rows" in images and "<audio" not in images
     with pytest.raises(dc.InvalidArgumentError, match="pyarrow expression"):
         dc.show("files", "media", where="kind == 'image'")
+    with pytest.raises(dc.InvalidArgumentError, match=r"cannot choose rows.*No match.*'key'"):
+        dc.show("files", "media", where=pc.field("knd") == "image")
     dc.write({"id": [1, 2], "name": ["<x>", "y"]}, "plain")
     first = dc.transactions(limit=1).column("transaction_id")[0].as_py()
     dc.write({"id": [3], "name": ["z"]}, "plain", mode="add")

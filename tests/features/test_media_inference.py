@@ -102,6 +102,31 @@ def test_a_file_deleted_after_import_is_media_not_found_on_every_engine(
     assert tree_digest(f"{catalog.root}/media/files") == before
 
 
+@pytest.mark.parametrize(
+    "engine",
+    [
+        "local",
+        "daft",
+        pytest.param("spark", marks=pytest.mark.spark),
+        pytest.param("ray", marks=pytest.mark.ray),
+    ],
+)
+def test_file_names_with_spaces_unicode_and_url_characters(catalog, tmp_path, engine, request):
+    if engine in ("spark", "ray"):
+        request.getfixturevalue({"spark": "spark", "ray": "ray_cluster"}[engine])
+    folder = tmp_path / "my files" / "naïve café"
+    folder.mkdir(parents=True)
+    texts = {"a b.txt": "hello there", "é ü 😀.txt": "good bye", "100%.txt": "all of it",
+             "q?x#y.txt": "a question", "q": "the wrong file"}  # fmt: skip
+    for name, text in texts.items():
+        (folder / name).write_text(text)
+    dc.import_media(folder, "files", namespace="media")
+    assert infer("text-embedding", "text", engine).rows_predicted == len(texts)
+    found = dc.search("files", "a question", namespace="media", k=1, read_as="pyarrow")
+    assert found["key"].to_pylist() == ["q?x#y.txt"]
+    assert "é ü 😀.txt" in repr(dc.show("files", "media"))
+
+
 def test_a_changed_file_is_the_only_row_recomputed(catalog, media_folder):
     dc.import_media(media_folder, "files", namespace="media")
     infer("image-facts", "image")

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.base.arguments import optional_whole_number, row_filter
+from workbench.core.base.arguments import optional_whole_number, row_filter, row_filter_on
 from workbench.core.base.errors import InvalidArgumentError, MergeKeyError, TableValidationError
 from workbench.core.base.progress import progress as progress_bar
 from workbench.core.catalog.folders import staging_folder
@@ -100,6 +100,7 @@ def infer(
         change = txn.touch_table(target_loc.namespace, target_loc.name)  # writers queue behind
         source = open_table(loc)
         keys = _keys(source)
+        row_filter_on("where", where, source.schema.arrow, loc.qualified)
         chosen = named_inputs(chosen, inputs)
         bindings = bind_inputs(chosen, inputs, source)
         fetch = fetched_inputs(chosen, bindings, source)

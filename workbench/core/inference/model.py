@@ -230,6 +230,11 @@ def model(
         )
     if schema is not None and not len(schema):
         raise InvalidArgumentError("dc.model needs at least one output column")
+    if schema is not None and (not all(schema.names) or len(set(schema.names)) < len(schema)):
+        raise InvalidArgumentError(
+            f"dc.model outputs {schema.names} must each have a name of their own (no empty or "
+            "repeated names): they become the table's columns."
+        )
     parameters = dict(parameters or {})
     label = name or getattr(fn, "__name__", "model")
     if version is not None and (not isinstance(version, str) or not version):
