@@ -655,3 +655,33 @@ def test_where_is_checked_against_the_table_and_an_empty_choice_commits_nothing(
     empty = dc.infer("blank", length_model(), namespace="lab", progress=False)
     assert (empty.rows_predicted, empty.transaction_id) == (0, None)
     assert frozen(catalog) == before and not dc.table_exists("preds", "lab")
+
+
+class _Unloadable:
+    """A model class whose making (its load, once per worker) fails."""
+
+    def __init__(self):
+        raise OSError("weights.bin is missing")
+
+    def __call__(self, batch):
+        return {"n": [len(t) for t in batch["text"]]}
+
+
+@pytest.mark.parametrize(
+    "engine",
+    [
+        "local",
+        "daft",
+        pytest.param("spark", marks=pytest.mark.spark),
+        pytest.param("ray", marks=pytest.mark.ray),
+    ],
+)
+def test_a_model_that_cannot_load_says_so_and_commits_nothing(catalog, table, engine, request):
+    if engine in ("spark", "ray"):
+        request.getfixturevalue({"spark": "spark", "ray": "ray_cluster"}[engine])
+    before = frozen(catalog)
+    for outputs in ({"n": pa.int64()}, None):  # loaded on the engine's workers, or here first
+        model = dc.model(_Unloadable, inputs=["text"], outputs=outputs, name="unloadable")
+        with pytest.raises(dc.ModelFailedError, match=r"'unloadable'.*to load: OSError: weights"):
+            dc.infer(table, model, namespace="lab", engine=engine, progress=False)
+    assert frozen(catalog) == before

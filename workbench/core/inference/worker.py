@@ -33,10 +33,24 @@ def loaded(model: Model) -> Model:
     (Spark reuses its Python workers across tasks, so a task finds its model here)."""
     key = (model.name, model.version)
     if key not in _loaded:
-        model.load()
+        load(model)
         _loaded.clear()  # one model per worker process: a new version replaces the old
         _loaded[key] = model
     return _loaded[key]
+
+
+def load(model: Model) -> None:
+    """``model.load()``, its failure a ``ModelFailedError`` saying the model did not load."""
+    try:
+        model.load()
+    except _NAMED:
+        raise
+    except Exception as e:
+        raise ModelFailedError(
+            f"Model {model.name!r} (version {model.version}) failed to load: "
+            f"{type(e).__name__}: {e}. Nothing was committed; fix the model (its load(), or "
+            "the class dc.model builds) and run again."
+        ) from e
 
 
 def forget_loaded() -> None:
@@ -65,6 +79,7 @@ def typed_by_first_batch(
     from workbench.core.inference.outputs import outputs_of_values
 
     first = work.slice(0, plan.batch_size)
+    load(model)
     try:
         outputs = model.predict(_inputs(first, plan))
     except _NAMED:
@@ -193,7 +208,7 @@ class BatchPredictor:
     called on batches of the work table."""
 
     def __init__(self, model: Model, plan: PredictPlan):
-        model.load()
+        load(model)
         self.model, self.plan = model, plan
 
     def __call__(self, work: pa.Table) -> pa.Table:
@@ -223,6 +238,8 @@ def worker_error(error: BaseException) -> ModelFailedError | MediaNotFoundError 
 
 
 _FAILURE = re.compile(
-    r"Model '.*?' \(version .*?\) failed on the row with key .*?where=\.\.\.", re.S
+    r"Model '.*?' \(version .*?\) failed (on the row with key .*?where=\.\.\.|to load: .*?"
+    r"and run again\.)",
+    re.S,
 )
 _MESSAGES = ((ModelFailedError, _FAILURE), (MediaNotFoundError, MISSING_FILE))
