@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 from typing import TypedDict
 
@@ -65,12 +67,12 @@ def table(catalog):
 def _fragile(batch):
     if any(t.endswith(" 17") for t in batch["text"]):
         raise ValueError("cannot read this one")
-    return {"n": [len(t) for t in batch["text"]]}
+    return {"checked": [len(t) for t in batch["text"]]}
 
 
 def fragile_model() -> dc.Model:
     """A model that fails on the row whose text ends in 17."""
-    return dc.model(_fragile, inputs=["text"], outputs={"n": pa.int64()}, name="fragile")
+    return dc.model(_fragile, inputs=["text"], outputs={"checked": pa.int64()}, name="fragile")
 
 
 def frozen(catalog) -> tuple[str, str]:
@@ -397,7 +399,7 @@ def annotated(batch) -> Shapes:
 def untyped(batch):
     texts = batch["text"]
     return {
-        "n": [len(t) for t in texts],
+        "size": [len(t) for t in texts],
         "upper": [t.upper() for t in texts],
         "vector": np.ones((len(texts), 3), dtype=np.float32),
     }
@@ -408,7 +410,7 @@ def test_a_model_without_outputs_takes_them_from_the_first_batch(table, engine):
     result = dc.infer(table, model, namespace="lab", engine=engine, batch_size=8, progress=False)
     assert result.rows_predicted == 40
     data = dc.read(table, "lab", read_as="pyarrow").sort_by("id")
-    assert data.schema.field("n").type == pa.int64()
+    assert data.schema.field("size").type == pa.int64()
     assert data.schema.field("upper").type == pa.string()
     assert pa.types.is_list(data.schema.field("vector").type)
     assert data.column("upper").to_pylist() == [t.upper() for t in data.column("text").to_pylist()]
@@ -456,3 +458,230 @@ def test_inputs_as_a_list_of_columns_in_the_models_order(table):
     ]:
         with pytest.raises(dc.WorkbenchError, match=message):
             dc.infer(table, two, inputs=wrong, namespace="lab", force=True, progress=False)
+
+
+def test_a_model_naming_no_inputs_reads_the_bound_columns_by_their_names(table):
+    by_name = dc.model(lambda b: {"n": [len(t) for t in b["text"]]}, name="by_name")
+    dc.infer(table, by_name, inputs=["text"], namespace="lab", progress=False)
+    pair = dc.model(
+        lambda b: {"pair": [f"{t}/{g}" for t, g in zip(b["text"], b["lang"], strict=True)]},
+        name="pair",
+    )
+    dc.infer(table, pair, inputs=["text", "lang"], namespace="lab", progress=False)
+    unnamed = dc.model(lambda b: {"size": [len(v) for v in b["value"]]}, name="unnamed")
+    dc.infer(table, unnamed, inputs="lang", namespace="lab", progress=False)  # one: also "value"
+    mapped = dc.model(lambda b: {"upper": [t.upper() for t in b["x"]]}, name="mapped")
+    dc.infer(table, mapped, inputs={"x": "lang"}, namespace="lab", progress=False)
+    row = dc.read(table, "lab", read_as="pyarrow").sort_by("id").to_pylist()[1]
+    assert (row["n"], row["pair"]) == (len(row["text"]), f"{row['text']}/{row['lang']}")
+    assert (row["size"], row["upper"]) == (len(row["lang"]), row["lang"].upper())
+    with pytest.raises(dc.InvalidArgumentError, match="input names"):
+        dc.model(_length, inputs=5)
+    assert list(dc.model(_length, inputs="text").inputs) == ["text"]  # a name, not its letters
+
+
+def test_a_column_holds_one_models_outputs(catalog, table):
+    """A second model writing a column another model wrote is refused (its provenance would
+    describe values it did not make), naming both and the ways out; so is a model writing its
+    own input. The same model in a new version may, and a dropped column is free again."""
+    ones = dc.model(lambda b: {"n": [1] * len(b["text"])}, inputs=["text"], name="ones")
+    twos = dc.model(lambda b: {"n": [2] * len(b["text"])}, inputs=["text"], name="twos")
+    dc.infer(table, ones, namespace="lab", progress=False)
+    before = frozen(catalog)
+    with pytest.raises(dc.OutputColumnOwnedError, match=r"'n'.*'ones'.*'twos'.*outputs=.*into="):
+        dc.infer(table, twos, namespace="lab", progress=False)
+    untyped = dc.model(lambda b: {"n": [3] * len(b["text"])}, inputs=["text"], name="untyped")
+    with pytest.raises(dc.OutputColumnOwnedError, match="'ones'"):  # typed by its first batch
+        dc.infer(table, untyped, namespace="lab", progress=False)
+    dashed = dc.model(lambda b: {"p": [0] * len(b["text"])}, inputs=["text"], name="x-y")
+    dc.infer(table, dashed, namespace="lab", progress=False)
+    before = frozen(catalog)
+    alike = dc.model(lambda b: {"q": [0] * len(b["text"])}, inputs=["text"], name="x_y")
+    with pytest.raises(dc.OutputColumnOwnedError, match=r"_model_x_y.*'x-y'"):  # same provenance
+        dc.infer(table, alike, namespace="lab", progress=False)
+    echo = dc.model(lambda b: {"text": b["text"]}, inputs=["text"], name="echo")
+    with pytest.raises(dc.OutputColumnOwnedError, match="reads as input"):
+        dc.infer(table, echo, namespace="lab", progress=False)
+    assert frozen(catalog) == before
+    assert dc.infer(table, ones, namespace="lab", progress=False).rows_predicted == 0
+
+    newer = dc.model(lambda b: {"n": [10] * len(b["text"])}, inputs=["text"], name="ones")
+    assert dc.infer(table, newer, namespace="lab", progress=False).rows_predicted == 40
+    update = dc.get_table(table, "lab").schema.update(allow_incompatible_changes=True)
+    dc.alter_table(table, namespace="lab", schema_updates=update.remove_field("n"))
+    dc.infer(table, twos, namespace="lab", force=True, progress=False)
+    assert set(dc.read(table, "lab", read_as="pyarrow").column("n").to_pylist()) == {2}
+    with pytest.raises(dc.OutputColumnOwnedError, match="'twos'"):
+        dc.infer(table, ones, namespace="lab", force=True, progress=False)
+
+
+def _slow_length(batch):
+    time.sleep(5)
+    return {"n": [len(t) for t in batch["text"]]}
+
+
+def test_a_prediction_longer_than_the_lease_keeps_it_and_commits(catalog, table, monkeypatch):
+    """A heartbeat renews the call's leases while the model runs (a 2 s lease, a 5 s model):
+    another writer of the table queues behind the call instead of taking an expired lease,
+    and both commit (the call used to end in TransactionConflictError after all its work)."""
+    monkeypatch.setenv("WORKBENCH_LEASE_SECONDS", "2")
+    slow = dc.model(_slow_length, inputs=["text"], outputs={"n": pa.int64()}, name="slow")
+    waited, failed = [], []
+
+    def other_writer() -> None:
+        time.sleep(1)
+        started = time.monotonic()
+        try:
+            dc.write(pa.table({"id": [99], "text": ["late"], "lang": ["en"]}), table, "lab")
+        except Exception as e:
+            failed.append(e)
+        waited.append(time.monotonic() - started)
+
+    writer = threading.Thread(target=other_writer)
+    writer.start()
+    try:
+        result = dc.infer(table, slow, namespace="lab", engine="local", progress=False)
+    finally:
+        writer.join()
+    assert result.rows_predicted == 40 and not failed
+    assert waited[0] > 2  # it queued past the lease time, behind the live call
+    rows = {r["id"]: r["n"] for r in dc.read(table, "lab", read_as="pyarrow").to_pylist()}
+    assert rows[99] is None and rows[3] == len("text number 3")
+    assert not [t for t in threading.enumerate() if t.name == "workbench-lease"]  # stopped
+    assert not list(Path(catalog.root, "_workbench", "leases").glob("*.json"))  # released
+
+
+def _scaled_by(factor: int):
+    def scaled(batch):
+        return {"scaled": [len(t) * factor for t in batch["text"]]}
+
+    return scaled
+
+
+OFFSET = 0
+LOCK = threading.Lock()
+
+
+def _shifted(batch):
+    return {"shifted": [len(t) + OFFSET for t in batch["text"]]}
+
+
+def _locked(batch):
+    with LOCK:
+        return {"locked": [len(t) for t in batch["text"]]}
+
+
+def test_the_default_version_follows_closure_values_and_globals(table, monkeypatch):
+    def infer(fn, name: str) -> dc.InferResult:
+        model = fn if isinstance(fn, dc.Model) else dc.model(fn, inputs=["text"], name=name)
+        return dc.infer(table, model, namespace="lab", progress=False)
+
+    def column(name: str) -> list:
+        return dc.read(table, "lab", read_as="pyarrow").sort_by("id").column(name).to_pylist()
+
+    assert infer(_scaled_by(2), "scaled").rows_predicted == 40
+    assert infer(_scaled_by(2), "scaled").rows_skipped == 40  # the same closure value
+    assert infer(_scaled_by(3), "scaled").rows_predicted == 40  # another one
+    assert column("scaled")[1] == 3 * len("text number 1")
+
+    shifted = dc.model(_shifted, inputs=["text"], name="shifted")
+    assert infer(shifted, "").rows_predicted == 40
+    assert infer(shifted, "").rows_skipped == 40
+    monkeypatch.setattr(sys.modules[__name__], "OFFSET", 5)  # after dc.model made it
+    assert infer(shifted, "").rows_predicted == 40
+    assert column("shifted")[1] == len("text number 1") + 5
+
+    with pytest.warns(UserWarning, match=r"global 'LOCK'.*cannot be hashed.*version="):
+        locked = dc.model(_locked, inputs=["text"], name="locked")
+    with pytest.warns(UserWarning):
+        assert infer(locked, "").rows_predicted == 40
+    with pytest.warns(UserWarning):
+        assert infer(locked, "").rows_predicted == 40  # unknown state: never kept stale
+    pinned = dc.model(_locked, inputs=["text"], name="locked", version="1")
+    assert infer(pinned, "").rows_predicted == 40 and infer(pinned, "").rows_skipped == 40
+
+
+def _drifting(batch):
+    """Ints for the first batch (ids 0-7), text after: types a first batch cannot foresee."""
+    first = batch["text"][0] == "text number 0"
+    return {"d": [1 if first else "one"] * len(batch["text"])}
+
+
+def test_what_a_model_returns_wrongly_is_a_typed_error_that_commits_nothing(catalog, table, engine):
+    n = {"n": pa.int64()}
+    cases = [
+        (dc.model(lambda b: {"n": [1] * (len(b["text"]) + 1)}, inputs=["text"], outputs=n,
+                  name="extra"), dc.ModelFailedError, r"'n' has 2 values for 1 rows"),
+        (dc.model(lambda b: {"n": ["x"] * len(b["text"])}, inputs=["text"], outputs=n,
+                  name="strings"), dc.ModelFailedError, r"\{\"id\": \d+\}.*convert 'x'"),
+        (dc.model(lambda b: {"n": None}, inputs=["text"], outputs=n, name="none"),
+         dc.ModelFailedError, "NoneType"),
+        (dc.model(lambda b: None, inputs=["text"], outputs=n, name="nothing"),
+         dc.ModelFailedError, "not a mapping"),
+        (dc.model(lambda b: {"m": [1] * len(b["text"])}, inputs=["text"], outputs=n,
+                  name="other"), dc.ModelFailedError, r"no output 'n' \(it gave \['m'\]\)"),
+        (dc.model(lambda b: {"n": None}, inputs=["text"], name="untyped_none"),
+         dc.ModelOutputsError, "no one type"),
+        (dc.model(_drifting, inputs=["text"], name="drifting"),
+         dc.ModelFailedError, r"\{\"id\": \d+\}.*(convert|Expected)"),
+        (dc.model(lambda b: {"": [1] * len(b["text"])}, inputs=["text"], name="blank"),
+         dc.ModelOutputsError, "non-empty"),
+    ]  # fmt: skip
+    before = frozen(catalog)
+    for model, error, message in cases:
+        with pytest.raises(error, match=message):
+            dc.infer(table, model, namespace="lab", engine=engine, batch_size=8, progress=False)
+    assert frozen(catalog) == before
+    with pytest.raises(dc.InvalidArgumentError, match="own"):
+        dc.model(_length, outputs={"": pa.int64()})
+
+
+def test_where_is_checked_against_the_table_and_an_empty_choice_commits_nothing(catalog, table):
+    before = frozen(catalog)
+    for where, reason in [
+        (pc.field("nope") == 1, "No match"),
+        (pc.field("id") + 1, "must evaluate to bool"),
+        (pc.field("id") == "seven", "no kernel"),
+    ]:
+        with pytest.raises(dc.InvalidArgumentError, match=rf"cannot choose rows.*{reason}.*'id'"):
+            dc.infer(table, length_model(), namespace="lab", where=where, progress=False)
+    none = dc.infer(
+        table, length_model(), namespace="lab", where=pc.field("id") > 99, into="lab.preds",
+        progress=False,
+    )  # fmt: skip
+    assert (none.rows_predicted, none.rows_skipped, none.transaction_id) == (0, 0, None)
+    dc.create_table("blank", namespace="lab", schema=KEYED)
+    before = frozen(catalog)
+    empty = dc.infer("blank", length_model(), namespace="lab", progress=False)
+    assert (empty.rows_predicted, empty.transaction_id) == (0, None)
+    assert frozen(catalog) == before and not dc.table_exists("preds", "lab")
+
+
+class _Unloadable:
+    """A model class whose making (its load, once per worker) fails."""
+
+    def __init__(self):
+        raise OSError("weights.bin is missing")
+
+    def __call__(self, batch):
+        return {"n": [len(t) for t in batch["text"]]}
+
+
+@pytest.mark.parametrize(
+    "engine",
+    [
+        "local",
+        "daft",
+        pytest.param("spark", marks=pytest.mark.spark),
+        pytest.param("ray", marks=pytest.mark.ray),
+    ],
+)
+def test_a_model_that_cannot_load_says_so_and_commits_nothing(catalog, table, engine, request):
+    if engine in ("spark", "ray"):
+        request.getfixturevalue({"spark": "spark", "ray": "ray_cluster"}[engine])
+    before = frozen(catalog)
+    for outputs in ({"n": pa.int64()}, None):  # loaded on the engine's workers, or here first
+        model = dc.model(_Unloadable, inputs=["text"], outputs=outputs, name="unloadable")
+        with pytest.raises(dc.ModelFailedError, match=r"'unloadable'.*to load: OSError: weights"):
+            dc.infer(table, model, namespace="lab", engine=engine, progress=False)
+    assert frozen(catalog) == before

@@ -134,6 +134,23 @@ def test_facts(catalog, folder):
     assert found["texts/review_00_positive.txt"]["text_length"] == len(review)
 
 
+def test_damaged_files_import_without_facts(catalog, folder):
+    """A WAV whose header lies (the standard library raises RuntimeError on it), a cut PNG and
+    an empty file are rows with their kind and no facts, not a failed import."""
+    wav = (folder / "audio" / "silence.wav").read_bytes()
+    lying = wav[:16] + (10**9).to_bytes(4, "little") + wav[20:]  # a 1 GB format chunk
+    (folder / "audio" / "lying.wav").write_bytes(lying)
+    png = (folder / "images" / "scene_02.png").read_bytes()
+    (folder / "images" / "cut.png").write_bytes(png[:40])
+    (folder / "empty.txt").write_bytes(b"")
+    dc.import_media(folder, "files", namespace="media")
+    found = rows()
+    assert found["audio/lying.wav"]["kind"] == "audio"
+    assert found["audio/lying.wav"]["duration_s"] is None
+    assert found["images/cut.png"]["width"] is None
+    assert (found["empty.txt"]["kind"], found["empty.txt"]["size"]) == ("other", 0)
+
+
 def test_get_and_read_many(catalog, folder):
     dc.import_media(folder, "files", namespace="media")
     found = rows()
@@ -165,6 +182,8 @@ def test_show_media_and_plain_tables(catalog, folder):
     assert images.count("<img") == 4 and "all 4 rows" in images and "<audio" not in images
     with pytest.raises(dc.InvalidArgumentError, match="pyarrow expression"):
         dc.show("files", "media", where="kind == 'image'")
+    with pytest.raises(dc.InvalidArgumentError, match=r"cannot choose rows.*No match.*'key'"):
+        dc.show("files", "media", where=pc.field("knd") == "image")
     dc.write({"id": [1, 2], "name": ["<x>", "y"]}, "plain")
     first = dc.transactions(limit=1).column("transaction_id")[0].as_py()
     dc.write({"id": [3], "name": ["z"]}, "plain", mode="add")

@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 
 import workbench as dc
+from tests.conftest import tree_digest
 from tests.notebook.test_magics import run
 from workbench.widgets import Gallery
 
@@ -40,6 +41,90 @@ def test_image_and_audio_models_read_the_files_behind_the_uris(catalog, media_fo
     assert all(r["phash"] is None for r in rows.values() if r["kind"] != "image")
     speech, silence = rows["audio/speech_00.wav"], rows["audio/silence.wav"]
     assert speech["speech_ratio"] > 0.3 > 0.1 > silence["speech_ratio"]
+
+
+@pytest.fixture
+def bad_files(catalog, media_folder: Path) -> Path:
+    """A media table of files no built-in model can read: text that is not UTF-8, an empty
+    file, a cut PNG, a WAV that is not one (imported before they were spoiled)."""
+    folder = media_folder / "unreadable"  # sorts after the readable files
+    folder.mkdir()
+    (folder / "latin.txt").write_bytes("café crème brûlée".encode("latin-1"))
+    (folder / "empty.png").write_bytes(b"")
+    whole = (media_folder / "images" / "scene_02.png").read_bytes()
+    (folder / "cut.png").write_bytes(whole[: len(whole) // 2])
+    (folder / "fake.wav").write_bytes(b"RIFF\x10\x00\x00\x00WAVEnot a wave file at all")
+    dc.import_media(media_folder, "files", namespace="media")
+    return folder
+
+
+BAD_FILES = [  # model, a file it reads, a file it cannot read, why
+    ("text-embedding", "texts/ticket_03.txt", "unreadable/latin.txt", "not UTF-8 text"),
+    ("image-facts", "images/scene_02.png", "unreadable/empty.png", "not a whole image"),
+    ("image-facts", "images/scene_02.png", "unreadable/cut.png", "not a whole image"),
+    ("image-safety", "images/scene_02.png", "unreadable/cut.png", "not a whole image"),
+    ("voice-activity", "audio/silence.wav", "unreadable/fake.wav", "PCM WAV"),
+    ("speech-to-text", "audio/silence.wav", "unreadable/empty.png", "PCM WAV"),
+]
+
+
+@pytest.mark.parametrize("engine", ["local", "daft"])
+def test_a_file_a_builtin_model_cannot_read_fails_naming_the_model_and_row(
+    catalog, bad_files, engine
+):
+    before = tree_digest(f"{catalog.root}/media/files")
+    for model, good, key, why in BAD_FILES:
+        rows = pc.field("key").isin([good, key])  # one batch, the readable row first
+        with pytest.raises(dc.ModelFailedError, match=rf"'{model}'.*\"{key}\".*{why}"):
+            dc.infer("files", model, namespace="media", where=rows, engine=engine, progress=False)
+    assert tree_digest(f"{catalog.root}/media/files") == before
+
+
+@pytest.mark.parametrize(
+    "engine",
+    [
+        "local",
+        "daft",
+        pytest.param("spark", marks=pytest.mark.spark),
+        pytest.param("ray", marks=pytest.mark.ray),
+    ],
+)
+def test_a_file_deleted_after_import_is_media_not_found_on_every_engine(
+    catalog, media_folder, engine, request
+):
+    if engine in ("spark", "ray"):
+        request.getfixturevalue({"spark": "spark", "ray": "ray_cluster"}[engine])
+    dc.import_media(media_folder, "files", namespace="media")
+    (media_folder / "texts" / "ticket_03.txt").unlink()
+    before = tree_digest(f"{catalog.root}/media/files")
+    with pytest.raises(dc.MediaNotFoundError, match=r"ticket_03\.txt'?: it was moved.*prune=True"):
+        infer("text-embedding", "text", engine)
+    assert tree_digest(f"{catalog.root}/media/files") == before
+
+
+@pytest.mark.parametrize(
+    "engine",
+    [
+        "local",
+        "daft",
+        pytest.param("spark", marks=pytest.mark.spark),
+        pytest.param("ray", marks=pytest.mark.ray),
+    ],
+)
+def test_file_names_with_spaces_unicode_and_url_characters(catalog, tmp_path, engine, request):
+    if engine in ("spark", "ray"):
+        request.getfixturevalue({"spark": "spark", "ray": "ray_cluster"}[engine])
+    folder = tmp_path / "my files" / "naïve café"
+    folder.mkdir(parents=True)
+    texts = {"a b.txt": "hello there", "é ü 😀.txt": "good bye", "100%.txt": "all of it",
+             "q?x#y.txt": "a question", "q": "the wrong file"}  # fmt: skip
+    for name, text in texts.items():
+        (folder / name).write_text(text)
+    dc.import_media(folder, "files", namespace="media")
+    assert infer("text-embedding", "text", engine).rows_predicted == len(texts)
+    found = dc.search("files", "a question", namespace="media", k=1, read_as="pyarrow")
+    assert found["key"].to_pylist() == ["q?x#y.txt"]
+    assert "é ü 😀.txt" in repr(dc.show("files", "media"))
 
 
 def test_a_changed_file_is_the_only_row_recomputed(catalog, media_folder):

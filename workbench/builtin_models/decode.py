@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from workbench.core.base.dependencies import require
+from workbench.core.media.facts import WAV_ERRORS
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -18,12 +19,20 @@ _PCM = {1: ("u1", 128.0, 128.0), 2: ("<i2", 32768.0, 0.0), 4: ("<i4", 2147483648
 
 
 def image(data: bytes) -> Image:
-    """An RGB image from encoded bytes (any format Pillow reads), turned upright per EXIF."""
+    """An RGB image from encoded bytes (any format Pillow reads), turned upright per EXIF;
+    ``ValueError`` for bytes that are not a whole image (empty, truncated, another format)."""
     pil = require("PIL.Image", "A built-in model")
     ops = require("PIL.ImageOps", "A built-in model")
-    with pil.open(io.BytesIO(bytes(data))) as opened:
-        upright = ops.exif_transpose(opened)
-        return upright.convert("RGB")
+    try:
+        with pil.open(io.BytesIO(bytes(data))) as opened:
+            upright = ops.exif_transpose(opened)
+            return upright.convert("RGB")
+    except (OSError, SyntaxError, ValueError, EOFError, pil.DecompressionBombError) as e:
+        # Pillow's plugins raise OSError (unidentified, truncated), SyntaxError (broken PNG)
+        raise ValueError(
+            f"The image models read image files; these {len(data)} bytes are not a whole image "
+            f"({type(e).__name__}: {e})."
+        ) from e
 
 
 def audio(data: bytes, rate: int) -> np.ndarray:
@@ -36,10 +45,16 @@ def audio(data: bytes, rate: int) -> np.ndarray:
                 wav.getframerate(),
             )
             frames = wav.readframes(wav.getnframes())
-    except (wave.Error, EOFError) as e:
+    except WAV_ERRORS as e:
         raise ValueError(
-            f"The audio models read PCM WAV files; these bytes are not one ({e})."
+            f"The audio models read PCM WAV files; these {len(data)} bytes are not one ({e})."
         ) from e
+    if channels < 1 or source_rate < 1:
+        raise ValueError(
+            f"This WAV file's header gives {channels} channel(s) at {source_rate} Hz; the audio "
+            "models need at least one channel and a positive sample rate."
+        )
+    frames = frames[: len(frames) - len(frames) % (width * channels)]  # a cut file: whole frames
     samples = _pcm(frames, width).reshape(-1, channels).mean(axis=1)
     return resample(samples, source_rate, rate)
 

@@ -82,3 +82,21 @@ def row_filter(name: str, value: Any) -> Any:
             f"{name}=pyarrow.compute.field('lang') == 'en'."
         )
     return value
+
+
+def row_filter_on(name: str, value: Any, schema: Any, table: str) -> None:
+    """Check that a row filter (see ``row_filter``) names columns of ``schema`` (a pyarrow
+    schema of ``table``'s rows) and is true or false for each row."""
+    if value is None:
+        return
+    import pyarrow as pa
+
+    try:
+        schema.empty_table().filter(value)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+        reason = str(e).splitlines()[0]
+        raise InvalidArgumentError(
+            f"{name}={value} cannot choose rows of {table!r} ({reason}); write a condition on "
+            f"its columns {schema.names}, e.g. {name}=pyarrow.compute.field('{schema.names[0]}')"
+            ".is_valid()."
+        ) from None

@@ -207,6 +207,10 @@ class OutputColumnTypeError(SchemaValidationError):
     """A model output would go into an existing column of another type."""
 
 
+class OutputColumnOwnedError(SchemaValidationError):
+    """A model output would overwrite a column another model wrote (or the model's own input)."""
+
+
 class ModelOutputsError(WorkbenchError, TypeError):
     """The types of a model's outputs cannot be told: ``dc.model`` was given no ``outputs=``,
     and neither the function's return annotation nor its first batch's values show them."""

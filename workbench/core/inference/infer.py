@@ -8,13 +8,8 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.base.arguments import optional_whole_number, row_filter
-from workbench.core.base.errors import (
-    InvalidArgumentError,
-    MergeKeyError,
-    OutputColumnTypeError,
-    TableValidationError,
-)
+from workbench.core.base.arguments import optional_whole_number, row_filter, row_filter_on
+from workbench.core.base.errors import InvalidArgumentError, MergeKeyError, TableValidationError
 from workbench.core.base.progress import progress as progress_bar
 from workbench.core.catalog.folders import staging_folder
 from workbench.core.catalog.tables import Location, OpenTable, locate
@@ -25,17 +20,18 @@ from workbench.core.events.runs import run
 from workbench.core.inference.plan import (
     DEFAULT_BATCH_SIZE,
     PredictPlan,
-    provenance_fields,
     result_schema,
 )
 from workbench.core.inference.resolve import (
     bind_inputs,
     fetched_inputs,
+    named_inputs,
     resolve_model,
 )
 from workbench.core.inference.result import InferResult
+from workbench.core.inference.targets import check_target, record_owners
 from workbench.core.inference.work import Work, scope_of, select_here, select_on_engine
-from workbench.core.inference.worker import model_failure, typed_by_first_batch
+from workbench.core.inference.worker import typed_by_first_batch, worker_error
 from workbench.core.schema.table_schema import Field, Schema
 from workbench.core.transactions.context import operation
 from workbench.core.transactions.table_versions import for_read, open_table
@@ -104,11 +100,14 @@ def infer(
         change = txn.touch_table(target_loc.namespace, target_loc.name)  # writers queue behind
         source = open_table(loc)
         keys = _keys(source)
+        row_filter_on("where", where, source.schema.arrow, loc.qualified)
+        chosen = named_inputs(chosen, inputs)
         bindings = bind_inputs(chosen, inputs, source)
         fetch = fetched_inputs(chosen, bindings, source)
         target = change.table if change.entry is not None else None
+        read_here = bindings if target_loc.qualified == loc.qualified else {}
         if target is not None and chosen.outputs_known:
-            _check_target(chosen, keys, target)
+            check_target(chosen, keys, target, read_here)
         with current.step("read") as step:
             scope = scope_of(chosen, source, target, keys, bindings, fetch, force)
             if folder is not None and scope.elsewhere is None:
@@ -135,7 +134,7 @@ def infer(
             if not chosen.outputs_known:  # typed by its first batch, predicted here
                 chosen, first = typed_by_first_batch(chosen, work.head, plan)
                 if target is not None:
-                    _check_target(chosen, keys, target)
+                    check_target(chosen, keys, target, read_here)
             outputs, made = _predict(runner, chosen, work, plan, progress, first, folder)
             step.rows_out = made
         with current.step("merge") as step:
@@ -143,6 +142,7 @@ def infer(
             schema = result_schema(chosen, plan)
             written = _merge(txn, outputs, schema, target_loc, keys, exists=target is not None)
             step.rows_out = written
+        record_owners(txn, change, chosen)
         txn.record(change, INFER_OPERATION, engine=runner.name)
         txn.describe(
             change,
@@ -193,35 +193,6 @@ def _keys(source: OpenTable) -> list[str]:
     return keys
 
 
-def _check_target(model: Model, keys: list[str], target: OpenTable) -> None:
-    """Refuse outputs that would land in a key column, or in a column of another type."""
-    import pyarrow as pa
-
-    from workbench.core.schema.arrow_types import same_type
-    from workbench.core.schema.evolution import storage_schema
-
-    missing = [k for k in keys if k not in target.schema.names]
-    if missing:
-        raise MergeKeyError(
-            f"Table {target.loc.qualified!r} lacks the merge key columns {missing} of the input "
-            "table; write the predictions into a table keyed the same (into=...)."
-        )
-    wanted = storage_schema(pa.schema([*model.output_schema(), *provenance_fields(model)]))
-    existing = {f.name: f.type for f in target.schema}
-    for f in wanted:
-        if f.name in keys:
-            raise OutputColumnTypeError(
-                f"Model {model.name!r} output {f.name!r} is a merge key of "
-                f"{target.loc.qualified!r}; rename the model's output."
-            )
-        if f.name in existing and not same_type(existing[f.name], f.type):
-            raise OutputColumnTypeError(
-                f"Model {model.name!r} output {f.name!r} is {f.type}, but column {f.name!r} of "
-                f"{target.loc.qualified!r} is {existing[f.name]}. Rename the output, write into "
-                "another table with into=..., or change the column's type with dc.alter_table."
-            )
-
-
 def _staging(runner: Engine, loc: Location) -> AbstractContextManager[str | None]:
     """Where the engine's workers write predictions (removed when the call ends), or None
     when the engine hands them to this process."""
@@ -268,7 +239,7 @@ def _predict(
                         files.append(written)
                         advance(written.rows)
         except Exception as e:
-            failure = model_failure(e)
+            failure = worker_error(e)
             if failure is None:
                 raise
             raise failure from None

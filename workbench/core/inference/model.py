@@ -12,6 +12,7 @@ import copy
 import hashlib
 import inspect
 import json
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 # decoded as UTF-8); "bytes": binary values (a uri column is fetched); "value": the column's
 # values as they are.
 INPUT_KINDS = ("text", "bytes", "value")
+UNNAMED_INPUT = "value"  # the batch key of a model that names no inputs, bound to one column
 
 
 class Model(ABC):
@@ -87,18 +89,50 @@ class FunctionModel(Model):
         self,
         fn: Callable[..., Any] | type,
         name: str,
-        version: str,
-        inputs: Mapping[str, str],
+        version: str | None,
+        inputs: Mapping[str, str] | None,
         outputs: pa.Schema | None,
         parameters: Mapping[str, Any],
     ):
         self.fn = fn
         self.name = name
-        self.version = version
-        self.inputs = dict(inputs)
+        self.pinned = version is not None  # else the version follows the function's behaviour
+        # None: the model names no inputs; dc.infer names them after the columns it binds
+        self.inputs_named = inputs is not None
+        self.inputs = dict(inputs) if inputs is not None else {UNNAMED_INPUT: "value"}
         self.parameters = dict(parameters)
         self._outputs = outputs
         self._call: Callable[[Mapping[str, list[Any]]], Mapping[str, Any]] | None = None
+        self.version = version if version is not None else self._behaviour_version()
+
+    def _behaviour_version(self) -> str:
+        """The default version: a hash of the function's behaviour (its code, closure, the
+        globals it reads; see ``inference.fingerprint``), parameters and declared outputs."""
+        from workbench.core.inference.fingerprint import fingerprint
+
+        found = fingerprint(self.fn, self.parameters)
+        if found.unstable:
+            warnings.warn(
+                f"Model {self.name!r} reads {', '.join(found.unstable)}, whose state cannot be "
+                "hashed, so its version changes on every dc.infer call and every row is "
+                "predicted again; pass dc.model(..., version='...') to pin one.",
+                stacklevel=4,
+            )
+        outputs = None if self._outputs is None else str(self._outputs)
+        return version_of(found.digest, outputs)
+
+    def current(self) -> FunctionModel:
+        """This model with its default version taken again now, so a closure value or global
+        changed since ``dc.model`` made it gives a new version (a pinned version stays)."""
+        if self.pinned:
+            return self
+        version = self._behaviour_version()
+        if version == self.version:
+            return self
+        now = copy.copy(self)
+        now.version = version
+        now._call = None  # a loaded state of the old behaviour is not reused
+        return now
 
     @property
     def outputs_known(self) -> bool:
@@ -110,6 +144,13 @@ class FunctionModel(Model):
         learnt = copy.copy(self)
         learnt._outputs = outputs
         return learnt
+
+    def with_inputs(self, names: Sequence[str]) -> FunctionModel:
+        """This model (which named no inputs) reading the batch keys ``names``, of kind
+        "value" (same version)."""
+        bound = copy.copy(self)
+        bound.inputs = dict.fromkeys(names, "value")
+        return bound
 
     def output_schema(self) -> pa.Schema:
         if self._outputs is None:
@@ -131,6 +172,9 @@ class FunctionModel(Model):
     def predict(self, batch: Mapping[str, list[Any]]) -> Mapping[str, Any]:
         if self._call is None:
             self.load()
+        if not self.inputs_named and len(batch) == 1 and UNNAMED_INPUT not in batch:
+            (values,) = batch.values()  # one column: also under the unnamed input's key
+            batch = {**batch, UNNAMED_INPUT: values}
         return self._call(batch)  # type: ignore[misc]
 
     def __getstate__(self) -> dict[str, Any]:
@@ -141,7 +185,7 @@ def model(
     fn: Callable[..., Any] | type,
     *,
     outputs: pa.Schema | Mapping[str, pa.DataType] | None = None,
-    inputs: Sequence[str] | Mapping[str, str] = ("value",),
+    inputs: Sequence[str] | Mapping[str, str] | None = None,
     name: str | None = None,
     version: str | None = None,
     parameters: Mapping[str, Any] | None = None,
@@ -149,11 +193,15 @@ def model(
     """A model from a function ``fn(batch, **parameters) -> {output: values}`` or a class
     whose instances (``cls(**parameters)``, made once per worker) are called the same way.
 
-    ``inputs`` names the batch's keys (kind "value", or a mapping name -> kind); ``outputs`` is
+    ``inputs`` names the batch's keys (kind "value", or a mapping name -> kind); without it
+    the batch holds the columns ``dc.infer(..., inputs=...)`` binds under their own names
+    (one column also as ``batch["value"]``), or the column ``value``. ``outputs`` is
     the Arrow schema of the result: when not given, it comes from ``fn``'s return annotation (a
     ``TypedDict`` of columns) or else from the values of the first batch ``dc.infer`` runs. The
-    version defaults to a hash of ``fn``'s source and the parameters, so editing the function
-    makes ``dc.infer`` recompute its rows.
+    version defaults to a hash of ``fn``'s behaviour (its code, the values its closure holds
+    and the globals it reads, taken again at each ``dc.infer``) and the parameters, so editing
+    the function or a value it uses makes ``dc.infer`` recompute its rows (a value that cannot
+    be hashed makes every call recompute, with a warning; ``version=`` pins one).
     """
     import pyarrow as pa
 
@@ -164,9 +212,9 @@ def model(
             f"dc.model needs a function or a class, not {type(fn).__name__}; pass e.g. "
             "dc.model(lambda batch: {'n': [len(t) for t in batch['text']]}, ...)"
         )
-    kinds = dict(inputs) if isinstance(inputs, Mapping) else dict.fromkeys(inputs, "value")
-    unknown = {k: v for k, v in kinds.items() if v not in INPUT_KINDS}
-    if unknown or not kinds:
+    kinds = _input_kinds(inputs)
+    unknown = {k: v for k, v in (kinds or {}).items() if v not in INPUT_KINDS}
+    if unknown or kinds == {}:
         raise InvalidArgumentError(
             f"dc.model inputs {kinds!r}: give at least one input, each of kind "
             f"{', '.join(INPUT_KINDS)}"
@@ -182,15 +230,32 @@ def model(
         )
     if schema is not None and not len(schema):
         raise InvalidArgumentError("dc.model needs at least one output column")
+    if schema is not None and (not all(schema.names) or len(set(schema.names)) < len(schema)):
+        raise InvalidArgumentError(
+            f"dc.model outputs {schema.names} must each have a name of their own (no empty or "
+            "repeated names): they become the table's columns."
+        )
     parameters = dict(parameters or {})
     label = name or getattr(fn, "__name__", "model")
-    if version is None:
-        try:
-            source = inspect.getsource(fn)
-        except (OSError, TypeError):  # defined in a REPL or built in: fall back to its name
-            source = getattr(fn, "__qualname__", repr(fn))
-        version = version_of(source, parameters, None if schema is None else str(schema))
+    if version is not None and (not isinstance(version, str) or not version):
+        raise InvalidArgumentError(f"dc.model version={version!r} must be a non-empty string.")
     return FunctionModel(fn, label, version, kinds, schema, parameters)
+
+
+def _input_kinds(inputs: Sequence[str] | Mapping[str, str] | None) -> dict[str, str] | None:
+    """``inputs=`` as input name -> kind (None: the model names none)."""
+    if inputs is None:
+        return None
+    if isinstance(inputs, Mapping):
+        return dict(inputs)
+    if isinstance(inputs, str):
+        return {inputs: "value"}
+    if not isinstance(inputs, (list, tuple)) or not all(isinstance(n, str) and n for n in inputs):
+        raise InvalidArgumentError(
+            f"dc.model inputs={inputs!r} must list input names (strings), e.g. inputs=['text'], "
+            "or map them to kinds, e.g. inputs={'text': 'text'}."
+        )
+    return dict.fromkeys(inputs, "value")
 
 
 def _schema_of(outputs: Mapping[Any, Any]) -> pa.Schema:

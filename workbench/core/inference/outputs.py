@@ -88,9 +88,10 @@ def outputs_of_values(model_name: str, outputs: Any) -> pa.Schema:
         )
     fields = []
     for name, values in outputs.items():
-        if not isinstance(name, str):
+        if not isinstance(name, str) or not name:
             raise ModelOutputsError(
-                f"Model {model_name!r} names an output {name!r}; output names are strings."
+                f"Model {model_name!r} names an output {name!r}; output names are non-empty "
+                "strings (they become the table's columns)."
             )
         try:
             if isinstance(values, (pa.Array, pa.ChunkedArray)):

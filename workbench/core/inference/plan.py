@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from workbench.core.storage.store import Storage
 
 INPUT_PREFIX = "__wb_in_"  # work-table column holding a model input's values
+URI_PREFIX = "__wb_uri_"  # work-table column keeping the URIs of an input the engine fetched
 HASH_COLUMN = "__wb_input_hash"  # work-table column holding each row's input hash
 DEFAULT_BATCH_SIZE = 256
 
@@ -20,6 +21,12 @@ DEFAULT_BATCH_SIZE = 256
 def input_column(name: str) -> str:
     """The work-table column that carries model input ``name``."""
     return f"{INPUT_PREFIX}{name}"
+
+
+def uri_column(name: str) -> str:
+    """The work-table column that keeps the URIs of model input ``name`` once an engine has
+    fetched their bytes into ``input_column(name)``."""
+    return f"{URI_PREFIX}{name}"
 
 
 def _sanitised(name: str) -> str:
@@ -49,12 +56,21 @@ class PredictPlan:
     fetch: tuple[str, ...] = ()  # inputs whose values are URIs to read
     storage: Storage | None = None  # reads the fetched URIs (the catalog's storage)
     key_types: dict[str, pa.DataType] = field(default_factory=dict)
+    # inputs whose bytes the engine fetched, with their URIs in ``uri_column``: a row whose
+    # fetch failed (null bytes) is read again where the model runs, so a missing file raises
+    # MediaNotFoundError on every engine
+    prefetched: tuple[str, ...] = ()
 
-    def without_fetch(self) -> PredictPlan:
-        """This plan for a work table whose URIs the engine has already fetched."""
+    def fetched_by_engine(self) -> PredictPlan:
+        """This plan for a work table whose URIs the engine has fetched (see ``prefetched``)."""
         from dataclasses import replace
 
-        return replace(self, fetch=())
+        return replace(self, fetch=(), prefetched=self.fetch)
+
+    def work_columns(self) -> list[str]:
+        """The work table's columns: keys, inputs, input hash, URIs of prefetched inputs."""
+        inputs = [input_column(i) for i in self.inputs]
+        return [*self.keys, *inputs, HASH_COLUMN, *[uri_column(i) for i in self.prefetched]]
 
 
 def result_schema(model: Model, plan: PredictPlan) -> pa.Schema:

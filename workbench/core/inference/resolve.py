@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.errors import InputColumnError, InvalidArgumentError, UnknownModelError
-from workbench.core.inference.model import Model
+from workbench.core.inference.model import FunctionModel, Model
 from workbench.core.media.columns import URI_PROPERTY
 
 if TYPE_CHECKING:
@@ -25,7 +25,10 @@ def use_named_models(lookup: Callable[[str], Model]) -> None:
 
 
 def resolve_model(model: Model | str) -> Model:
-    """A model object as it is, or the built-in model of that name."""
+    """A model object (a ``dc.model`` with its default version taken again now), or the
+    built-in model of that name."""
+    if isinstance(model, FunctionModel):
+        return model.current()
     if isinstance(model, Model):
         return model
     if not isinstance(model, str):
@@ -39,6 +42,17 @@ def resolve_model(model: Model | str) -> Model:
             "loads the built-in ones); pass a model made with dc.model(...)."
         )
     return _named_models[-1](model)
+
+
+def named_inputs(model: Model, inputs: str | Sequence[str] | Mapping[str, str] | None) -> Model:
+    """A ``dc.model`` that named no inputs, reading the columns ``inputs`` binds under their own
+    names (a dict: under its keys); other models as they are."""
+    if not isinstance(model, FunctionModel) or model.inputs_named or inputs is None:
+        return model
+    names = [inputs] if isinstance(inputs, str) else inputs
+    if not isinstance(names, (Mapping, list, tuple)) or not all(isinstance(n, str) for n in names):
+        return model  # bind_inputs says what is wrong with them
+    return model.with_inputs(list(names))
 
 
 def media_uri_column(table: OpenTable) -> str | None:

@@ -8,12 +8,14 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.base.errors import ModelFailedError
+from workbench.core.base.errors import MediaNotFoundError, ModelFailedError
 from workbench.core.inference.plan import (
     HASH_COLUMN,
     input_column,
     result_schema,
+    uri_column,
 )
+from workbench.core.storage.fetch import MISSING_FILE
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -21,6 +23,8 @@ if TYPE_CHECKING:
     from workbench.core.inference.model import FunctionModel, Model
     from workbench.core.inference.plan import PredictPlan
 
+# errors that already say what went wrong where (a failed row, a file gone): raised as they are
+_NAMED = (ModelFailedError, MediaNotFoundError)
 _loaded: dict[tuple[str, str], Model] = {}  # (name, version) -> loaded model, per process
 
 
@@ -29,10 +33,24 @@ def loaded(model: Model) -> Model:
     (Spark reuses its Python workers across tasks, so a task finds its model here)."""
     key = (model.name, model.version)
     if key not in _loaded:
-        model.load()
+        load(model)
         _loaded.clear()  # one model per worker process: a new version replaces the old
         _loaded[key] = model
     return _loaded[key]
+
+
+def load(model: Model) -> None:
+    """``model.load()``, its failure a ``ModelFailedError`` saying the model did not load."""
+    try:
+        model.load()
+    except _NAMED:
+        raise
+    except Exception as e:
+        raise ModelFailedError(
+            f"Model {model.name!r} (version {model.version}) failed to load: "
+            f"{type(e).__name__}: {e}. Nothing was committed; fix the model (its load(), or "
+            "the class dc.model builds) and run again."
+        ) from e
 
 
 def forget_loaded() -> None:
@@ -42,15 +60,15 @@ def forget_loaded() -> None:
 
 def predict_table(model: Model, work: pa.Table, plan: PredictPlan) -> pa.Table:
     """The outputs of a loaded model for a work table, with merge keys and provenance columns;
-    a model raising becomes ``ModelFailedError`` naming the first row it fails on."""
-    batch = _inputs(work, plan)
+    a model raising (or an input it cannot be given, such as a file that is not UTF-8 text)
+    becomes ``ModelFailedError`` naming the first row it fails on."""
     try:
-        outputs = model.predict(batch)
-    except ModelFailedError:
+        outputs = model.predict(_inputs(work, plan))
+    except _NAMED:
         raise
     except Exception as e:
-        raise _failure(model, work, plan, batch, e) from e
-    return _result_table(model, work, plan, batch, outputs)
+        raise _failure(model, work, plan, e) from e
+    return _result_table(model, work, plan, outputs)
 
 
 def typed_by_first_batch(
@@ -61,25 +79,25 @@ def typed_by_first_batch(
     from workbench.core.inference.outputs import outputs_of_values
 
     first = work.slice(0, plan.batch_size)
-    batch = _inputs(first, plan)
+    load(model)
     try:
-        outputs = model.predict(batch)
+        outputs = model.predict(_inputs(first, plan))
+    except _NAMED:
+        raise
     except Exception as e:
-        raise _failure(model, first, plan, batch, e) from e
+        raise _failure(model, first, plan, e) from e
     typed = model.with_outputs(outputs_of_values(model.name, outputs))
-    return typed, _result_table(typed, first, plan, batch, outputs)
+    return typed, _result_table(typed, first, plan, outputs)
 
 
-def _result_table(
-    model: Model, work: pa.Table, plan: PredictPlan, batch: dict[str, list[Any]], outputs: Any
-) -> pa.Table:
+def _result_table(model: Model, work: pa.Table, plan: PredictPlan, outputs: Any) -> pa.Table:
     """A batch's outputs as the result table: merge keys, outputs in their types, provenance."""
     import pyarrow as pa
 
     try:
         columns = _output_columns(model, outputs, work.num_rows)
     except Exception as e:
-        raise _failure(model, work, plan, batch, e) from e
+        raise _failure(model, work, plan, e) from e
     schema = result_schema(model, plan)
     versions = pa.array([model.version] * work.num_rows, pa.string())
     arrays = [work.column(k) for k in plan.keys] + columns + [versions, work.column(HASH_COLUMN)]
@@ -93,10 +111,26 @@ def _inputs(work: pa.Table, plan: PredictPlan) -> dict[str, list[Any]]:
         values = work.column(input_column(name)).to_pylist()
         if name in plan.fetch:
             values = _fetched(values, plan.storage)
+        elif name in plan.prefetched:
+            uris = work.column(uri_column(name)).to_pylist()
+            values = _refetched(values, uris, plan.storage)
         if kind == "text":
-            values = [v.decode("utf-8") if isinstance(v, bytes) else v for v in values]
+            values = [_text(name, v) for v in values]
         batch[name] = values
     return batch
+
+
+def _text(name: str, value: Any) -> Any:
+    """A text input's value: bytes (a fetched file) decoded as UTF-8, others as they are."""
+    if not isinstance(value, bytes):
+        return value
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(
+            f"input {name!r} is not UTF-8 text (byte {value[e.start]:#04x} at {e.start}); save "
+            "the file as UTF-8"
+        ) from None
 
 
 def _fetched(uris: list[str | None], storage: Any) -> list[bytes | None]:
@@ -107,6 +141,16 @@ def _fetched(uris: list[str | None], storage: Any) -> list[bytes | None]:
     options = options_for(present[0], storage) if present else {}
     found = iter(read_many(present, options or None))
     return [next(found) if u is not None else None for u in uris]
+
+
+def _refetched(values: list[Any], uris: list[str | None], storage: Any) -> list[Any]:
+    """``values`` an engine fetched from ``uris``, with the bytes of each URI whose fetch
+    failed (a null value) read here: ``MediaNotFoundError`` when the file is gone."""
+    failed = [i for i, (v, u) in enumerate(zip(values, uris, strict=True)) if v is None and u]
+    if not failed:
+        return values
+    again = dict(zip(failed, _fetched([uris[i] for i in failed], storage), strict=True))
+    return [again.get(i, v) for i, v in enumerate(values)]
 
 
 def _output_columns(model: Model, outputs: Mapping[str, Any], rows: int) -> list[pa.Array]:
@@ -136,18 +180,19 @@ def _combined(array: pa.Array | pa.ChunkedArray) -> pa.Array:
     return array.combine_chunks() if hasattr(array, "combine_chunks") else array
 
 
-def _failure(
-    model: Model, work: pa.Table, plan: PredictPlan, batch: dict[str, list[Any]], error: Exception
-) -> ModelFailedError:
-    """The error for a failed batch, naming the first row the model fails on by itself."""
+def _failure(model: Model, work: pa.Table, plan: PredictPlan, error: Exception) -> ModelFailedError:
+    """The error for a failed batch, naming the first row the model fails on by itself (its
+    inputs made again for that row alone)."""
     keys = work.select(list(plan.keys)).to_pylist()
     culprit, cause = keys[0] if keys else {}, error
     if work.num_rows > 1:
         for i, key in enumerate(keys):
             try:
-                outputs = model.predict({name: values[i : i + 1] for name, values in batch.items()})
+                outputs = model.predict(_inputs(work.slice(i, 1), plan))
                 if model.outputs_known:  # a first batch's types are learnt from it
                     _output_columns(model, outputs, 1)
+            except _NAMED:
+                raise
             except Exception as e:
                 culprit, cause = key, e
                 break
@@ -163,7 +208,7 @@ class BatchPredictor:
     called on batches of the work table."""
 
     def __init__(self, model: Model, plan: PredictPlan):
-        model.load()
+        load(model)
         self.model, self.plan = model, plan
 
     def __call__(self, work: pa.Table) -> pa.Table:
@@ -176,20 +221,25 @@ def in_batches(model: Model, work: pa.Table, plan: PredictPlan) -> Iterator[pa.T
         yield predict_table(model, work.slice(start, plan.batch_size), plan)
 
 
-def model_failure(error: BaseException) -> ModelFailedError | None:
-    """The ``ModelFailedError`` an engine wrapped in its own error (Ray and Daft keep it as a
-    cause, Spark only as text), without the engine's traceback; None for other errors."""
+def worker_error(error: BaseException) -> ModelFailedError | MediaNotFoundError | None:
+    """The ``ModelFailedError`` or ``MediaNotFoundError`` an engine wrapped in its own error
+    (Ray and Daft keep it as a cause, Spark only as text), without the engine's traceback;
+    None for other errors."""
     seen: BaseException | None = error
     while seen is not None:
-        found = _FAILURE.search(str(seen))
-        if found:
-            return ModelFailedError(found.group(0))
-        if isinstance(seen, ModelFailedError):
+        for kind, pattern in _MESSAGES:
+            found = pattern.search(str(seen))
+            if found:
+                return kind(found.group(0))
+        if isinstance(seen, _NAMED):
             return seen
         seen = seen.__cause__ or seen.__context__
     return None
 
 
 _FAILURE = re.compile(
-    r"Model '.*?' \(version .*?\) failed on the row with key .*?where=\.\.\.", re.S
+    r"Model '.*?' \(version .*?\) failed (on the row with key .*?where=\.\.\.|to load: .*?"
+    r"and run again\.)",
+    re.S,
 )
+_MESSAGES = ((ModelFailedError, _FAILURE), (MediaNotFoundError, MISSING_FILE))

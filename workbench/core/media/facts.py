@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import io
+import struct
 import wave
 from typing import Any
 
 from workbench.core.base.dependencies import require
 from workbench.core.media.columns import AUDIO, IMAGE, TEXT
 
+# what the standard library's wave module raises on bytes that are not a whole WAV file
+WAV_ERRORS = (wave.Error, EOFError, RuntimeError, struct.error)
 FACT_COLUMNS = (
     "width",
     "height",
@@ -50,7 +53,7 @@ def _audio(data: bytes) -> dict[str, Any]:
                 "sample_rate": rate,
                 "channels": clip.getnchannels(),
             }
-    except (wave.Error, EOFError):
+    except WAV_ERRORS:
         return {}
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from workbench.core.base.arguments import row_filter, text, whole_number
+from workbench.core.base.arguments import row_filter, row_filter_on, text, whole_number
 from workbench.core.base.dependencies import require
 from workbench.core.media.columns import AUDIO, IMAGE, TEXT, URI_PROPERTY
 from workbench.core.storage.fetch import options_for, read_many
@@ -92,7 +92,9 @@ def show(
     if where is None:
         data = read(table, namespace, catalog, read_as="pyarrow", as_of=as_of, limit=limit)
     else:
-        data = read(table, namespace, catalog, read_as="pyarrow", as_of=as_of).filter(where)
+        data = read(table, namespace, catalog, read_as="pyarrow", as_of=as_of)
+        row_filter_on("where", where, data.schema, f"{info.namespace}.{info.name}")
+        data = data.filter(where)
     rows = data.slice(0, limit).to_pylist()
     columns = [f.name for f in info.schema.arrow] if info.schema is not None else []
     uri_column = info.properties.get(URI_PROPERTY)

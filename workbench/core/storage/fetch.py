@@ -3,6 +3,7 @@ credentials come from the catalog whose root holds it (or from ``storage_options
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -89,3 +90,7 @@ def _missing(uri: str) -> MediaNotFoundError:
         f"No file at {uri!r}: it was moved or deleted since it was imported; re-import its "
         "folder with dc.import_media(..., prune=True) to drop rows of deleted files."
     )
+
+
+# ``_missing``'s message, found in the text of an engine's error that wrapped it
+MISSING_FILE = re.compile(r"No file at .*?: it was moved or deleted since .*?deleted files\.", re.S)

@@ -19,6 +19,7 @@ from workbench.core.base.errors import (
     TransactionConflictError,
     TransactionError,
 )
+from workbench.core.storage import leases
 from workbench.core.transactions.catalog_log import CatalogState, log_of
 from workbench.core.transactions.rollforward import settle
 from workbench.core.transactions.transaction import Transaction
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _current: ContextVar[Transaction | None] = ContextVar("workbench_transaction", default=None)
+_beating: set[str] = set()  # transactions whose leases a heartbeat renews (see ``_kept``)
 # catalog root -> the state its reads see, the transaction that made it (None: empty) and the
 # moment pinned (ns; None: the state's whole span), while this process reads the catalog pinned
 # to one past state (a report's kernel)
@@ -194,11 +196,27 @@ def operation(catalog: Catalog, message: str | None = None) -> Iterator[Transact
                 f"The open transaction is on branch {open_txn.catalog.branch!r}, so branch "
                 f"{catalog.branch!r} cannot be changed inside it; leave the block first."
             )
-        yield open_txn
+        with _kept(open_txn):
+            yield open_txn
         return
     _refuse_if_pinned(catalog)
-    with _open(Transaction(catalog, catalog_name(catalog), message)) as txn:
+    with _open(Transaction(catalog, catalog_name(catalog), message)) as txn, _kept(txn):
         yield txn
+
+
+@contextmanager
+def _kept(txn: Transaction) -> Iterator[None]:
+    """Renew the transaction's leases on a heartbeat while a call runs in it (one heartbeat
+    however calls nest; it stops before the transaction commits and releases them)."""
+    if txn.id in _beating:
+        yield
+        return
+    _beating.add(txn.id)
+    try:
+        with leases.Heartbeat(txn.renew_leases):
+            yield
+    finally:
+        _beating.discard(txn.id)
 
 
 def view(catalog: Catalog, as_of: Any = None) -> Transaction:

@@ -272,6 +272,13 @@ class Transaction:
             )
         return change
 
+    def renew_leases(self) -> None:
+        """Extend the leases this transaction holds (a heartbeat does while a call runs)."""
+        for namespace, name in list(self.changes):
+            if self.closed:
+                return
+            leases.renew(self.catalog.storage, namespace, self._leased(name), self.id)
+
     def _leased(self, name: str) -> str:
         """The name this transaction takes a table's lease under (see ``leased_name``)."""
         return leased_name(name, self.catalog.record)

@@ -1,5 +1,6 @@
 """Model inference on Daft: a class UDF whose instances each load the model once, fed batches of
-the work table; media URIs are downloaded by Daft before the UDF."""
+the work table; media URIs are downloaded by Daft before the UDF (a file Daft could not fetch
+is read again in the UDF, which raises ``MediaNotFoundError`` for it as every engine does)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.inference.plan import HASH_COLUMN, input_column, result_schema
+from workbench.core.inference.plan import input_column, result_schema, uri_column
 from workbench.core.inference.worker import BatchPredictor
 from workbench.engines.daft.write import io_config
 
@@ -30,15 +31,17 @@ def predict_frame(frame: daft.DataFrame, model: Model, plan: PredictPlan) -> Ite
     from daft import col
     from daft.functions import download
 
-    for name in plan.fetch:
+    config = io_config(plan.storage) if plan.storage is not None else None
+    for name in plan.fetch:  # a failed download is null, read again (and named) in the UDF
         uris = col(input_column(name))
-        config = io_config(plan.storage) if plan.storage is not None else None
-        frame = frame.with_column(input_column(name), download(uris, io_config=config))
+        frame = frame.with_column(uri_column(name), uris).with_column(
+            input_column(name), download(uris, on_error="null", io_config=config)
+        )
     schema = result_schema(model, plan)
     struct = daft.DataType.from_arrow_type(pa.struct(list(schema)))
-    predictor = _predictor(struct, plan.batch_size, plan.concurrency)(model, plan.without_fetch())
-    names = [*plan.keys, *[input_column(i) for i in plan.inputs], HASH_COLUMN]
-    predicted = frame.select(predictor(*[col(n) for n in names]))
+    fetched = plan.fetched_by_engine()
+    predictor = _predictor(struct, plan.batch_size, plan.concurrency)(model, fetched)
+    predicted = frame.select(predictor(*[col(n) for n in fetched.work_columns()]))
     with _without_daft_bar():
         for part in predicted.to_arrow_iter():
             yield pa.Table.from_batches([part]).select(schema.names)
@@ -68,7 +71,7 @@ def _predictor(struct: daft.DataType, batch_size: int, concurrency: int | None) 
     class Predictor:
         def __init__(self, model: Model, plan: PredictPlan):
             self.predict = BatchPredictor(model, plan)
-            self.names = [*plan.keys, *[input_column(i) for i in plan.inputs], HASH_COLUMN]
+            self.names = plan.work_columns()
 
         @daft.method.batch(return_dtype=struct, unnest=True, batch_size=batch_size)
         def __call__(self, *columns: daft.Series) -> pa.StructArray:

@@ -12,7 +12,7 @@ from workbench.core.data.datasets import from_pyarrow, to_pyarrow
 from workbench.core.data.engine import Engine
 from workbench.core.delta.data_files import Rewrite, WrittenFile, write_parts
 from workbench.core.delta.snapshot import live_table, ordered_dataset, parquet_files
-from workbench.core.inference.worker import in_batches
+from workbench.core.inference.worker import in_batches, load
 from workbench.core.schema.conform import conform
 from workbench.core.schema.merge_keys import unique_keys
 from workbench.core.schema.table_schema import Schema
@@ -92,7 +92,7 @@ class LocalEngine(Engine):
         return rewrite.delete(table, unique_keys(source, keys, name, dedupe="first"), keys)
 
     def predict(self, source: pa.Table, model: Model, plan: PredictPlan) -> Iterator[pa.Table]:
-        model.load()  # once, in this process
+        load(model)  # once, in this process
         return in_batches(model, source, plan)
 
     def sql(self, query: str, tables: Mapping[str, OpenTable]) -> pa.Table:
