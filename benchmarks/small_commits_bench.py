@@ -1,0 +1,260 @@
+"""Many small commits: a commit a minute for a day, compressed. Workbench (automatic compaction
+on, its steps included in the timings) beside DuckDB + DuckLake (default settings), in one run.
+
+Run ``python -m benchmarks.small_commits_bench [--appends 1000] [--merges 1000] [--s3 300]``.
+
+- ``appends``: that many appends of 10 rows to a new table, then reads of the whole table;
+  the same table after ``dc.optimize``; the same appends and reads on DuckLake. Also the write
+  amplification: every data file byte written, over the bytes of the final rows written once.
+- ``merges``: that many MERGEs of 10 rows (half updates, half new keys) into a 100k-row keyed
+  table (deletion vectors on), the median of the first and last 50, then reads; the same on
+  DuckLake.
+- ``s3``: on moto's S3 server, that many appends and then that many merges into a 10k-row
+  table, each followed by a read beside the same table after ``dc.optimize``.
+
+Other jobs may load the machine: compare the ratios, which come from one run, not the seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks.core_bench import DuckLake
+from benchmarks.timing import median_seconds, progress, seconds
+
+ROWS_PER_COMMIT = 10
+READ_REPEATS = 7
+SEED = 20261126
+TABLE = "events"
+
+
+def rows(ids: Any) -> Any:
+    """A batch of the benchmark's rows for integer keys ``ids``."""
+    import numpy as np
+    import pyarrow as pa
+
+    ids = np.asarray(ids, dtype=np.int64)
+    return pa.table(
+        {"id": ids, "value": ids * 0.5, "label": pa.array(ids % 1000).cast(pa.string())}
+    )
+
+
+def keyed_schema() -> Any:
+    import pyarrow as pa
+
+    import workbench as dc
+
+    return dc.Schema.of(
+        [
+            dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True),
+            dc.Field.of(pa.field("value", pa.float64())),
+            dc.Field.of(pa.field("label", pa.string())),
+        ]
+    )
+
+
+def merge_sources(existing: int, count: int) -> list[Any]:
+    """``count`` MERGE sources of 10 rows: 5 present keys (updates), 5 new ones."""
+    import numpy as np
+
+    rng = np.random.default_rng(SEED)
+    sources, next_key = [], existing
+    for _ in range(count):
+        present = rng.choice(existing, ROWS_PER_COMMIT // 2, replace=False)
+        new = np.arange(next_key, next_key + ROWS_PER_COMMIT // 2)
+        next_key += len(new)
+        sources.append(rows(np.concatenate([present, new])))
+    return sources
+
+
+def timed_loop(label: str, batches: list[Any], call: Callable[[Any], Any]) -> list[float]:
+    """Seconds each ``call(batch)`` takes, in order."""
+    return [seconds(lambda b=b: call(b)) for b in progress(batches, len(batches), label)]
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def ms(value: float) -> str:
+    return f"{value * 1000:8.2f} ms"
+
+
+def folder_bytes(root: str, storage: Any | None = None) -> int:
+    """Bytes of every Parquet data file under a table folder (removed ones too: nothing is
+    vacuumed during the benchmark), locally or through a catalog's storage."""
+    if storage is not None:
+        return sum(e["size"] for e in storage.list("") if e["path"].endswith(".parquet"))
+    total = 0
+    for folder, _, files in os.walk(root):
+        total += sum(os.path.getsize(Path(folder, f)) for f in files if f.endswith(".parquet"))
+    return total
+
+
+class Report:
+    """Lines of ``name  workbench  other  ratio``, printed as they come."""
+
+    def line(self, name: str, ours: float, theirs: float | None = None, note: str = "") -> None:
+        other = ms(theirs) if theirs is not None else " " * 11
+        ratio = f"{ours / theirs:6.2f}x" if theirs else "       "
+        print(f"{name:<52} {ms(ours)} {other} {ratio} {note}", flush=True)
+
+
+def read_seconds(dc: Any, catalog: str | None = None) -> float:
+    return median_seconds(
+        lambda: dc.read(TABLE, catalog=catalog, read_as=dc.DatasetType.PYARROW), READ_REPEATS
+    )
+
+
+def ducklake(folder: str) -> DuckLake:
+    """A DuckLake catalog in a new subfolder of ``folder``."""
+    root = Path(folder, "lake")
+    root.mkdir()
+    return DuckLake(root)
+
+
+def appends(count: int, report: Report) -> None:
+    import workbench as dc
+
+    batches = [rows(range(i * ROWS_PER_COMMIT, (i + 1) * ROWS_PER_COMMIT)) for i in range(count)]
+    with tempfile.TemporaryDirectory() as folder:
+        dc.init_local(Path(folder, "wb"))
+        took = timed_loop("workbench appends", batches, lambda b: dc.write(b, TABLE))
+        lake = ducklake(folder)
+        lake.create_log(batches[0])
+        theirs = timed_loop("ducklake appends", batches[1:], lake.append_log)
+        report.line(
+            f"{count} appends of 10 rows: median append",
+            statistics.median(took),
+            statistics.median(theirs),
+        )
+        report.line(
+            "   ... p99 append (compaction steps included)",
+            percentile(took, 0.99),
+            percentile(theirs, 0.99),
+        )
+        files = _file_count(dc)
+        report.line(
+            f"   then read the {count * ROWS_PER_COMMIT}-row table",
+            read_seconds(dc),
+            median_seconds(lake.read_log, READ_REPEATS),
+            f"({files} files)",
+        )
+        uri = dc.get_table(TABLE).uri
+        written = folder_bytes(uri)
+        final = dc.read(TABLE, read_as=dc.DatasetType.PYARROW)
+        dc.write(final, "once")
+        once = folder_bytes(dc.get_table("once").uri)
+        dc.optimize(TABLE)
+        optimized = read_seconds(dc)
+        report.line("   the same table after dc.optimize", optimized)
+        print(
+            f"   write amplification: {written / once:.2f}x ({written:,} bytes written, "
+            f"{once:,} for the final rows written once)",
+            flush=True,
+        )
+
+
+def _file_count(dc: Any) -> int:
+    from workbench.core.catalog.tables import locate
+    from workbench.core.transactions.table_versions import open_table
+
+    return len(open_table(locate(TABLE, None, None)).files)
+
+
+def merges(count: int, report: Report) -> None:
+    import workbench as dc
+
+    base = rows(range(100_000))
+    sources = merge_sources(100_000, count)
+    with tempfile.TemporaryDirectory() as folder:
+        dc.init_local(Path(folder, "wb"))
+        dc.write(base, TABLE, schema=keyed_schema())
+        took = timed_loop("workbench merges", sources, lambda s: dc.write(s, TABLE, mode="merge"))
+        lake = ducklake(folder)
+        lake.write(base)
+        theirs = timed_loop("ducklake merges", sources, lake.merge)
+        report.line(
+            f"{count} MERGEs of 10 rows into 100k keyed rows: median",
+            statistics.median(took),
+            statistics.median(theirs),
+        )
+        first, last = statistics.median(took[:50]), statistics.median(took[-50:])
+        report.line("   ... first 50 merges' median", first, statistics.median(theirs[:50]))
+        report.line(
+            "   ... last 50 merges' median",
+            last,
+            statistics.median(theirs[-50:]),
+            f"(last/first {last / first:.2f}x)",
+        )
+        report.line("   ... p99 merge", percentile(took, 0.99), percentile(theirs, 0.99))
+        files = _file_count(dc)
+        report.line(
+            "   then read the table",
+            read_seconds(dc),
+            median_seconds(lake.read_arrow, READ_REPEATS),
+            f"({files} files)",
+        )
+        dc.optimize(TABLE)
+        report.line("   the same table after dc.optimize", read_seconds(dc))
+
+
+def on_s3(count: int, report: Report) -> None:
+    import workbench as dc
+    from workbench.testing import LocalS3
+
+    with LocalS3() as s3:
+        for kind in ("appends", "merges"):
+            root = f"s3://{s3.new_bucket()}/lake"
+            dc.init({"lake": dc.Catalog(dc.CatalogProperties(root, s3.options))}, default="lake")
+            if kind == "appends":
+                batches = [rows(range(i * 10, (i + 1) * 10)) for i in range(count)]
+                timed_loop("s3 appends", batches, lambda b: dc.write(b, TABLE))
+            else:
+                dc.write(rows(range(10_000)), TABLE, schema=keyed_schema())
+                sources = merge_sources(10_000, count)
+                timed_loop("s3 merges", sources, lambda s: dc.write(s, TABLE, mode="merge"))
+            files = _file_count(dc)
+            lived = read_seconds(dc)
+            dc.optimize(TABLE)
+            optimized = read_seconds(dc)
+            report.line(
+                f"moto S3: {count} {kind} of 10 rows, then a read",
+                lived,
+                optimized,
+                f"({files} files; beside the optimized table)",
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--appends", type=int, default=1000)
+    parser.add_argument("--merges", type=int, default=1000)
+    parser.add_argument("--s3", type=int, default=300)
+    args = parser.parse_args()
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{'':<52} {'workbench':>11} {'other':>11} {'ratio':>7}")
+    report = Report()
+    started = time.monotonic()
+    if args.appends:
+        appends(args.appends, report)
+    if args.merges:
+        merges(args.merges, report)
+    if args.s3:
+        on_s3(args.s3, report)
+    print(
+        f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+        f"{time.monotonic() - started:.0f} s"
+    )
+
+
+if __name__ == "__main__":
+    main()
