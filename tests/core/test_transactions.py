@@ -278,7 +278,8 @@ def test_log_is_compacted_and_read_incrementally(catalog, monkeypatch):
 
     monkeypatch.setattr(txlog, "COMPACT_EVERY", 10)
     for i in range(25):
-        dc.write(pd.DataFrame({"id": [i]}), f"t{i % 3}", mode="append" if i >= 3 else "create")
+        mode = "append" if i >= 3 else "create"
+        dc.write(pd.DataFrame({"id": [i]}), f"t{i % 3}", mode=mode, auto_compact=False)
     log_dir = os.path.join(catalog.root, "_workbench", "transactions", "_delta_log")
     assert any(f.endswith(".checkpoint.parquet") for f in os.listdir(log_dir))
     fresh = txlog.TransactionLog(catalog)  # a cold reader sees the same state

@@ -96,8 +96,10 @@ def test_catalog_browser_shows_the_tables_of_the_branch_picked(catalog):
 
 
 def test_history_browser_pages_filters_and_shows_a_selected_rows_detail(catalog):
-    for i in range(25):
-        dc.write(pd.DataFrame({"id": [i]}), "log", mode="append" if i else "create")
+    for i in range(25):  # 27 transactions in all: no compaction between them
+        dc.write(
+            pd.DataFrame({"id": [i]}), "log", mode="append" if i else "create", auto_compact=False
+        )
     seed()
     log = dc.transactions(read_as=dc.DatasetType.PANDAS)
     history = HistoryBrowser(page_size=10)

@@ -19,6 +19,7 @@ from workbench.core.base.types import (
     TableReadOptimizationLevel,
 )
 from workbench.core.delta.commits import PURGE_SHARE_PROPERTY
+from workbench.core.delta.compaction_plan import check_settings as check_compaction_settings
 from workbench.core.schema.table_schema import Schema
 
 RECORDS_PER_COMPACTED_FILE = 4_000_000
@@ -143,6 +144,13 @@ def _positive_count(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InvalidArgumentError(f"Table property {name} is a count of 1 or more, not {value!r}.")
     return value
+
+
+def check_configuration(schema: Schema, configuration: Mapping[str, str]) -> None:
+    """Raise for table properties the table cannot use: a read optimization level its merge
+    keys do not allow, compaction settings that are no numbers."""
+    check_read_optimization(schema, configuration)
+    check_compaction_settings(configuration)
 
 
 def check_read_optimization(schema: Schema, configuration: Mapping[str, str]) -> None:

@@ -25,7 +25,8 @@ from workbench.core.base.errors import (
     UnsupportedFeatureError,
 )
 from workbench.core.base.types import DEFAULT_ENGINE, DatasetType
-from workbench.core.delta.data_files import Rewrite
+from workbench.core.delta.data_files import Rewrite, write_parts
+from workbench.core.delta.snapshot import live_table
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -136,6 +137,12 @@ class Engine(ABC):
             f"The {self.name} engine does not run models; use engine='daft', 'ray', 'spark' "
             "or 'local'."
         )
+
+    def compact(self, table: OpenTable, files: list[DataFile]) -> list[WrittenFile]:
+        """The live rows of ``files`` (a table's files, in write order) written again into the
+        table folder as few files, in the same order: what a compaction step writes. In this
+        process by default; engines with workers write them there."""
+        return write_parts(live_table(table, files), table.schema, table.uri)
 
     def predict_files(
         self, source: Any, model: Model, plan: PredictPlan, schema: pa.Schema, folder: str

@@ -119,27 +119,30 @@ def _naive_timestamps(t: Any) -> bool:
     return any(_naive_timestamps(t.field(i).type) for i in range(t.num_fields))
 
 
-def add_action(relative_path: str, written: WrittenFile, modified_ms: int) -> dict[str, Any]:
-    """An ``add`` action for a file in the table folder."""
+def add_action(
+    relative_path: str, written: WrittenFile, modified_ms: int, data_change: bool = True
+) -> dict[str, Any]:
+    """An ``add`` action for a file in the table folder (``data_change`` False: its rows were
+    in the table already, as a compaction's are)."""
     return {
         "add": {
             "path": relative_path,
             "partitionValues": {},
             "size": written.size,
             "modificationTime": modified_ms,
-            "dataChange": True,
+            "dataChange": data_change,
             "stats": written.stats,
         }
     }
 
 
-def remove_action(file: DataFile) -> dict[str, Any]:
+def remove_action(file: DataFile, data_change: bool = True) -> dict[str, Any]:
     """A ``remove`` action for a file of the table's current version (with its deletion
     vector: a file and its vector are removed together)."""
     remove = {
         "path": file.path,
         "deletionTimestamp": now_ms(),
-        "dataChange": True,
+        "dataChange": data_change,
         "extendedFileMetadata": True,
         "partitionValues": {},
         "size": file.size,

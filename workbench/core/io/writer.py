@@ -29,7 +29,7 @@ from workbench.core.catalog.content_types import (
 )
 from workbench.core.catalog.descriptions import WriteResult
 from workbench.core.catalog.properties import (
-    check_read_optimization,
+    check_configuration,
     decode_reader_types,
     default_consistency,
 )
@@ -107,6 +107,7 @@ def write(
     lifecycle_state: LifecycleState | str | None = None,
     content_types: Iterable[ContentType | str] | None = None,
     branch: str | None = None,
+    auto_compact: bool = True,
 ) -> WriteResult:
     """Write a dataset to a table (its current version, or ``table_version``) in ``mode``; on
     any failure the table is left as it was.
@@ -114,10 +115,13 @@ def write(
     Modes AUTO and CREATE create a missing table or version (schemaless when ``schema=None``
     is given, accepting only ``content_types`` when given; a new version inherits the table's
     properties); the others need it to exist. ``branch`` writes on that branch (default: the
-    current branch, see ``dc.branch``)."""
+    current branch, see ``dc.branch``). ``auto_compact=False`` skips the compaction the commit
+    would be followed by (the table's ``delta.autoOptimize.autoCompact`` turns it off for
+    good)."""
     mode = _parse_mode(mode)
     check_dedupe(dedupe)
     flag("auto_create_namespace", auto_create_namespace)
+    flag("auto_compact", auto_compact)
     properties, own, lifecycle = version_arguments(
         table_properties, table_version_properties, lifecycle_state
     )
@@ -132,6 +136,7 @@ def write(
     incoming = engine.schema(source)
     with operation(loc.catalog) as txn:
         txn.require_writable()
+        txn.auto_compact = txn.auto_compact and auto_compact
         target = for_write(txn, loc, table_version, mode, mode in CREATING_MODES)
         loc = target.loc
         change = txn.touch_table(loc.namespace, loc.name)  # queue behind another writer
@@ -152,7 +157,7 @@ def write(
                     stage_new_schemaless_table(txn, change, properties)
                     return _write_schemaless(txn, change, to_pyarrow(data), TableWriteMode.ADD, fmt)
             plan = plan_new(loc, incoming, declared, mode, properties)
-            check_read_optimization(plan.schema, properties)
+            check_configuration(plan.schema, properties)
             return _write_new_table(txn, change, engine, source, plan, properties)
         if mode is TableWriteMode.CREATE:
             raise TableAlreadyExistsError(

@@ -20,7 +20,7 @@ from workbench.core.base.errors import (
 from workbench.core.base.types import LifecycleState
 from workbench.core.catalog.properties import (
     DESCRIPTION_PROPERTY,
-    check_read_optimization,
+    check_configuration,
 )
 from workbench.core.catalog.tables import locate
 from workbench.core.catalog.versions import (
@@ -98,7 +98,7 @@ def alter_table(
                     f"Table {loc.qualified!r} is schemaless, so it has no schema to update."
                 )
             plan = _plan(opened.schema, schema_updates, loc.qualified)
-        check_read_optimization(plan.schema, {**opened.properties, **properties})
+        check_configuration(plan.schema, {**opened.properties, **properties})
         with staged_or_undone(txn, change, "the table was not changed"):
             stage_schema_and_properties(txn, change, plan, properties)
         txn.record(change, "ALTER_TABLE")

@@ -19,10 +19,11 @@ from workbench.core.catalog.folders import (
 )
 from workbench.core.catalog.registry import Catalog, main_catalog
 from workbench.core.catalog.tables import locate
+from workbench.core.data.engine import get_engine
 from workbench.core.delta.commits import commit_key
-from workbench.core.delta.data_files import Rewrite, write_parts
+from workbench.core.delta.compaction_plan import CompactionSettings
+from workbench.core.delta.data_files import Rewrite
 from workbench.core.delta.deletion_vectors import vector_files_of
-from workbench.core.delta.snapshot import live_table
 from workbench.core.ops.branches import (
     branch_needs,
     branch_writers_held,
@@ -31,8 +32,6 @@ from workbench.core.ops.branches import (
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.context import operation
 from workbench.core.transactions.staging import staged_or_undone
-
-SMALL_FILE_BYTES = 64 * 1024**2  # files below this size are compacted together
 
 
 def optimize(
@@ -45,13 +44,14 @@ def optimize(
     with operation(loc.catalog, f"optimize {loc.qualified}") as txn:
         change = txn.touch_existing(loc.namespace, loc.name, f"optimize {loc.qualified!r}")
         files = change.table.files
-        small = [f for f in files if f.size < SMALL_FILE_BYTES or f.deletion_vector]
+        target = CompactionSettings.of(change.table.properties).target_size
+        small = [f for f in files if f.size < target or f.deletion_vector]
         if len(small) < 2 and not any(f.deletion_vector for f in small):
             return {"numFilesAdded": 0, "numFilesRemoved": 0}
         with staged_or_undone(txn, change, "the table was not changed") as made:
-            rows = live_table(change.table, small)
-            made.append(Rewrite(write_parts(rows, change.table.schema, change.table.uri), small))
-            txn.stage(change, made[0])
+            written = get_engine(DEFAULT_ENGINE).compact(change.table, small)
+            made.append(Rewrite(written, small))
+            txn.stage(change, made[0], in_place_of=small[0].modified)
         txn.record(change, "OPTIMIZE", engine=DEFAULT_ENGINE)
     return {
         "numFilesAdded": len(made[0].written),

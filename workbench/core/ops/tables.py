@@ -21,7 +21,7 @@ from workbench.core.catalog.content_types import (
     parse_content_types,
 )
 from workbench.core.catalog.descriptions import TableInfo, TableRef
-from workbench.core.catalog.properties import check_read_optimization
+from workbench.core.catalog.properties import check_configuration
 from workbench.core.catalog.registry import catalog_name, get_catalog
 from workbench.core.catalog.tables import OpenTable, locate, namespace_name
 from workbench.core.catalog.versions import (
@@ -103,7 +103,7 @@ def create_table(
             stage_new_schemaless_table(txn, change, configuration)
         else:
             declared = to_storage(Schema.of(schema))
-            check_read_optimization(declared, configuration)
+            check_configuration(declared, configuration)
             stage_new_table(txn, change, declared, configuration)
         txn.record(change, "CREATE_TABLE")
     return get_table(table, loc.namespace, catalog, table_version=target.loc.version_name)

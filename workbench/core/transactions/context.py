@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from workbench.core.base.arguments import seconds, text, whole_number
+from workbench.core.base.arguments import flag, seconds, text, whole_number
 from workbench.core.base.errors import (
     HistoricTransactionError,
     InvalidArgumentError,
@@ -120,18 +120,21 @@ def transaction(
     *,
     catalog: str | None = None,
     branch: str | None = None,
+    auto_compact: bool = True,
 ) -> AbstractContextManager[Transaction]:
     """A block run as one catalog transaction on ``catalog_name`` (or ``catalog=``; the default
     catalog when neither is given): ``with dc.transaction("lake", commit_message="..."):``.
     Calls inside it without ``catalog=`` use its catalog, on its ``branch`` (the current one by
     default). With ``as_of`` it reads the catalog as it was then, read-only. A transaction
     opened inside another is independent of it (it commits or aborts on its own), as in
-    DeltaCAT."""
+    DeltaCAT. ``auto_compact=False`` skips the compaction of the tables it changed after it
+    commits (see the tables' ``delta.autoOptimize.autoCompact``)."""
     from workbench.core.catalog.registry import catalog_name as name_of
     from workbench.core.catalog.registry import lookup_catalog
     from workbench.core.transactions.time_travel import state_as_of
 
     text("commit_message", commit_message)
+    flag("auto_compact", auto_compact)
     if catalog_name is not None and catalog is not None and catalog_name != catalog:
         raise InvalidArgumentError(
             f"transaction() got catalog_name={catalog_name!r} and catalog={catalog!r}; name one."
@@ -149,6 +152,7 @@ def transaction(
         enclosing=_current.get(),
         read_only_reason=None if as_of is not None else _pinned_reason(cat),
     )
+    txn.auto_compact = auto_compact
     return _open(txn)
 
 
@@ -162,6 +166,14 @@ def cross_catalog_transaction(
     cat = get_catalog(catalog)
     _refuse_if_pinned(cat)
     return _open(Transaction(cat, catalog_name(cat), commit_message), scoped=False)
+
+
+def independent(
+    catalog: Catalog, name: str, commit_message: str | None = None
+) -> AbstractContextManager[Transaction]:
+    """A new transaction on ``catalog`` (called ``name``), whatever transaction is open around
+    it: for upkeep that runs after a commit (compaction), never joining another's."""
+    return _open(Transaction(catalog, name, commit_message), scoped=False)
 
 
 def _attempt(commit_message: str | None, catalog: str | None, since_ns: int | None) -> Transaction:

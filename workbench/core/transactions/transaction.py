@@ -160,6 +160,7 @@ class Transaction:
         self.namespace_changes: dict[str, str] = {}
         self.details: dict[str, Any] = {}  # facts about the whole transaction, in every row
         self.closed = False
+        self.auto_compact = True  # compact the tables it changed once it commits
         self._last_ms = 0
 
     # ----------------------------------------------------------------------------- what it sees
@@ -208,9 +209,10 @@ class Transaction:
                 "`with dc.transaction(as_of=...)` block to write."
             )
 
-    def touch_table(self, namespace: str, name: str) -> TableChange:
-        """Prepare to change a table: take its lease (queueing behind another writer), then
-        base the change on the table's newest committed version."""
+    def touch_table(self, namespace: str, name: str, queue: bool = True) -> TableChange:
+        """Prepare to change a table: take its lease (queueing behind another writer; without
+        ``queue``, ``TransactionConflictError`` at once when another holds it), then base the
+        change on the table's newest committed version."""
         from workbench.core.catalog.tables import empty_table, locate_key
         from workbench.core.transactions.opening import committed_table
 
@@ -229,14 +231,20 @@ class Transaction:
         self._refuse_tables_of_enclosing(key)
         self.wanted.add(key)
         with self.catalog.writing():
-            leases.acquire(
-                self.catalog.storage,
-                namespace,
-                self._leased(name),
-                self.id,
-                self.since_ns,
-                holding=bool(self.changes),
-            )
+            if not queue:
+                if not leases.try_acquire(
+                    self.catalog.storage, namespace, self._leased(name), self.id, self.since_ns
+                ):
+                    raise self._conflict(f"table {namespace}.{name} is being written")
+            else:
+                leases.acquire(
+                    self.catalog.storage,
+                    namespace,
+                    self._leased(name),
+                    self.id,
+                    self.since_ns,
+                    holding=bool(self.changes),
+                )
         try:
             self._catch_up()
             latest = log_of(self.catalog).state.tables.get(key)
@@ -402,26 +410,31 @@ class Transaction:
         rewrite: Rewrite | None = None,
         metadata: dict[str, Any] | None = None,
         protocol: dict[str, Any] | None = None,
+        *,
+        in_place_of: int | None = None,
     ) -> None:
         """Add a write's files (and removals, metadata, protocol) to a table change; reads in
-        this transaction see them from now on."""
+        this transaction see them from now on. ``in_place_of``: the rewrite moves rows without
+        changing any (Delta's ``dataChange: false``), and its files take the place in write
+        order of files written at that time (ms)."""
         actions = TableActions(protocol, metadata)
+        data_change = in_place_of is None
         if rewrite is not None:
             for old in rewrite.removed:
                 staged = change.actions.adds.pop(old.path, None)
                 if staged is None:
-                    actions.removes[old.path] = remove_action(old)
+                    actions.removes[old.path] = remove_action(old, data_change)
                 else:  # a file this transaction added and now replaces: it was never visible
                     change.superseded += [w for w in change.written if w.uri == old.absolute]
             for kept in rewrite.vectored:  # the file stays; its vector replaces the old one
                 if kept.file.path not in change.actions.adds:
                     actions.removes[kept.file.path] = remove_action(kept.file)
                 actions.adds[kept.file.path] = kept_add_action(kept.file, kept.vector)
-            modified = self._next_ms()
+            modified = self._next_ms() if data_change else in_place_of
             base = change.table.uri.rstrip("/") + "/"
             for written in rewrite.written:
                 relative = written.uri[len(base) :] if written.uri.startswith(base) else written.uri
-                actions.adds[relative] = add_action(relative, written, modified)
+                actions.adds[relative] = add_action(relative, written, modified, data_change)
             change.written += rewrite.made()
         self.stage_actions(change, actions)
 
