@@ -138,7 +138,7 @@ class OpenTable:
     @property
     def storage_options(self) -> dict[str, str] | None:
         """Options for reaching the catalog's storage (credentials, endpoint)."""
-        return self.loc.catalog.properties.storage_options or None
+        return self.loc.catalog.storage.delta_options
 
     @property
     def schemaless(self) -> bool:

@@ -84,24 +84,23 @@ class DeltaEventLog:
         self.location = uri if "://" in uri else os.path.abspath(uri)
         scheme, _, rest = self.location.rpartition("://")
         self.uri = f"delta+{scheme}://{rest}" if scheme else f"delta://{self.location}"
-        self._options = storage_options
         self._storage = Storage(self.location, dict(storage_options or {}))
-        self._table = self._open()
+        with self._storage.access_errors():  # a store that is down: typed, and fast
+            self._table = self._open()
         self._head = self._table.version()  # the newest version this process knows of
         self._snapshot: _Snapshot | None = None
 
     def _open(self) -> DeltaTable:
         """The table, created if missing and migrated if older than this schema version."""
-        if not DeltaTable.is_deltatable(self.location, self._options):
+        options = self._storage.delta_options
+        if not DeltaTable.is_deltatable(self.location, options):
             try:
-                created = DeltaTable.create(
-                    self.location, event_schema(), storage_options=self._options
-                )
+                created = DeltaTable.create(self.location, event_schema(), storage_options=options)
                 _set_version(created)
             except DeltaError:
-                if not DeltaTable.is_deltatable(self.location, self._options):
+                if not DeltaTable.is_deltatable(self.location, options):
                     raise  # not a lost race with another process creating it
-        table = DeltaTable(self.location, storage_options=self._options)
+        table = DeltaTable(self.location, storage_options=options)
         # No property: created by a process that has not set it yet (or died first); migrating
         # such a table again is harmless.
         found = int(table.metadata().configuration.get(VERSION_PROPERTY, "1"))
@@ -120,9 +119,11 @@ class DeltaEventLog:
         kept = self._snapshot
         if kept is not None and version == kept.version + 1:
             self._snapshot = kept.extended(version, data)
-        if version % COMPACT_EVERY == 0 and self._commit_compaction(self._compaction()):
-            self._table.update_incremental()
-            self._table.create_checkpoint()
+        if version % COMPACT_EVERY == 0:
+            with self._storage.access_errors():
+                if self._commit_compaction(self._compaction()):
+                    self._table.update_incremental()
+                    self._table.create_checkpoint()
 
     def _commit(self, data: pa.Table, rows: list[dict]) -> int:
         """Write ``data`` as a part and commit it at the next free version; that version."""
@@ -202,8 +203,9 @@ class DeltaEventLog:
                 kept = _Snapshot(kept.version + 1, kept.parts)
             else:
                 kept = None
-        self._table.update_incremental()
-        self._snapshot = _Snapshot(self._table.version(), [self._table.to_pyarrow_table()])
+        with self._storage.access_errors():
+            self._table.update_incremental()
+            self._snapshot = _Snapshot(self._table.version(), [self._table.to_pyarrow_table()])
         self._head = max(self._head, self._snapshot.version)
         return self._snapshot
 
