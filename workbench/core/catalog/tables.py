@@ -79,7 +79,12 @@ class Location:
 
 def locate(table: str, namespace: str | None = None, catalog: str | None = None) -> Location:
     """Validate names and resolve the catalog of a table (its version 1; see ``versions``)."""
-    cat = get_catalog(catalog)
+    return locate_in(get_catalog(catalog), table, namespace)
+
+
+def locate_in(cat: Catalog, table: str, namespace: str | None = None) -> Location:
+    """Validate names and place a table in a catalog object (a line of it: main or a branch),
+    registered or not."""
     loc = Location(
         cat,
         catalog_name(cat),
