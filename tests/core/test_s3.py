@@ -404,3 +404,15 @@ def test_retry_and_timeout_options_override_the_fail_fast_defaults():
     for option, value in (("max_retries", "many"), ("retry_timeout", "10 parsecs")):
         with pytest.raises(dc.InvalidArgumentError, match=option):
             dc.CatalogProperties("s3://bucket/lake", {option: value})
+
+
+def test_a_spark_read_with_a_secret_the_store_refuses_is_a_typed_error(spark, checking_s3):
+    root = f"s3://{checking_s3.new_bucket()}/lake"
+    good = checking_s3.options
+    dc.init({"default": dc.Catalog(dc.CatalogProperties(root, good))})
+    dc.write(pa.table({"id": [1, 2]}), "t")
+    assert spark.read.format("workbench").load("default.t").count() == 2
+    wrong = {**good, "AWS_SECRET_ACCESS_KEY": "wrong"}
+    dc.init({"default": dc.Catalog(dc.CatalogProperties(root, wrong))})
+    with pytest.raises(dc.StorageUnreachableError, match="credentials"):
+        spark.read.format("workbench").load("default.t")

@@ -50,6 +50,11 @@ def test_read_mistakes_are_workbench_errors_raised_before_spark_plans(spark, cat
     given_schema = spark.read.format("workbench").schema("id long")  # Spark asks no schema()
     with pytest.raises(dc.TableNotFoundError, match="does not exist"):
         given_schema.load("default.missing")
+    dc.write(pa.table({"id": [3]}), "t", mode="replace")
+    dc.vacuum(retain=0)
+    with pytest.raises(dc.TableVersionNotFoundError, match=r"dc\.vacuum removed") as raised:
+        spark.read.format("workbench").option("version", "0").load("default.t")
+    assert_plain(raised.value)
 
 
 def test_each_form_of_a_point_in_time_reads_that_state(spark, catalog):

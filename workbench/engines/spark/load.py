@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.catalog.branches import MAIN
+from workbench.core.catalog.tables import vacuumed
 from workbench.engines.spark.datasource import line_for, open_requested, trunk_for
 from workbench.engines.spark.source_options import NAME, read_options
 from workbench.engines.spark.worker_errors import workbench_errors
@@ -64,7 +65,12 @@ def _checked_branch(reader: DataFrameReader, path: Any) -> str:
         options["paths" if isinstance(path, list | tuple) else "path"] = str(path)
     request = read_options(options)
     line = line_for(request, trunk_for(request))
-    open_requested(request, line)
+    opened = open_requested(request, line)
+    if opened.files:  # one request: a store that refuses, or a vacuumed version, fails now
+        try:
+            opened.loc.catalog.storage.check_readable(opened.files[0].absolute)
+        except FileNotFoundError as e:
+            raise vacuumed(opened, e) from e
     return line.branch
 
 
