@@ -4,13 +4,14 @@ Options (``source_options``): the table as the load/save path (``namespace.table
 ``catalog.namespace.table``), ``catalog`` (a catalog name) or ``root`` (a catalog folder,
 instead of the catalogs), ``branch``, and for reads ``tableVersion`` (a DeltaCAT table version;
 the current one by default) and ``asOf`` (time, transaction id or tag) or ``version`` (a Delta
-version). Planning runs in Spark's Python workers, which do not
-share the driver's ``dc.init``: the source is registered with the driver's catalogs, and again
-after every ``dc.init``. Reads go file by file (deletion vectors applied); writes run a task per
-partition that writes its rows as a part of the table, and commit the parts' files (append or
-replace) through ``dc.write`` in one catalog transaction: no rows pass through one process.
-The ``writeMode`` option (``merge`` or ``delete``, by the table's merge keys) is applied on the
-driver by ``save`` before Spark's writer starts; this writer only appends or overwrites.
+version). Planning runs in Spark's Python workers, which do not share the driver's ``dc.init``:
+the source is registered with the driver's catalogs, and again after every ``dc.init``. Reads
+go file by file (deletion vectors applied); writes run a task per partition that writes its
+rows as a part of the table, and commit the parts' files (append or replace) through
+``dc.write`` in one catalog transaction: no rows pass through one process. The driver's
+``load`` and ``save`` (``load.py``, ``save.py``) check a read or save before Spark plans it and
+apply the ``writeMode`` option (``merge`` or ``delete``, by the table's merge keys) themselves;
+this writer only appends or overwrites.
 """
 
 from __future__ import annotations
