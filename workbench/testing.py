@@ -25,20 +25,28 @@ import uuid
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 from workbench.core.base.errors import EngineUnavailableError, WorkbenchError
 
 START_SECONDS = 30.0
+_USER = "lake"
+_USER_SETUP = ("CreateUser", "PutUserPolicy", "CreateAccessKey")  # requests moto leaves unchecked
+_ALLOW_ALL = {"Effect": "Allow", "Action": "*", "Resource": "*"}
 CLUSTER_START_SECONDS = 180.0  # a cold JVM or Ray node takes 5-20 s on a busy 2-core machine
 STOP_SECONDS = 5.0
 
 
 class LocalS3:
-    """moto's S3 server in a child process on 127.0.0.1 (a free port), stopped on exit."""
+    """moto's S3 server in a child process on 127.0.0.1 (a free port), stopped on exit. With
+    ``check_credentials`` it checks every request's signature as AWS does (moto's IAM checks),
+    and ``options`` hold the keys of a user allowed everything, so a wrong secret is refused."""
 
-    def __init__(self) -> None:
+    def __init__(self, check_credentials: bool = False) -> None:
         self.port = _free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.check_credentials = check_credentials
+        self._keys = ("testing", "testing")  # moto accepts any key while it checks none
         self._process: subprocess.Popen | None = None
 
     @property
@@ -46,8 +54,8 @@ class LocalS3:
         """Storage options (delta-rs names) that reach this server."""
         return {
             "AWS_ENDPOINT_URL": self.endpoint,
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_ACCESS_KEY_ID": self._keys[0],
+            "AWS_SECRET_ACCESS_KEY": self._keys[1],
             "AWS_REGION": "us-east-1",
             "AWS_ALLOW_HTTP": "true",
         }
@@ -61,8 +69,11 @@ class LocalS3:
                 "A local S3 server needs moto: pip install 'workbench[dev]'."
             ) from e
         command = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)]
+        env = dict(os.environ)
+        if self.check_credentials:  # the requests that make the user go unchecked
+            env["INITIAL_NO_AUTH_ACTION_COUNT"] = str(len(_USER_SETUP))
         self._process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
         )
         deadline = time.monotonic() + START_SECONDS
         while not self._answers():
@@ -70,7 +81,29 @@ class LocalS3:
                 self.stop()
                 raise WorkbenchError(f"moto's S3 server did not start on {self.endpoint}.")
             time.sleep(0.1)
+        if self.check_credentials:
+            self._keys = self._make_user()
         return self
+
+    def _make_user(self) -> tuple[str, str]:
+        """Create an IAM user allowed everything; its access key id and secret."""
+        iam = self._client("iam")
+        policy = {"Version": "2012-10-17", "Statement": [_ALLOW_ALL]}
+        iam.create_user(UserName=_USER)
+        iam.put_user_policy(UserName=_USER, PolicyName="all", PolicyDocument=json.dumps(policy))
+        key = iam.create_access_key(UserName=_USER)["AccessKey"]
+        return key["AccessKeyId"], key["SecretAccessKey"]
+
+    def _client(self, service: str) -> Any:
+        import boto3
+
+        return boto3.client(
+            service,
+            endpoint_url=self.endpoint,
+            aws_access_key_id=self._keys[0],
+            aws_secret_access_key=self._keys[1],
+            region_name="us-east-1",
+        )
 
     def _answers(self) -> bool:
         try:
@@ -81,16 +114,8 @@ class LocalS3:
 
     def new_bucket(self) -> str:
         """Create a fresh, empty bucket and return its name."""
-        import boto3
-
         name = f"lake-{uuid.uuid4().hex[:12]}"
-        boto3.client(
-            "s3",
-            endpoint_url=self.endpoint,
-            aws_access_key_id="testing",
-            aws_secret_access_key="testing",
-            region_name="us-east-1",
-        ).create_bucket(Bucket=name)
+        self._client("s3").create_bucket(Bucket=name)
         return name
 
     def stop(self) -> None:

@@ -6,6 +6,7 @@ a table that exists as missing."""
 from __future__ import annotations
 
 import time
+from datetime import datetime
 
 import pandas as pd
 import pytest
@@ -53,3 +54,7 @@ def test_an_early_nanosecond_time_reads_the_empty_catalog_and_says_why(catalog):
     assert "before the catalog's first transaction" in str(raised.value)
     with pytest.raises(dc.TableNotFoundError, match="nanoseconds since the epoch"):
         dc.get_table("t", as_of=1)
+    for early in (datetime(2000, 1, 1), "2000-01-01T00:00"):  # no integer to explain
+        with pytest.raises(dc.TableNotFoundError, match="before the catalog's first") as raised:
+            dc.read("t", as_of=early)
+        assert "integer" not in str(raised.value)

@@ -3,6 +3,11 @@ and tables move between a local and an S3 catalog."""
 
 from __future__ import annotations
 
+import functools
+import subprocess
+import sys
+from collections.abc import Callable
+
 import pandas as pd
 import pyarrow as pa
 import pytest
@@ -16,6 +21,12 @@ from workbench.core.catalog.tables import locate
 from workbench.core.transactions.table_versions import open_table
 
 pytestmark = pytest.mark.s3
+KEYED_DOCS = dc.Schema.of(
+    [
+        dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True),
+        dc.Field.of(pa.field("text", pa.string())),
+    ]
+)
 
 
 def test_every_write_mode_and_reads_on_s3(s3_catalog, tmp_path):
@@ -278,3 +289,130 @@ def test_branches_on_s3_publish_created_tables_and_drop(s3_catalog):
     dc.drop_branch("exp")
     assert dc.read("fresh", read_as="pandas")["k"].tolist() == ["new"]
     assert [b.name for b in dc.branches()] == ["main"]
+
+
+@pytest.fixture(scope="module")
+def checking_s3():
+    """A moto server of its own that checks every request's credentials (IAM checks on)."""
+    from workbench.testing import LocalS3
+
+    with LocalS3(check_credentials=True) as server:
+        yield server
+
+
+READ_AS = ["daft", "pandas", "pyarrow", "polars", "numpy", "pyarrow_parquet"]
+
+
+def _reads(table: str = "t") -> dict[str, Callable[[], object]]:
+    """Every read path of a table: dc.read in each read_as, SQL on each engine, dc.show."""
+    calls: dict[str, Callable[[], object]] = {
+        f"read {kind}": functools.partial(dc.read, table, read_as=kind) for kind in READ_AS
+    }
+    for engine in ("local", "daft"):
+        query = f"SELECT * FROM default.{table}"
+        calls[f"sql {engine}"] = functools.partial(dc.sql, query, engine)
+    calls["show"] = functools.partial(dc.show, table)
+    return calls
+
+
+def test_a_secret_the_store_refuses_is_a_typed_error_on_every_read(checking_s3):
+    bucket = checking_s3.new_bucket()
+    fresh, known = f"s3://{bucket}/fresh", f"s3://{bucket}/known"
+    good = checking_s3.options
+    wrong = {**good, "AWS_SECRET_ACCESS_KEY": "wrong"}
+    writer = f"""
+import pyarrow as pa, workbench as dc
+for root in ({fresh!r}, {known!r}):
+    dc.init({{"default": dc.Catalog(dc.CatalogProperties(root, {good!r}))}})
+    dc.write(pa.table({{"id": [1, 2, 3], "v": ["a", "b", "c"]}}), "t", schema=dc.Schema.of([
+        dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True),
+        dc.Field.of(pa.field("v", pa.string()))]))
+    dc.write(pa.table({{"id": [2, 9]}}), "t", mode="delete")  # a file with a deletion vector
+    dc.write(pa.table({{"n": [1]}}), "plain")
+"""
+    subprocess.run([sys.executable, "-c", writer], check=True)  # another process wrote them
+    dc.init({"default": dc.Catalog(dc.CatalogProperties(fresh, wrong))})
+    first_use = {
+        "list_tables": dc.list_tables,
+        "get_table": functools.partial(dc.get_table, "t"),
+        "transactions": dc.transactions,
+        "runs": dc.runs,
+        **_reads(),
+    }
+    for name, call in first_use.items():
+        with pytest.raises(dc.StorageUnreachableError, match="AWS_SECRET_ACCESS_KEY") as raised:
+            call()
+        assert "wrong" not in str(raised.value), name
+    # A catalog this process read with the right secret, then with a wrong one: what it
+    # remembers of the catalog can answer for the metadata (issue 37), but no data file is
+    # read, and no raw OSError gets out.
+    dc.init({"default": dc.Catalog(dc.CatalogProperties(known, good))})
+    assert sorted(dc.read("t", read_as="pandas")["id"]) == [1, 3]
+    dc.init({"default": dc.Catalog(dc.CatalogProperties(known, wrong))})
+    reads = {**_reads("plain"), **_reads("t")}  # Daft's own reader, and its vectored files
+    reads["read pyarrow_parquet"] = _reads("plain")["read pyarrow_parquet"]  # no vectors
+    for call in reads.values():
+        with pytest.raises(dc.StorageUnreachableError, match="credentials"):
+            call()
+
+
+def test_a_dead_endpoint_fails_within_seconds_with_a_typed_error():
+    """Catalog calls, inference and the Delta run log under the catalog give up on a closed
+    port in seconds (delta-rs and obstore alone retry for up to three minutes)."""
+    import time
+
+    from workbench.testing import LocalS3
+
+    table = pa.table({"id": [1, 2], "text": ["a", "bb"]})
+    length = dc.model(
+        lambda batch: {"n": [len(t) for t in batch["text"]]},
+        inputs=["text"],
+        outputs={"n": pa.int64()},
+        name="length",
+    )
+    with LocalS3() as server:
+        root = f"s3://{server.new_bucket()}/lake"
+        dc.init({"default": dc.Catalog(dc.CatalogProperties(root, server.options))})
+        dc.write(table, "docs", schema=KEYED_DOCS)
+        dc.infer("docs", length, progress=False)  # the run log exists, with one run
+    calls = {  # the server is gone: nothing listens on its port now
+        "infer": functools.partial(dc.infer, "docs", length, progress=False),
+        "runs": dc.runs,
+        "write": functools.partial(dc.write, table, "docs"),
+        "read": functools.partial(dc.read, "docs", read_as="pandas"),
+        "list_tables": dc.list_tables,
+    }
+    for name, call in calls.items():
+        started = time.monotonic()
+        with pytest.raises(dc.StorageUnreachableError, match="AWS_ENDPOINT_URL"):
+            call()
+        assert time.monotonic() - started < 15, name
+
+
+def test_retry_and_timeout_options_override_the_fail_fast_defaults():
+    from datetime import timedelta
+
+    from workbench.core.storage.store import Storage
+
+    options = {"AWS_REGION": "us-east-1", "MAX_RETRIES": "9", "timeout": "2min"}
+    storage = Storage("s3://bucket/lake", options)
+    assert storage.delta_options == {"retry_timeout": "10s", "connect_timeout": "3s", **options}
+    limits = storage.limits
+    assert (limits.max_retries, limits.timeout) == (9, timedelta(minutes=2))
+    assert limits.obstore_retry()["retry_timeout"] == timedelta(seconds=10)
+    assert Storage("/tmp/lake").delta_options is None  # a local folder gets none
+    for option, value in (("max_retries", "many"), ("retry_timeout", "10 parsecs")):
+        with pytest.raises(dc.InvalidArgumentError, match=option):
+            dc.CatalogProperties("s3://bucket/lake", {option: value})
+
+
+def test_a_spark_read_with_a_secret_the_store_refuses_is_a_typed_error(spark, checking_s3):
+    root = f"s3://{checking_s3.new_bucket()}/lake"
+    good = checking_s3.options
+    dc.init({"default": dc.Catalog(dc.CatalogProperties(root, good))})
+    dc.write(pa.table({"id": [1, 2]}), "t")
+    assert spark.read.format("workbench").load("default.t").count() == 2
+    wrong = {**good, "AWS_SECRET_ACCESS_KEY": "wrong"}
+    dc.init({"default": dc.Catalog(dc.CatalogProperties(root, wrong))})
+    with pytest.raises(dc.StorageUnreachableError, match="credentials"):
+        spark.read.format("workbench").load("default.t")

@@ -3,12 +3,15 @@ on main, main and the table folders see none of it until it is published."""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
 import workbench as dc
+from tests.conftest import tree_digest
 from tests.engine_parity import KEYED, OPERATIONS, payload, run_sequence
 
 
@@ -71,6 +74,52 @@ def test_the_spark_data_source_reads_and_writes_a_branch(spark, catalog):
         return sorted(r.id for r in reader.load("t").collect())
 
     assert ids(branch="exp") == [1, 2, 3] and ids() == [1, 2]
+    with dc.branch("exp"):  # a read in the block reads the branch, as a save there writes it
+        assert ids() == [1, 2, 3] and ids(branch="main") == [1, 2]
     assert not dc.table_exists("log")
     with dc.branch("exp"):
         assert dc.read("log", read_as="pandas")["id"].tolist() == [3]
+    writer = frame.write.format("workbench").mode("append")
+    with dc.branch("exp"):
+        writer.save("log")
+    writer.save("log")  # the same writer after the block writes main: it kept no branch
+    assert dc.read("log", read_as="pandas")["id"].tolist() == [3]
+    assert dc.read("log", read_as="pandas", branch="exp")["id"].tolist() == [3, 3]
+
+
+def test_every_spark_save_by_key_lands_on_the_branch_it_names(spark, catalog):
+    """writeMode merge and delete, with Spark's append mode or none, on the branch an option
+    names, the dc.branch block's, or main: each write lands there and nowhere else, so
+    publishing the branch meets no conflict; a branch that does not exist is an error."""
+    start = [{"id": 1, "v": "a", "score": 0.0}, {"id": 2, "v": "b", "score": 0.0}]
+    combos = list(itertools.product(("merge", "delete"), ("append", None), ("option", "block", "")))
+    for i in range(len(combos)):
+        dc.write(pa.Table.from_pylist(start), f"t{i}", schema=KEYED)
+    dc.create_branch("exp")
+    change = spark.createDataFrame([(2, "B", 5.0)], "id long, v string, score double")
+    expected = {"merge": [start[0], {"id": 2, "v": "B", "score": 5.0}], "delete": start[:1]}
+    for i, (write_mode, save_mode, how) in enumerate(combos):
+        writer = change.write.format("workbench").option("writeMode", write_mode)
+        writer = writer.option("branch", "exp") if how == "option" else writer
+        with dc.branch("exp") if how == "block" else contextlib.nullcontext():
+            writer.save(f"default.t{i}", mode=save_mode)
+        changed, kept = ("exp", "main") if how else ("main", "exp")
+        assert table_rows(f"t{i}", changed) == expected[write_mode], combos[i]
+        assert table_rows(f"t{i}", kept) == start, combos[i]
+    before = tree_digest(catalog.root)
+    for write_mode, save_mode in itertools.product(("merge", "delete", None), ("append", None)):
+        writer = change.write.format("workbench").option("branch", "nope")
+        writer = writer.option("writeMode", write_mode) if write_mode else writer
+        with pytest.raises(dc.BranchNotFoundError, match="'nope' does not exist"):
+            writer.save("default.t0", mode=save_mode)
+    refused = change.write.format("workbench").option("writeMode", "merge").mode("overwrite")
+    with pytest.raises(dc.InvalidArgumentError, match="cannot be combined"):
+        refused.option("branch", "exp").save("default.t0")
+    assert tree_digest(catalog.root) == before
+    dc.merge_branch("exp")
+    for i, (write_mode, _, _) in enumerate(combos):
+        assert table_rows(f"t{i}", "main") == expected[write_mode], combos[i]
+
+
+def table_rows(table: str, branch: str) -> list[dict[str, Any]]:
+    return dc.read(table, read_as="pyarrow", branch=branch).sort_by("id").to_pylist()

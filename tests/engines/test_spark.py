@@ -300,11 +300,13 @@ def test_the_data_source_writer_refuses_a_write_mode_it_would_not_apply(catalog)
     """writeMode runs in save() on the driver; a writer that gets one anyway (a session workbench
     did not start) refuses it rather than appending."""
     from workbench.engines.spark.datasource import _plan
+    from workbench.engines.spark.source_options import write_options
 
     dc.write(pa.table({"id": [1], "v": ["a"]}), "t", schema=KEYED)
     incoming = pa.schema([("id", pa.int64()), ("v", pa.string())])
+    request = write_options({"path": "default.t", "writeMode": "merge"})
     with pytest.raises(dc.InvalidArgumentError, match="runs from DataFrameWriter"):
-        _plan({"path": "default.t", "writeMode": "merge"}, incoming, False, "b")
+        _plan(request, incoming, False, "b")
 
 
 def test_settings_come_from_init_environment_and_file(tmp_path, monkeypatch):

@@ -20,6 +20,7 @@ from workbench.core.base.errors import (
 )
 from workbench.core.base.names import MAX_NAME_LENGTH, validate_name
 from workbench.core.catalog.branches import MAIN, BranchRecord, require_record
+from workbench.core.storage.limits import Limits
 from workbench.core.storage.store import Storage, is_local, remember
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ class CatalogProperties:
             root = os.path.abspath(os.path.expanduser(root))
         object.__setattr__(self, "root", root.rstrip("/") or "/")
         object.__setattr__(self, "storage_options", _option_strings(self.storage_options))
+        Limits.of(self.storage_options)  # a malformed retry or timeout option fails now
 
 
 def _option_strings(options: object) -> dict[str, str]:

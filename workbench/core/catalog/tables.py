@@ -79,7 +79,12 @@ class Location:
 
 def locate(table: str, namespace: str | None = None, catalog: str | None = None) -> Location:
     """Validate names and resolve the catalog of a table (its version 1; see ``versions``)."""
-    cat = get_catalog(catalog)
+    return locate_in(get_catalog(catalog), table, namespace)
+
+
+def locate_in(cat: Catalog, table: str, namespace: str | None = None) -> Location:
+    """Validate names and place a table in a catalog object (a line of it: main or a branch),
+    registered or not."""
     loc = Location(
         cat,
         catalog_name(cat),
@@ -138,7 +143,7 @@ class OpenTable:
     @property
     def storage_options(self) -> dict[str, str] | None:
         """Options for reaching the catalog's storage (credentials, endpoint)."""
-        return self.loc.catalog.properties.storage_options or None
+        return self.loc.catalog.storage.delta_options
 
     @property
     def schemaless(self) -> bool:

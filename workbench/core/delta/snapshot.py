@@ -201,10 +201,11 @@ def live_table(
     order and the table's schema, ``columns`` only: one parallel read of every file, then one
     mask over all of them (a read after many merges costs little more than a plain one)."""
     chosen = opened.files if files is None else files
-    rows = _dataset(opened, chosen).to_table(columns=columns)
-    if all(f.deletion_vector is None for f in chosen):
-        return rows
-    return _filtered(rows, _live_mask(opened, chosen))
+    with opened.loc.catalog.storage.access_errors():  # a store refusing: a typed error
+        rows = _dataset(opened, chosen).to_table(columns=columns)
+        if all(f.deletion_vector is None for f in chosen):
+            return rows
+        return _filtered(rows, _live_mask(opened, chosen))
 
 
 def _dataset(opened: OpenTable, files: list[DataFile]) -> pads.FileSystemDataset:
@@ -267,7 +268,8 @@ def file_rows(opened: OpenTable, f: DataFile, columns: list[str] | None = None) 
     fragment = pads.ParquetFileFormat().make_fragment(
         storage.fs_path(f.absolute), storage.filesystem, file_size=f.size
     )
-    return fragment.to_table(schema=opened.schema.arrow, columns=columns)
+    with storage.access_errors():  # a store refusing: a typed error
+        return fragment.to_table(schema=opened.schema.arrow, columns=columns)
 
 
 def live_file_rows(
@@ -285,12 +287,13 @@ def live_file_rows(
     import pyarrow.dataset as pads
 
     fs, path = storage.locate(f.absolute)
-    rows = pads.dataset(path, schema=schema, format="parquet", filesystem=fs).to_table(
-        columns=columns
-    )
-    if position_column:
-        rows = rows.append_column(position_column, pa.array(range(rows.num_rows), pa.int64()))
-    return without_deleted(rows, f, table_uri, storage)
+    with storage.access_errors():  # a store refusing: a typed error
+        dataset = pads.dataset(path, schema=schema, format="parquet", filesystem=fs)
+        rows = dataset.to_table(columns=columns)
+        if position_column:
+            positions = pa.array(range(rows.num_rows), pa.int64())
+            rows = rows.append_column(position_column, positions)
+        return without_deleted(rows, f, table_uri, storage)
 
 
 def parquet_files(opened: OpenTable) -> Any:

@@ -93,19 +93,20 @@ class DeltaEventLog:
         self.location = uri if "://" in uri else os.path.abspath(uri)
         scheme, _, rest = self.location.rpartition("://")
         self.uri = f"delta+{scheme}://{rest}" if scheme else f"delta://{self.location}"
-        self._options = storage_options
         self._storage = Storage(self.location, dict(storage_options or {}))
-        self._table = self._open()
+        with self._storage.access_errors():  # a store that is down: typed, and fast
+            self._table = self._open()
         self._head = self._table.version()  # the newest version this process knows of
         self._snapshot: _Snapshot | None = None
 
     def _open(self) -> DeltaTable:
         """The table, created if missing and migrated if older than this schema version; a
         location holding anything else is refused, untouched."""
-        check_location(self.location, self.uri, self._options)
-        if not DeltaTable.is_deltatable(self.location, self._options):
+        options = self._storage.delta_options
+        check_location(self.location, self.uri, options)
+        if not DeltaTable.is_deltatable(self.location, options):
             self._create()
-        table = DeltaTable(self.location, storage_options=self._options)
+        table = DeltaTable(self.location, storage_options=options)
         # No property: a table made by an older workbench in two commits, the property set in
         # the second (a process may have died in between); migrating it again is harmless.
         found = int(table.metadata().configuration.get(VERSION_PROPERTY, "1"))
@@ -117,7 +118,7 @@ class DeltaEventLog:
                 )
                 _set_version(table)
             except DeltaError:  # another process migrating it at the same time
-                table = DeltaTable(self.location, storage_options=self._options)
+                table = DeltaTable(self.location, storage_options=options)
                 if table.metadata().configuration.get(VERSION_PROPERTY) != str(SCHEMA_VERSION):
                     raise
         return table
@@ -143,9 +144,11 @@ class DeltaEventLog:
         kept = self._snapshot
         if kept is not None and version == kept.version + 1:
             self._snapshot = kept.extended(version, data)
-        if version % COMPACT_EVERY == 0 and self._commit_compaction(self._compaction()):
-            self._table.update_incremental()
-            self._table.create_checkpoint()
+        if version % COMPACT_EVERY == 0:
+            with self._storage.access_errors():
+                if self._commit_compaction(self._compaction()):
+                    self._table.update_incremental()
+                    self._table.create_checkpoint()
 
     def _commit(self, data: pa.Table, rows: list[dict]) -> int:
         """Write ``data`` as a part and commit it at the next free version; that version."""
@@ -225,8 +228,9 @@ class DeltaEventLog:
                 kept = _Snapshot(kept.version + 1, kept.parts)
             else:
                 kept = None
-        self._table.update_incremental()
-        self._snapshot = _Snapshot(self._table.version(), [self._table.to_pyarrow_table()])
+        with self._storage.access_errors():
+            self._table.update_incremental()
+            self._snapshot = _Snapshot(self._table.version(), [self._table.to_pyarrow_table()])
         self._head = max(self._head, self._snapshot.version)
         return self._snapshot
 

@@ -83,7 +83,8 @@ def read(
     try:
         engine = engine_for_dataset_type(read_as)
         require_vectors_applied(engine, opened, "read")
-        return engine.read(opened, read_as, columns, limit, file_path_column)
+        with opened.loc.catalog.storage.access_errors():
+            return engine.read(opened, read_as, columns, limit, file_path_column)
     except FileNotFoundError as e:
         raise vacuumed(opened, e) from e
 

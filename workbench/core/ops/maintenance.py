@@ -141,7 +141,7 @@ def _vacuum_table(
     from deltalake import DeltaTable
 
     uri = catalog.uri(*key.split("/"))
-    table = DeltaTable(uri, storage_options=_options(catalog))
+    table = DeltaTable(uri, storage_options=catalog.storage.delta_options)
     unused = table.vacuum(
         retention_hours=0,
         dry_run=True,  # only lists; workbench deletes, so no vacuum commit lands in the table
@@ -157,10 +157,6 @@ def _vacuum_table(
         for path in unused:
             catalog.storage.delete(f"{key}/{path}")
     return [catalog.uri(*key.split("/"), path) for path in unused]
-
-
-def _options(catalog: Catalog) -> dict[str, str] | None:
-    return catalog.properties.storage_options or None
 
 
 def _remove_unneeded_folders(

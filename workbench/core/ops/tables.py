@@ -256,5 +256,4 @@ def delta_table(
             "DeltaTable can show them: read it with dc.read(..., branch=...), or publish the "
             "branch with dc.merge_branch(...) first."
         )
-    options = opened.loc.catalog.properties.storage_options or None
-    return DeltaTable(opened.uri, version=opened.version, storage_options=options)
+    return DeltaTable(opened.uri, version=opened.version, storage_options=opened.storage_options)

@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.storage.limits import KEYS as LIMIT_KEYS
+from workbench.core.storage.limits import Limits, with_fail_fast
+
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
 
@@ -99,10 +102,36 @@ class Storage:
             return LocalStore(local_path(self.root))
         scheme, _, rest = self.root.partition("://")
         bucket, _, prefix = rest.partition("/")
+        retry, timeouts = self.limits.obstore_retry(), self.limits.obstore_client()
         if scheme in ("s3", "s3a"):
             config, client = self._s3_config()
-            return S3Store(bucket, prefix=prefix or None, config=config, client_options=client)
-        return from_url(self.root, config=dict(self.options) or None)
+            return S3Store(
+                bucket,
+                prefix=prefix or None,
+                config=config,
+                client_options={**client, **timeouts},
+                retry_config=retry,  # type: ignore[arg-type]
+            )
+        config = {k: v for k, v in self.options.items() if k.lower() not in LIMIT_KEYS}
+        return from_url(
+            self.root,
+            config=config or None,
+            client_options=timeouts,  # type: ignore[arg-type]
+            retry_config=retry,  # type: ignore[arg-type]
+        )
+
+    @cached_property
+    def limits(self) -> Limits:
+        """How long requests to the root's object store may wait and retry (``limits``)."""
+        return Limits.of(self.options)
+
+    @property
+    def delta_options(self) -> dict[str, str] | None:
+        """The storage options deltalake gets for this root: the catalog's, over the
+        fail-fast retry limits on an object store (None for a local folder without any)."""
+        if is_local(self.root):
+            return dict(self.options) or None
+        return with_fail_fast(self.options)
 
     @property
     def s3(self) -> dict[str, Any]:
@@ -136,6 +165,7 @@ class Storage:
             return pafs.LocalFileSystem()
         if self.root.startswith(("s3://", "s3a://")):
             config, client = self._s3_config()
+            timeout = self.limits.timeout
             endpoint = config.get("endpoint")
             scheme = "https"
             if endpoint and "://" in endpoint:
@@ -147,6 +177,9 @@ class Storage:
                 region=config.get("region"),
                 endpoint_override=endpoint,
                 scheme="http" if client.get("allow_http") and scheme == "http" else scheme,
+                connect_timeout=self.limits.connect_timeout.total_seconds(),
+                request_timeout=timeout.total_seconds() if timeout else None,
+                retry_strategy=pafs.AwsStandardS3RetryStrategy(self.limits.max_retries + 1),
             )
         return pafs.FileSystem.from_uri(self.root)[0]
 
@@ -245,6 +278,29 @@ class Storage:
         if not is_local(self.root):
             self._bucket_listed  # noqa: B018 - the listing raises when there is no bucket
 
+    def check_readable(self, uri: str) -> None:
+        """Raise ``FileNotFoundError`` when no file is at ``uri`` (under the root), and
+        ``StorageUnreachableError`` when the store refuses or does not answer: one request, so
+        a lazy read fails now with a typed error, not later in an engine's own words."""
+        if not self.exists(self._key(uri)):
+            raise FileNotFoundError(uri)
+
+    @contextmanager
+    def access_errors(self) -> Iterator[None]:
+        """Errors other libraries (pyarrow, deltalake) raise reaching this root, typed: on an
+        object store any ``OSError`` but a missing file is ``StorageUnreachableError`` saying
+        which options to check; a local folder's errors pass unchanged."""
+        from workbench.core.base.errors import StorageUnreachableError
+
+        try:
+            yield
+        except (FileNotFoundError, StorageUnreachableError):
+            raise
+        except OSError as e:
+            if is_local(self.root):
+                raise
+            raise _unreachable(self.root, e) from e
+
     @cached_property
     def _bucket_listed(self) -> bool:
         import obstore
@@ -340,6 +396,7 @@ class _Sink:
 
 
 _OS_ERROR = re.compile(r"\(os error (\d+)\)")
+_TERMINAL_CODES = re.compile(r"\x1b\[[0-9;]*m")  # colours in delta-rs's messages
 _NO_BUCKET = "<Code>NoSuchBucket</Code>"
 
 
@@ -369,7 +426,7 @@ def _os_errors(root: str) -> Iterator[None]:
 def _unreachable(root: str, error: Exception) -> Exception:
     from workbench.core.base.errors import StorageUnreachableError
 
-    text = str(error)
+    text = _TERMINAL_CODES.sub("", str(error)).strip() or type(error).__name__
     if _NO_BUCKET in text:
         bucket = root.split("://", 1)[1].split("/", 1)[0]
         return StorageUnreachableError(
@@ -378,7 +435,8 @@ def _unreachable(root: str, error: Exception) -> Exception:
         )
     return StorageUnreachableError(
         f"The object store of catalog root {root!r} could not be reached or refused the "
-        f"request ({text.splitlines()[0]}). Check the catalog's storage options: "
-        "AWS_ENDPOINT_URL (with AWS_ALLOW_HTTP=true for an http:// endpoint), the credentials "
-        "(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and AWS_REGION."
+        f"request ({' '.join(text.splitlines()[0].split())[:300]}). Check the catalog's storage "
+        "options: AWS_ENDPOINT_URL (with AWS_ALLOW_HTTP=true for an http:// endpoint), the "
+        "credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and AWS_REGION; for a store "
+        "that is up but slow to answer, raise retry_timeout or connect_timeout."
     )

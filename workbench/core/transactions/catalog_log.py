@@ -405,7 +405,7 @@ class TransactionLog:
             self.refresh()
 
     def _options(self) -> dict[str, str] | None:
-        return self.catalog.properties.storage_options or None
+        return self.catalog.storage.delta_options
 
 
 def _check_version(found: int, what: str) -> None:

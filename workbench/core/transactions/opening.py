@@ -82,7 +82,7 @@ def committed_table(loc: Location, entry: TableEntry, version: int | None = None
     from workbench.core.delta.table_cache import at_version, head_version
 
     uri = table_uri(loc.catalog, loc.namespace, loc.name, entry)
-    options = loc.catalog.properties.storage_options or None
+    options = loc.catalog.storage.delta_options
     wanted = entry.version if version is None else version
     log = log_of(loc.catalog)
     recalled = recall(uri, entry.incarnation, wanted, log)

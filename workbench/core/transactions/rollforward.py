@@ -99,7 +99,7 @@ def _checkpoint(catalog: Catalog, key: str, incarnation: str) -> None:
     """A Delta checkpoint, so readers replay at most ``CHECKPOINT_EVERY`` commits."""
     from workbench.core.delta.table_cache import latest
 
-    options = catalog.properties.storage_options or None
+    options = catalog.storage.delta_options
     try:
         latest(catalog.uri(*key.split("/")), incarnation, options).create_checkpoint()
     except Exception as e:  # a checkpoint only speeds reads up; the commit stands without it

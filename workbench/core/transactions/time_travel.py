@@ -133,10 +133,12 @@ def before_history_note(seen: Transaction, as_of: Any = None) -> str:
     first = _first_commit_ns(seen.catalog)
     if first is None or not seen.read_only or seen.state.sequence != -1:
         return ""
-    point = f"{as_of} is {_utc(int(as_of))}, " if _is_integer(as_of) else ""
+    first_at = f"before the catalog's first transaction at {_utc(first)}"
+    if not _is_integer(as_of):  # a time given as a datetime or text: no unit to mistake
+        return f" ({first_at})"
     return (
-        f" (integer as_of values are nanoseconds since the epoch: {point}before the catalog's "
-        f"first transaction at {_utc(first)})"
+        f" (integer as_of values are nanoseconds since the epoch: {as_of} is "
+        f"{_utc(int(as_of))}, {first_at})"
     )
 
 

@@ -62,9 +62,10 @@ def scan(
     concat of two: Daft 0.7 can drop a failed task's error inside one)."""
     import daft
     import pyarrow as pa
-    from pyarrow.fs import FileType
 
     storage = table.loc.catalog.storage
+    if files:  # fail now, with a typed error, when dc.vacuum removed the version's files or
+        storage.check_readable(files[0].absolute)  # the store refuses (Daft's own would not)
     if files and all(f.deletion_vector is None for f in files):
         return daft.read_parquet(
             [f.absolute for f in files],
@@ -78,9 +79,6 @@ def scan(
         arrow = arrow.append(pa.field(path_column, pa.string()))
     if not files:
         return daft.from_arrow(arrow.empty_table())
-    fs, path = storage.locate(files[0].absolute)  # fail now, as Daft's reader does, when
-    if fs.get_file_info(path).type == FileType.NotFound:  # dc.vacuum removed the version's files
-        raise FileNotFoundError(files[0].absolute)
     return TableFiles(files, table.uri, arrow, storage, path_column, io_config(storage)).read()
 
 

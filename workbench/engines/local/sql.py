@@ -35,8 +35,9 @@ def run(query: str, tables: Mapping[str, OpenTable]) -> pa.Table:
         connection.execute("SET lock_configuration = true")
         return connection.execute(statements[0].query).fetch_arrow_table()
     except duckdb.Error as e:
-        for opened in tables.values():  # a file of a version that dc.vacuum removed
-            if any(f.path.rsplit("/", 1)[-1] in str(e) for f in opened.files):
+        for opened in tables.values():  # a file that dc.vacuum removed, or a store refusing
+            named = [f for f in opened.files if f.path.rsplit("/", 1)[-1] in str(e)]
+            if named and _missing(opened, named[0].absolute):
                 raise vacuumed(opened, brief(e, 300)) from e
         raise InvalidArgumentError(
             f"The SQL query failed: {brief(e, 300)}. Name catalog tables as namespace.table "
@@ -44,6 +45,16 @@ def run(query: str, tables: Mapping[str, OpenTable]) -> pa.Table:
         ) from e
     finally:
         connection.close()
+
+
+def _missing(opened: OpenTable, uri: str) -> bool:
+    """True when the file at ``uri`` is gone; raises ``StorageUnreachableError`` when the
+    table's store cannot be reached or refuses the request."""
+    try:
+        opened.loc.catalog.storage.check_readable(uri)
+    except FileNotFoundError:
+        return True
+    return False
 
 
 def _statements(connection: object, query: str) -> list[object]:

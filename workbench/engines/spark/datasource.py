@@ -1,15 +1,17 @@
 """``spark.read.format("workbench")`` and ``df.write.format("workbench")``.
 
-Options: the table as the load/save path (``namespace.table``), ``catalog`` (a catalog name),
-``root`` (a catalog folder, overriding the catalogs), and for reads ``tableVersion`` (a
-DeltaCAT table version; the current one by default) and ``asOf`` (time, transaction id or tag)
-or ``version`` (a Delta version). Planning runs in Spark's Python workers, which do not
-share the driver's ``dc.init``: the source is registered with the driver's catalogs, and again
-after every ``dc.init``. Reads go file by file (deletion vectors applied); writes run a task per
-partition that writes its rows as a part of the table, and commit the parts' files (append or
-replace) through ``dc.write`` in one catalog transaction: no rows pass through one process.
-The ``writeMode`` option (``merge`` or ``delete``, by the table's merge keys) is applied on the
-driver by ``save`` before Spark's writer starts; this writer only appends or overwrites.
+Options (``source_options``): the table as the load/save path (``namespace.table`` or
+``catalog.namespace.table``), ``catalog`` (a catalog name) or ``root`` (a catalog folder,
+instead of the catalogs), ``branch``, and for reads ``tableVersion`` (a DeltaCAT table version;
+the current one by default) and ``asOf`` (time, transaction id or tag) or ``version`` (a Delta
+version). Planning runs in Spark's Python workers, which do not share the driver's ``dc.init``:
+the source is registered with the driver's catalogs, and again after every ``dc.init``. Reads
+go file by file (deletion vectors applied); writes run a task per partition that writes its
+rows as a part of the table, and commit the parts' files (append or replace) through
+``dc.write`` in one catalog transaction: no rows pass through one process. The driver's
+``load`` and ``save`` (``load.py``, ``save.py``) check a read or save before Spark plans it and
+apply the ``writeMode`` option (``merge`` or ``delete``, by the table's merge keys) themselves;
+this writer only appends or overwrites.
 """
 
 from __future__ import annotations
@@ -30,24 +32,32 @@ from pyspark.sql.datasource import (
 from workbench.core.base.errors import InvalidArgumentError
 from workbench.core.catalog.folders import STAGING_KEY
 from workbench.core.catalog.registry import branch_scope
+from workbench.engines.spark.source_options import (
+    NAME,
+    SourceOptions,
+    read_options,
+    write_options,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-NAME = "workbench"
+    from workbench.core.catalog.registry import Catalog
+    from workbench.core.catalog.tables import OpenTable
+
 ROWS_PER_TASK_PART = 1_000_000  # rows a Spark task buffers before writing them as one part
 Catalogs = dict[str, tuple[str, dict[str, str]]]  # name -> (root, storage options)
 
 
-def _use_catalogs(catalogs: Catalogs, default: str | None, options: dict[str, str]) -> None:
+def _use_catalogs(catalogs: Catalogs, default: str | None, request: SourceOptions) -> None:
     """Register in this (worker) process the catalogs the driver had, or the ``root`` option
     (with the storage options of the driver's catalog at that root, if it has one: an object
     store's endpoint and credentials)."""
     from workbench.core.catalog.registry import DEFAULT_CATALOG, Catalog, CatalogProperties
     from workbench.core.session import init
 
-    if "root" in options:
-        root = CatalogProperties(options["root"]).root
+    if request.root is not None:
+        root = CatalogProperties(request.root).root
         storage_options = dict(dict(catalogs.values()).get(root, {}))
         init({DEFAULT_CATALOG: Catalog(CatalogProperties(root, storage_options))}, DEFAULT_CATALOG)
     elif catalogs:
@@ -57,22 +67,44 @@ def _use_catalogs(catalogs: Catalogs, default: str | None, options: dict[str, st
         )
 
 
-def _open(options: dict[str, str]) -> Any:
-    """The table the options name, at the requested point."""
-    from workbench.core.catalog.tables import locate
+def trunk_for(request: SourceOptions) -> Catalog:
+    """The catalog a request names: a registered one by name (the default one when it names
+    none), the registered one at its ``root``, or for a root no catalog has, that folder as an
+    unregistered catalog (as a worker opens it)."""
+    from workbench.core.catalog.registry import (
+        Catalog,
+        CatalogProperties,
+        list_catalogs,
+        main_catalog,
+    )
+
+    if request.root is None:
+        return main_catalog(request.catalog)
+    unregistered = Catalog(CatalogProperties(request.root))
+    found = [c for c in list_catalogs().values() if c.root == unregistered.root]
+    return found[0] if found else unregistered
+
+
+def line_for(request: SourceOptions, trunk: Catalog) -> Catalog:
+    """The line of ``trunk`` a request reads or writes: its ``branch`` option, else the branch
+    this process uses on that catalog; raises ``BranchNotFoundError`` for a missing branch."""
+    from workbench.core.catalog.registry import current_branch
+
+    return trunk.on_branch(request.branch or current_branch(trunk))
+
+
+def open_requested(request: SourceOptions, line: Catalog | None = None) -> OpenTable:
+    """The table a read asks for, in ``line`` (by default the one it names), at the requested
+    point: on the driver, to fail before Spark plans; in the workers, to read."""
+    from workbench.core.catalog.tables import locate_in
     from workbench.core.transactions.table_versions import open_table
 
-    namespace, _, table = options["path"].rpartition(".")
-    as_of = options.get("asOf")
-    version = int(options["version"]) if "version" in options else None
-    point = int(as_of) if as_of and as_of.isdigit() else as_of
-    with branch_scope(options.get("branch"), options.get("catalog")):
-        loc = locate(table, namespace or None, options.get("catalog"))
+    line = line or line_for(request, trunk_for(request))
     return open_table(
-        loc,
-        version=version,
-        as_of=point,
-        table_version=options.get("tableVersion"),
+        locate_in(line, request.table, request.namespace),
+        version=request.version,
+        as_of=request.as_of,
+        table_version=request.table_version,
     )
 
 
@@ -97,20 +129,26 @@ class WorkbenchDataSource(DataSource):
     def name(cls) -> str:
         return NAME
 
-    def _prepare(self) -> dict[str, str]:
-        _use_catalogs(self.catalogs, self.default_catalog, self.options)
-        return self.options  # case-insensitive, as Spark passes them
+    def _read(self) -> OpenTable:
+        request = read_options(self.options)  # case-insensitive, as Spark passes them
+        _use_catalogs(self.catalogs, self.default_catalog, request)
+        return open_requested(request)
 
     def schema(self) -> Any:
+        from workbench.core.data.manifest import manifest_view
         from workbench.engines.spark.files import spark_schema
 
-        return spark_schema(_open(self._prepare()).schema.arrow)
+        opened = self._read()
+        arrow = manifest_view(opened).schema if opened.schemaless else opened.schema.arrow
+        return spark_schema(arrow)
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return _Reader(self._prepare())
+        return _Reader(self._read())
 
     def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
-        return _Writer(self._prepare(), schema, overwrite, self.catalogs, self.default_catalog)
+        request = write_options(self.options)
+        _use_catalogs(self.catalogs, self.default_catalog, request)
+        return _Writer(request, schema, overwrite, self.catalogs, self.default_catalog)
 
 
 @dataclass
@@ -119,19 +157,29 @@ class _File(InputPartition):
 
 
 class _Reader(DataSourceReader):
-    def __init__(self, options: dict[str, str]):
-        opened = _open(options)
+    """A task per data file; a schemaless table's rows are its manifest, as ``dc.read`` gives
+    it (read when the reader is planned: one small table, one task)."""
+
+    def __init__(self, opened: OpenTable):
+        from workbench.core.data.manifest import manifest_view
+
         self.files = opened.files
         self.table_uri = opened.uri
         self.schema = opened.schema
         self.storage = opened.loc.catalog.storage
+        self.manifest = manifest_view(opened) if opened.schemaless else None
 
     def partitions(self) -> list[InputPartition]:
+        if self.manifest is not None:
+            return [InputPartition(0)]
         return [_File(f) for f in self.files]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         from workbench.core.delta.snapshot import live_file_rows
 
+        if self.manifest is not None:
+            yield from self.manifest.to_batches()
+            return
         arrow = self.schema.arrow.remove_metadata()
         yield from live_file_rows(partition.file, self.table_uri, arrow, self.storage).to_batches()
 
@@ -157,7 +205,7 @@ class _Plan:
         return self.folder != self.table
 
 
-def _plan(options: dict[str, str], incoming: pa.Schema, overwrite: bool, batch: str) -> _Plan:
+def _plan(request: SourceOptions, incoming: pa.Schema, overwrite: bool, batch: str) -> _Plan:
     """The schema and folder a write of ``incoming`` columns goes to (the table's current
     version; schema evolution planned as ``dc.write`` plans it; a ``writeMode`` is refused).
     A table that does not exist yet gets its parts in a staging folder: the transaction
@@ -169,19 +217,17 @@ def _plan(options: dict[str, str], incoming: pa.Schema, overwrite: bool, batch: 
     from workbench.core.io.writer import plan_existing, plan_new
     from workbench.core.ops.tables import table_exists
     from workbench.core.transactions.table_versions import open_table
-    from workbench.engines.spark.save import requested_write_mode
 
-    by_key = requested_write_mode(options)
-    if by_key is not None:  # save() on the driver runs it, where workbench's session started
+    if request.write_mode is not None:  # save() on the driver runs it, where workbench started
         raise InvalidArgumentError(
-            f"writeMode {by_key!r} runs from DataFrameWriter.save on the driver of a session "
-            "workbench started (workbench.engines.spark.session.spark_session, or any dc call "
-            "on Spark); this writer only appends or overwrites, so nothing was written."
+            f"writeMode {request.write_mode!r} runs from DataFrameWriter.save on the driver of "
+            "a session workbench started (workbench.engines.spark.session.spark_session, or any "
+            "dc call on Spark); this writer only appends or overwrites, so nothing was written."
         )
-    namespace, _, name = options["path"].rpartition(".")
-    with branch_scope(options.get("branch"), options.get("catalog")):
-        loc = locate(name, namespace or None, options.get("catalog"))
-        exists = table_exists(name, namespace or None, options.get("catalog"))
+    name, namespace, catalog = request.table, request.namespace, request.catalog
+    with branch_scope(request.branch, catalog):
+        loc = locate(name, namespace, catalog)
+        exists = table_exists(name, namespace, catalog)
     storage = loc.catalog.storage
     if exists:
         opened = open_table(loc)
@@ -199,7 +245,7 @@ class _Writer(DataSourceArrowWriter):
 
     def __init__(
         self,
-        options: dict[str, str],
+        request: SourceOptions,
         schema: Any,
         overwrite: bool,
         catalogs: Catalogs,
@@ -208,12 +254,12 @@ class _Writer(DataSourceArrowWriter):
         from workbench.core.delta.data_files import new_batch
         from workbench.engines.spark.files import arrow_schema
 
-        self.options = options
+        self.request = request
         self.overwrite = overwrite
         self.catalogs, self.default = catalogs, default
         self.incoming = arrow_schema(schema)
         self.batch = new_batch()
-        self.plan = _plan(options, self.incoming, overwrite, self.batch)
+        self.plan = _plan(request, self.incoming, overwrite, self.batch)
 
     def write(self, batches: Iterator[Any]) -> WriterCommitMessage:
         """Write a task's rows as parts of at most ``ROWS_PER_TASK_PART`` rows, so a task holds
@@ -249,22 +295,20 @@ class _Writer(DataSourceArrowWriter):
 
         files = [f for m in messages if isinstance(m, _Written) for f in m.files]
         try:
-            _use_catalogs(self.catalogs, self.default, self.options)
-            namespace, _, table = self.options["path"].rpartition(".")
-            catalog = self.options.get("catalog")
+            request = self.request
+            _use_catalogs(self.catalogs, self.default, request)
             plan = self.plan
             mode = "create" if plan.creates else "replace" if self.overwrite else "append"
             folder = None if plan.creates else plan.table
             parts = WrittenParts(files, self.incoming, plan.schema, folder, plan.storage)
-            branch = self.options.get("branch")
             write(
                 parts,
-                table,
-                namespace or None,
-                catalog,
+                request.table,
+                request.namespace,
+                request.catalog,
                 mode=mode,
                 auto_create_namespace=True,
-                branch=branch,
+                branch=request.branch,
             )
         except BaseException:
             discard(files, self.plan.storage)
@@ -278,12 +322,12 @@ class _Writer(DataSourceArrowWriter):
         from workbench.core.catalog.registry import get_catalog
 
         if self.plan.creates:
-            remove_folder(get_catalog(self.options.get("catalog")), f"{STAGING_KEY}/{self.batch}")
+            remove_folder(get_catalog(self.request.catalog), f"{STAGING_KEY}/{self.batch}")
 
     def abort(self, messages: list[WriterCommitMessage]) -> None:
         from workbench.core.delta.data_files import discard, discard_batch
 
-        _use_catalogs(self.catalogs, self.default, self.options)
+        _use_catalogs(self.catalogs, self.default, self.request)
         written = [f for m in messages if isinstance(m, _Written) for f in m.files]
         discard(written, self.plan.storage)
         discard_batch(self.plan.folder, self.batch, self.plan.storage)

@@ -1,59 +1,50 @@
-"""``df.write.format("workbench")...save(table)`` on the driver: the ``writeMode`` option's
-MERGE and DELETE run as ``dc.write(df, table, mode=...)`` (Spark jobs; the driver holds only
-file actions), and a workbench error raised inside Spark's Python workers reaches the caller
-as itself, not wrapped in Spark's exception text.
+"""``df.write.format("workbench")...save(table)`` on the driver: the options, catalog, branch and
+save mode are checked here before Spark's writer starts, the ``writeMode`` option's MERGE and
+DELETE run as ``dc.write(df, table, mode=...)`` (Spark jobs; the driver holds only file
+actions), and a workbench error raised inside Spark's Python workers reaches the caller as
+itself, not wrapped in Spark's exception text.
 
 Why here: PySpark (4.3) runs a Python data source's ``writer()``, its tasks' ``write`` and its
-``commit`` in Python worker processes (a ``KeyedTableModeError`` raised by ``writer()`` reaches
-the driver as an ``AnalysisException`` [PYTHON_DATA_SOURCE_ERROR] holding the worker's
-traceback). Those processes have no SparkSession, so a MERGE, which joins the rows with the
-table, cannot run there as a Spark job. ``DataFrameWriter.save`` is the one point that runs in
-the driver, so workbench wraps it once, when its session starts; writes to other formats pass
-through unchanged.
+``commit`` in Python worker processes, which have no SparkSession, so a MERGE, which joins the
+rows with the table, cannot run there as a Spark job. ``DataFrameWriter.save`` is the one point
+that runs in the driver, so workbench wraps it once, when its session starts; writes to other
+formats pass through unchanged.
 
-``writeMode`` is ``merge`` (upsert by the table's merge keys, with schema evolution) or
-``delete`` (delete the rows holding the frame's keys). Both change the table as it is, so
-they take Spark's ``append`` save mode (or none: Spark's default) and refuse ``overwrite``
-and ``ignore``. Without ``writeMode`` the data source appends or overwrites.
+Save modes, as Spark users expect them: ``append`` and ``overwrite`` create a missing table;
+``errorifexists`` (Spark's default) creates a missing table and refuses an existing one
+(``TableAlreadyExistsError``); ``ignore`` creates a missing table and leaves an existing one
+as it is. ``writeMode`` is ``merge`` (upsert by the table's merge keys, with schema evolution)
+or ``delete`` (delete the rows holding the frame's keys): both change the table as it is, so
+they take ``append`` or no mode and refuse ``overwrite`` and ``ignore``. Every write lands on
+the branch the ``branch`` option names, else on the ``dc.branch`` block's.
 """
 
 from __future__ import annotations
 
 import functools
-import re
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.base import errors
-from workbench.core.base.errors import CatalogNotFoundError, InvalidArgumentError, WorkbenchError
+from workbench.core.base.errors import (
+    CatalogNotFoundError,
+    InvalidArgumentError,
+    TableAlreadyExistsError,
+)
 from workbench.core.catalog.branches import MAIN
-from workbench.core.catalog.registry import current_branch
-from workbench.engines.spark.datasource import NAME
+from workbench.core.catalog.tables import locate_in
+from workbench.engines.spark.datasource import line_for, trunk_for
+from workbench.engines.spark.load import held_options, restored
+from workbench.engines.spark.source_options import NAME, SourceOptions, write_options
+from workbench.engines.spark.worker_errors import workbench_errors
 
 if TYPE_CHECKING:
     from pyspark.sql.readwriter import DataFrameWriter
 
-WRITE_MODES = ("merge", "delete")  # values of the writeMode option
+    from workbench.core.catalog.registry import Catalog
+    from workbench.core.catalog.tables import Location
+
 BY_KEY_SAVE_MODES = ("Append", "ErrorIfExists")  # Spark save modes writeMode combines with
-_RAISED = re.compile(r"^workbench\.core\.base\.errors\.(\w+): ", re.MULTILINE)
-_SPARK_TAIL = re.compile(r"\n\s*(?:SQLSTATE: |JVM stacktrace:)")
-
-
-def requested_write_mode(options: Mapping[str, str]) -> str | None:
-    """The ``writeMode`` option (lower case), None when absent; an unknown value is an error
-    naming the valid ones."""
-    value = options.get("writeMode")
-    if value is None:
-        return None
-    mode = value.strip().lower()
-    if mode not in WRITE_MODES:
-        raise InvalidArgumentError(
-            f"Unknown writeMode {value!r} for format('workbench'); use one of {list(WRITE_MODES)} "
-            "(MERGE upserts by the table's merge keys, DELETE removes the rows holding the "
-            "frame's keys), or leave it out to append or overwrite with .mode(...)."
-        )
-    return mode
+CREATING_SAVE_MODES = ("ErrorIfExists", "Ignore")  # write only a missing table
 
 
 def install_save() -> None:
@@ -89,97 +80,86 @@ def install_save() -> None:
 def _save(writer: DataFrameWriter, path: str | None, spark_save: Callable[[], None]) -> None:
     """Run a ``format("workbench")`` save: by key through ``dc.write`` when ``writeMode`` asks
     for it, else by Spark's writer (the data source appends or overwrites)."""
+    from workbench.core.transactions.context import current_transaction
+    from workbench.core.transactions.table_versions import open_table
+
+    request = write_options(held_options(writer._jwrite), path)
+    trunk = trunk_for(request)
+    line = line_for(request, trunk)  # a missing branch is an error now, before any job
+    save_mode = str(writer._jwrite.curmode())
+    if request.write_mode is not None:
+        if save_mode not in BY_KEY_SAVE_MODES:
+            raise InvalidArgumentError(
+                f"writeMode {request.write_mode!r} changes the table by key as it is, so it "
+                f"cannot be combined with .mode({save_mode.lower()!r}); use .mode('append') (or "
+                "no mode), or leave writeMode out to overwrite the table."
+            )
+        _write_on_driver(writer, request, trunk, line, request.write_mode)
+        return
+    loc = locate_in(line, request.table, request.namespace)
+    exists = _exists(loc)
+    if save_mode in CREATING_SAVE_MODES:
+        if exists:
+            if save_mode == "Ignore":
+                return
+            raise TableAlreadyExistsError(
+                f"Table {loc.qualified!r} exists, and "
+                "DataFrameWriter's default save mode (errorifexists) writes only a new table: "
+                "use .mode('append') or .mode('overwrite'), or .option('writeMode', 'merge'). "
+                "Nothing was written."
+            )
+        save_mode = "Append"  # Spark's writer takes append or overwrite; the table is created
+    if current_transaction() is not None or (exists and open_table(loc).schemaless):
+        # Spark's writer commits in a worker, outside the open transaction; a schemaless table
+        # takes the rows as a file, as dc.write stores them
+        mode = ("replace" if save_mode == "Overwrite" else "append") if exists else "create"
+        _write_on_driver(writer, request, trunk, line, mode, auto_create_namespace=True)
+        return
+    with restored(writer._jwrite, "extraOptions", "curmode"):
+        writer.mode(save_mode.lower())
+        if line.branch != MAIN:  # the dc.branch block's branch reaches the workers
+            writer.option("branch", line.branch)
+        spark_save()
+
+
+def _write_on_driver(
+    writer: DataFrameWriter,
+    request: SourceOptions,
+    trunk: Catalog,
+    line: Catalog,
+    mode: str,
+    **options: Any,
+) -> None:
+    """The save as ``dc.write(df, ...)`` on the driver (Spark jobs write the files; the
+    driver commits them, inside the open transaction if there is one)."""
     from workbench.core.io.writer import write
 
-    options = _options(writer)
-    branch = options.get("branch") or _branch_in_use(options)
-    if branch != MAIN:  # a dc.branch block's branch, or the session's
-        writer.option("branch", branch)
-        options["branch"] = branch
-    mode = requested_write_mode(options)
-    if mode is None:
-        spark_save()
-        return
-    save_mode = str(writer._jwrite.curmode())
-    if save_mode not in BY_KEY_SAVE_MODES:
-        raise InvalidArgumentError(
-            f"writeMode {mode!r} changes the table by key as it is, so it cannot be combined "
-            f"with .mode({save_mode.lower()!r}); use .mode('append') (or no mode), or leave "
-            "writeMode out to overwrite the table."
-        )
-    table = path or options.get("path")
-    if not table:
-        raise InvalidArgumentError(
-            f"writeMode {mode!r} needs the table: call .save('namespace.table')."
-        )
-    namespace, _, name = table.rpartition(".")
-    root = options.get("root")
-    catalog = _catalog_at(root) if root else options.get("catalog")
-    write(writer._df, name, namespace or None, catalog, mode=mode, branch=options.get("branch"))
+    catalog = _registered_name(trunk, request)
+    table, namespace = request.table, request.namespace
+    write(writer._df, table, namespace, catalog, mode=mode, branch=line.branch, **options)
 
 
-def _branch_in_use(options: Mapping[str, str]) -> str:
-    """The branch this process uses on the catalog a save names (``main`` for a root it has
-    not registered)."""
-    root = options.get("root")
-    try:
-        return current_branch(_catalog_at(root) if root else options.get("catalog"))
-    except CatalogNotFoundError:
-        return MAIN
+def _exists(loc: Location) -> bool:
+    """Whether the table at ``loc`` exists (in the line of its catalog)."""
+    from workbench.core.transactions.context import view
+    from workbench.core.transactions.table_versions import versions_in
+
+    return bool(versions_in(view(loc.catalog), loc.namespace, loc.name))
 
 
-def _catalog_at(root: str) -> str:
-    """The name of the registered catalog at ``root`` (the ``root`` option: the driver writes
-    through its registered catalogs, unlike a worker, which takes the root alone)."""
-    from workbench.core.catalog.registry import Catalog, CatalogProperties, list_catalogs
+def _registered_name(trunk: Catalog, request: SourceOptions) -> str:
+    """The registered name of the catalog a save that runs on the driver writes through (the
+    driver writes through its registered catalogs, unlike a worker, which takes a root
+    alone)."""
+    from workbench.core.catalog.registry import list_catalogs
 
-    wanted = Catalog(CatalogProperties(root)).root
     for name, catalog in list_catalogs().items():
-        if catalog.root == wanted:
+        if catalog is trunk:
             return name
     raise CatalogNotFoundError(
-        f"option('root', {root!r}): no registered catalog has that root, and a writeMode "
-        "write runs on the driver through its catalogs. Register it (dc.put_catalog('name', "
-        "root=...)) and pass .option('catalog', 'name'), or call dc.init_local(root)."
+        f"option('root', {request.root!r}): no registered catalog has that root, and this save "
+        "(a writeMode, inside dc.transaction or to a schemaless table) runs on the driver "
+        "through its catalogs. Register it "
+        "(dc.put_catalog('name', root=...)) and pass .option('catalog', 'name'), or call "
+        "dc.init_local(root)."
     )
-
-
-def _options(writer: DataFrameWriter) -> dict[str, str]:
-    """The options set on the writer (read from Spark's writer, which keeps them), with
-    workbench's names; a missing one is left out."""
-    held = writer._jwrite.extraOptions()  # case-insensitive, as the data source sees them
-    found = {}
-    for key in ("writeMode", "path", "root", "catalog"):
-        value = held.get(key)
-        if value.isDefined():
-            found[key] = str(value.get())
-    return found
-
-
-@contextmanager
-def workbench_errors() -> Iterator[None]:
-    """Re-raise a Spark exception that carries a workbench error raised in a Python worker as
-    that error (its type and message, without the worker's traceback or Java's stack)."""
-    from py4j.protocol import Py4JJavaError
-    from pyspark.errors.exceptions.captured import CapturedException
-
-    try:
-        yield
-    except (CapturedException, Py4JJavaError) as e:  # the second from a standalone cluster
-        error = raised_in_worker(str(e))
-        if error is None:
-            raise
-        raise error from None
-
-
-def raised_in_worker(text: str) -> WorkbenchError | None:
-    """The last workbench error a Python traceback in ``text`` ends with, rebuilt from its
-    class name and message; None if it holds none."""
-    found = list(_RAISED.finditer(text))
-    if not found:
-        return None
-    last = found[-1]
-    kind = getattr(errors, last.group(1), None)
-    if not (isinstance(kind, type) and issubclass(kind, WorkbenchError)):
-        return None
-    return kind(_SPARK_TAIL.split(text[last.end() :], maxsplit=1)[0].strip())

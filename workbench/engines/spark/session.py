@@ -31,6 +31,7 @@ def spark_session() -> SparkSession:
     """The shared session (``local[*]`` unless configured; see ``settings``)."""
     from pyspark.sql import SparkSession
 
+    from workbench.engines.spark.load import install_load
     from workbench.engines.spark.save import install_save
 
     # Python workers must run this interpreter (with workbench and pyarrow), not the PATH one;
@@ -48,6 +49,7 @@ def spark_session() -> SparkSession:
         _registered.add(id(session))
         register_source(session)
         install_save()
+        install_load()
         on_catalogs_changed(lambda: register_source(session))
     return session
 

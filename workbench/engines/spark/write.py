@@ -5,6 +5,7 @@ deletion vectors (``vectors``), the others a rewrite of those files."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -145,7 +146,10 @@ def write_files(frame: DataFrame, schema: Schema, table_path: str) -> list[Writt
         return write_remote(data, schema, table_path, storage)
     with _staged(table_path) as folder:
         data.write.mode("error").parquet(folder)
-        return [describe_file(path) for path in written_files(folder)]
+        parts = written_files(folder)
+        for name in set(os.listdir(folder)) - {os.path.basename(p) for p in parts}:
+            os.remove(os.path.join(folder, name))  # Spark's _SUCCESS and .crc files: no data
+        return [describe_file(path) for path in parts]
 
 
 def _files_with_keys(table: OpenTable, source: DataFrame, keys: list[str]) -> list[DataFile]:

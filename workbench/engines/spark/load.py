@@ -1,0 +1,112 @@
+"""``spark.read.format("workbench")...load(table)`` on the driver: the options, catalog, branch,
+table and point in time are checked here before Spark plans the read, so a mistake reaches the
+caller as workbench's own error (``TableNotFoundError``, ``BranchNotFoundError``,
+``TimeTravelError``, ...), not as an ``AnalysisException`` holding a Python worker's traceback.
+
+Why here: PySpark runs a Python data source's ``schema()`` in a worker process, so its errors
+come back as text; ``DataFrameReader.load`` is the one point that runs in the driver, so
+workbench wraps it once, when its session starts (reads of other formats pass through). A read
+inside a ``dc.branch`` block reads that branch, as a save there writes it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.catalog.branches import MAIN
+from workbench.core.catalog.tables import vacuumed
+from workbench.engines.spark.datasource import line_for, open_requested, trunk_for
+from workbench.engines.spark.source_options import NAME, read_options
+from workbench.engines.spark.worker_errors import workbench_errors
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.readwriter import DataFrameReader
+
+
+def install_load() -> None:
+    """Wrap PySpark's ``DataFrameReader.load`` (once per process) with the driver's checks."""
+    from pyspark.sql.readwriter import DataFrameReader
+
+    if getattr(DataFrameReader.load, "_workbench", False):
+        return
+    original = DataFrameReader.load
+
+    @functools.wraps(original)
+    def load(
+        self: DataFrameReader,
+        path: Any = None,
+        format: str | None = None,
+        schema: Any = None,
+        **options: Any,
+    ) -> DataFrame:
+        if format is not None:
+            self.format(format)
+        if schema is not None:
+            self.schema(schema)
+        self.options(**options)
+        if str(self._jreader.source()).lower() != NAME:
+            return original(self, path)
+        with workbench_errors(), _with_branch(self, _checked_branch(self, path)):
+            return original(self, path)
+
+    load._workbench = True  # type: ignore[attr-defined]
+    DataFrameReader.load = load  # type: ignore[method-assign]
+
+
+def _checked_branch(reader: DataFrameReader, path: Any) -> str:
+    """Open the table the reader's options (and ``path``) ask for, raising workbench's error
+    for any mistake; the branch it reads."""
+    options = held_options(reader._jreader)
+    if path is not None:
+        options["paths" if isinstance(path, list | tuple) else "path"] = str(path)
+    request = read_options(options)
+    line = line_for(request, trunk_for(request))
+    opened = open_requested(request, line)
+    if opened.files:  # one request: a store that refuses, or a vacuumed version, fails now
+        try:
+            opened.loc.catalog.storage.check_readable(opened.files[0].absolute)
+        except FileNotFoundError as e:
+            raise vacuumed(opened, e) from e
+    return line.branch
+
+
+@contextmanager
+def _with_branch(reader: DataFrameReader, branch: str) -> Iterator[None]:
+    """The reader with the ``branch`` option set for the block when it reads a branch the
+    options do not name (a ``dc.branch`` block's): Spark's workers do not see the block."""
+    if branch == MAIN or "branch" in held_options(reader._jreader):
+        yield
+        return
+    with restored(reader._jreader, "extraOptions"):
+        reader.option("branch", branch)
+        yield
+
+
+def held_options(java: Any) -> dict[str, str]:
+    """The options a Java ``DataFrameReader``/``DataFrameWriter`` holds, by name."""
+    held = java.extraOptions()  # Spark's case-insensitive map
+    return {str(k): str(v) for k, v in _scala_items(held)}
+
+
+def _scala_items(scala_map: Any) -> Iterator[tuple[Any, Any]]:
+    entries = scala_map.iterator()
+    while entries.hasNext():
+        entry = entries.next()
+        yield entry._1(), entry._2()
+
+
+@contextmanager
+def restored(java: Any, *fields: str) -> Iterator[None]:
+    """Give a Java reader or writer the values of its ``fields`` (``extraOptions``,
+    ``curmode``) back after the block, so what workbench sets for one call does not stay on the
+    user's reader or writer."""
+    saved = {name: getattr(java, name)() for name in fields}
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            getattr(java, f"{name}_$eq")(value)
