@@ -274,17 +274,24 @@ def test_optimize_compacts_and_keeps_rows(catalog):
 
 
 def test_log_is_compacted_and_read_incrementally(catalog, monkeypatch):
+    from workbench.core.delta import log_compaction, upkeep
     from workbench.core.transactions import catalog_log as txlog
 
-    monkeypatch.setattr(txlog, "COMPACT_EVERY", 10)
+    monkeypatch.setattr(log_compaction, "STEP_EVERY", 4)
+    monkeypatch.setattr(log_compaction, "CHECKPOINT_EVERY", 10)
     for i in range(25):
         mode = "append" if i >= 3 else "create"
         dc.write(pd.DataFrame({"id": [i]}), f"t{i % 3}", mode=mode, auto_compact=False)
+    upkeep.flush()  # log compaction steps and checkpoints run in the background
     log_dir = os.path.join(catalog.root, "_workbench", "transactions", "_delta_log")
     assert any(f.endswith(".checkpoint.parquet") for f in os.listdir(log_dir))
     fresh = txlog.TransactionLog(catalog)  # a cold reader sees the same state
     assert fresh.refresh().tables == txlog.log_of(catalog).refresh().tables
     assert len(fresh.rows) == 25 and ids("t1") == list(range(1, 25, 3))
+    from deltalake import DeltaTable
+
+    parts = DeltaTable(os.path.join(catalog.root, "_workbench", "transactions")).file_uris()
+    assert len(parts) < 25 // 2, "a step every fourth commit folds the log's small parts"
 
 
 def test_several_catalogs_with_reader_validation(tmp_path):

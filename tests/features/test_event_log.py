@@ -441,10 +441,13 @@ def test_delta_compaction_merges_small_parts_leaves_full_ones_and_loses_nothing(
 ):
     from deltalake import DeltaTable
 
+    from workbench.core.delta import log_compaction, upkeep
+    from workbench.core.delta.compaction_plan import CompactionSettings
     from workbench.core.events import delta
 
-    monkeypatch.setattr(delta, "COMPACT_EVERY", 10)
-    monkeypatch.setattr(delta, "COMPACT_TARGET_BYTES", 25_000)  # about 3 one-event parts
+    monkeypatch.setattr(log_compaction, "STEP_EVERY", 10)
+    settings = CompactionSettings(target_size=25_000, min_files=2)  # about 3 one-event parts
+    monkeypatch.setattr(log_compaction, "LOG_SETTINGS", settings)
     log = delta.DeltaEventLog(str(tmp_path / "events"))
     events = [e for run_id in sorted(RUNS) for e in run_events(run_id)]
     log.append(
@@ -455,10 +458,11 @@ def test_delta_compaction_merges_small_parts_leaves_full_ones_and_loses_nothing(
     assert table.get_add_actions().column("size_bytes")[0].as_py() > 25_000, (
         "one part past the target"
     )
-    for event in events:  # single appends: small parts, compacted every tenth version
+    for event in events:  # single appends: small parts, a compaction step every tenth version
         log.append(event)
+    upkeep.flush()  # the steps run in the background
     table.update_incremental()
-    assert [c["operation"] for c in table.history()].count("OPTIMIZE") >= len(events) // 10
+    assert "OPTIMIZE" in [c["operation"] for c in table.history()]
     assert full in table.file_uris(), "a part past the target was rewritten"
     assert len(table.file_uris()) < len(events) // 2, "small parts were not compacted"
     reread = delta.DeltaEventLog(str(tmp_path / "events"))
@@ -468,24 +472,26 @@ def test_delta_compaction_merges_small_parts_leaves_full_ones_and_loses_nothing(
 def test_a_delta_compaction_gives_way_to_another_but_not_to_appends(monkeypatch, tmp_path: Path):
     from deltalake import DeltaTable
 
+    from workbench.core.delta import log_compaction as steps
     from workbench.core.events import delta
 
-    monkeypatch.setattr(delta, "COMPACT_EVERY", 10**9)  # compactions only when called here
+    monkeypatch.setattr(steps, "STEP_EVERY", 10**9)  # compactions only when called here
+    monkeypatch.setattr(steps, "LOG_SETTINGS", steps.CompactionSettings(min_files=2))
     events = [e for run_id in sorted(RUNS) for e in run_events(run_id)]
     first = delta.DeltaEventLog(str(tmp_path / "events"))
     for event in events:
         first.append(event)
     second = delta.DeltaEventLog(str(tmp_path / "events"))
-    stale = first._compaction()  # read the parts, not committed yet
-    assert second._commit_compaction(second._compaction())  # another process compacts first
-    assert not first._commit_compaction(stale), "both compactions would keep events twice"
+    stale = steps.prepare_step(first._table, first._storage)  # its part written, not committed
+    assert steps.compact_log(second._table, second._storage)  # another process compacts first
+    assert steps.commit_step(first._storage, stale) is None, "both would keep events twice"
 
     late = [dataclasses.replace(e, event_id=f"late-{e.event_id}") for e in events[:3]]
     for event in late:
         first.append(event)
-    pending = first._compaction()
+    pending = steps.prepare_step(first._table, first._storage)
     second.append(dataclasses.replace(events[0], event_id="after-it-read"))
-    assert first._commit_compaction(pending), "an append in between is no conflict"
+    assert steps.commit_step(first._storage, pending), "an append in between is no conflict"
     history = DeltaTable(str(tmp_path / "events")).history()
     assert [c["operation"] for c in history].count("OPTIMIZE") == 2
     reread = delta.DeltaEventLog(str(tmp_path / "events"))

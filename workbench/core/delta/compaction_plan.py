@@ -110,15 +110,20 @@ def plan_step(
     if not settings.enabled:
         return []
     for f in files:
-        vector = f.deletion_vector
-        if vector and _right_sized(f, settings) and eligible(f):  # noqa: SIM102 - reads better
-            if vector.cardinality >= settings.deleted_share * max(f.rows, 1):
-                return [f]
+        if _mostly_deleted(f, settings) and eligible(f):
+            return [f]
     return _oldest_run(files, settings, eligible)
 
 
+def _mostly_deleted(f: DataFile, settings: CompactionSettings) -> bool:
+    """A right-sized file (runs never take it) whose vector deletes a large share of it."""
+    if f.deletion_vector is None or not _right_sized(f, settings):
+        return False
+    return f.deletion_vector.cardinality >= settings.deleted_share * max(f.rows, 1)
+
+
 def _right_sized(f: DataFile, settings: CompactionSettings) -> bool:
-    """A file at the target size or above (small enough for one step): runs never take it."""
+    """A file at the target size or above, yet small enough for one step."""
     return settings.target_size <= f.size <= settings.max_step_bytes
 
 

@@ -4,10 +4,11 @@ queried with Arrow.
 An append is one Delta commit written as the catalog log writes its own: a Parquet part, then
 the commit file with a put-if-absent (a lost race moves on to the next version), carrying its
 events inline in the commit info. So an append costs the same however long the log is, and a
-reader follows other writers' appends by reading their commit files (JSON) only. Every
-``COMPACT_EVERY`` versions the small parts are compacted and the log checkpointed; a compaction
-commits past other writers' appends but gives way to another compaction committed since it read
-(delta-rs' optimize let two overlapping ones both commit, keeping those events twice). Queries keep
+reader follows other writers' appends by reading their commit files (JSON) only. Now and then a
+tiered compaction step folds small parts and a checkpoint is written (``delta.log_compaction``,
+shared with the catalog log); a step commits past other writers' appends but gives way to
+another step committed since it read (delta-rs' optimize let two overlapping ones both commit,
+keeping those events twice). Queries keep
 the events of the newest version in Arrow. The schema version sits in the table property
 ``workbench.eventSchemaVersion``; an older table gains the newer struct fields when opened.
 """
@@ -18,7 +19,6 @@ import io
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -38,6 +38,7 @@ from workbench.core.delta.commits import (
     protocol_action,
 )
 from workbench.core.delta.data_files import WrittenFile, footer_stats
+from workbench.core.delta.log_compaction import maintain_log
 from workbench.core.events.log import RunRecord, location_taken
 from workbench.core.events.model import (
     COMMON_FIELDS,
@@ -61,10 +62,6 @@ from workbench.core.storage.store import Storage
 
 VERSION_PROPERTY = "workbench.eventSchemaVersion"
 EVENTS_KEY = "workbench.events"  # commit-info key holding the commit's events as rows
-COMPACT_EVERY = 100
-# Compaction rewrites parts smaller than this into parts of about this size, so its cost stays
-# bounded as the log grows instead of rewriting every event each time (~140k events per MiB).
-COMPACT_TARGET_BYTES = 2**20
 _ARROW_TYPES = {
     "string": pa.string(),
     "int64": pa.int64(),
@@ -144,11 +141,7 @@ class DeltaEventLog:
         kept = self._snapshot
         if kept is not None and version == kept.version + 1:
             self._snapshot = kept.extended(version, data)
-        if version % COMPACT_EVERY == 0:
-            with self._storage.access_errors():
-                if self._commit_compaction(self._compaction()):
-                    self._table.update_incremental()
-                    self._table.create_checkpoint()
+        maintain_log(self._storage, version)
 
     def _commit(self, data: pa.Table, rows: list[dict]) -> int:
         """Write ``data`` as a part and commit it at the next free version; that version."""
@@ -169,45 +162,6 @@ class DeltaEventLog:
             self._storage.uri(name), len(buffer.getvalue()), footer_stats(collected[0])
         )
         return add_action(name, written, now_ms())
-
-    def _compaction(self) -> _Compaction | None:
-        """The parts smaller than ``COMPACT_TARGET_BYTES`` at the newest version rewritten as
-        one part, not yet committed (None when fewer than two are small)."""
-        self._table.update_incremental()
-        files = pa.table(self._table.get_add_actions(flatten=True)).select(["path", "size_bytes"])
-        small = {
-            f["path"]: f["size_bytes"]
-            for f in files.to_pylist()
-            if f["size_bytes"] < COMPACT_TARGET_BYTES
-        }
-        if len(small) < 2:
-            return None
-        dataset = self._table.to_pyarrow_dataset()
-        parts = [
-            fragment.to_table(schema=dataset.schema)
-            for fragment in dataset.get_fragments()
-            if _relative(fragment.path, self.location) in small
-        ]
-        part = self._write_part(pa.concat_tables(parts))
-        part["add"]["dataChange"] = False  # the same events in fewer files
-        removes = [_removed(path, size) for path, size in small.items()]
-        return _Compaction(self._table.version(), [*removes, part])
-
-    def _commit_compaction(self, compaction: _Compaction | None) -> bool:
-        """Commit ``compaction`` at the next free version, past other writers' appends; give
-        it up (True only if committed) when a commit since it read the table removed files (a
-        concurrent compaction: committing too would keep both copies of the same events)."""
-        if compaction is None:
-            return False
-        info = {"commitInfo": {"timestamp": now_ms(), "operation": "OPTIMIZE"}}
-        content = commit_lines([info, *compaction.actions])
-        version = compaction.read_version + 1
-        while not self._storage.put_if_absent(_commit_key(version), content):
-            if not _only_appends(self._storage.get(_commit_key(version))):
-                return False  # the new part stays unreferenced, for vacuum
-            version += 1
-        self._head = max(self._head, version)
-        return True
 
     def _current(self) -> _Snapshot:
         """The events at the newest version: the kept ones, extended by the events other
@@ -428,37 +382,3 @@ def _set_version(table: DeltaTable) -> None:
     table.alter.set_table_properties(
         {VERSION_PROPERTY: str(SCHEMA_VERSION)}, raise_if_not_exists=False
     )
-
-
-@dataclass(frozen=True)
-class _Compaction:
-    """A compaction written but not committed: the version it read and its actions."""
-
-    read_version: int
-    actions: list[dict]
-
-
-def _relative(fragment_path: str, location: str) -> str:
-    """A dataset fragment's path as the Delta log names it (relative to the table folder)."""
-    folder = location.split("://", 1)[-1].rstrip("/") + "/"
-    return fragment_path.split(folder, 1)[-1]
-
-
-def _removed(path: str, size: int) -> dict:
-    """The ``remove`` action of a part a compaction rewrote."""
-    return {
-        "remove": {
-            "path": path,
-            "deletionTimestamp": now_ms(),
-            "dataChange": False,
-            "extendedFileMetadata": True,
-            "partitionValues": {},
-            "size": size,
-        }
-    }
-
-
-def _only_appends(content: bytes | None) -> bool:
-    """True when a commit only adds files (nothing removed, no schema or protocol change)."""
-    actions = [json.loads(line) for line in (content or b"").decode().splitlines()]
-    return all(set(a) <= {"add", "commitInfo"} for a in actions)

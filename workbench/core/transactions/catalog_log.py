@@ -10,8 +10,8 @@ Reading the latest state costs one existence check of the next log commit. New c
 read incrementally, from the copy of their rows each commit carries in its commit info (JSON),
 so following the log needs no Parquet reader. Every ``STATE_EVERY`` commits the state is saved,
 so a fresh process reads that and the few commits after it; the full history (time travel,
-``dc.transactions``) is read only when asked for. The log is compacted and checkpointed every
-``COMPACT_EVERY`` commits.
+``dc.transactions``) is read only when asked for. The log is compacted a tiered step at a time
+and checkpointed now and then (``delta.log_compaction``).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from workbench.core.delta.commits import (
     now_ms,
     protocol_action,
 )
+from workbench.core.delta.log_compaction import maintain_log
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -48,7 +49,6 @@ LOG_KEY = "_workbench/transactions"
 STATE_KEY = "_workbench/state"
 LOG_SCHEMA_VERSION = 2
 SCHEMA_VERSION_PROPERTY = "workbench.logSchemaVersion"
-COMPACT_EVERY = 100
 STATE_EVERY = 25
 ROWS_KEY = "workbench.rows"  # commit-info key holding the commit's rows as JSON
 NAMESPACE_CREATED = "CREATE_NAMESPACE"
@@ -396,13 +396,7 @@ class TransactionLog:
                 f"{self.state_key}/{sequence:020d}.json", self.state.encode(self.version)
             )
             self.storage.put(f"{self.state_key}/_latest", str(sequence).encode())
-        if sequence and sequence % COMPACT_EVERY == 0:
-            from deltalake import DeltaTable
-
-            table = DeltaTable(self.uri, storage_options=self._options())
-            table.optimize.compact()
-            table.create_checkpoint()
-            self.refresh()
+        maintain_log(self.storage, sequence, self.key)
 
     def _options(self) -> dict[str, str] | None:
         return self.catalog.storage.delta_options

@@ -27,6 +27,7 @@ from workbench.core.catalog.folders import (
     move_folder,
 )
 from workbench.core.delta.commits import TableActions, commit_file, read_commit_info, write_commit
+from workbench.core.delta.upkeep import request_checkpoint
 from workbench.core.transactions.catalog_log import NAMESPACE_DROPPED, log_of
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def _apply_commit(catalog: Catalog, row: dict[str, Any]) -> None:
                 "recorded it for its own transaction. Restore the table folder from a backup."
             )
     if version and version % CHECKPOINT_EVERY == 0:
-        _checkpoint(catalog, key, row["incarnation"])
+        _checkpoint(catalog, key)
 
 
 def _move_in(catalog: Catalog, key: str, incarnation: str, source: str) -> None:
@@ -95,15 +96,10 @@ def _move_in(catalog: Catalog, key: str, incarnation: str, source: str) -> None:
     move_folder(catalog, source, key)
 
 
-def _checkpoint(catalog: Catalog, key: str, incarnation: str) -> None:
-    """A Delta checkpoint, so readers replay at most ``CHECKPOINT_EVERY`` commits."""
-    from workbench.core.delta.table_cache import latest
-
-    options = catalog.storage.delta_options
-    try:
-        latest(catalog.uri(*key.split("/")), incarnation, options).create_checkpoint()
-    except Exception as e:  # a checkpoint only speeds reads up; the commit stands without it
-        log.warning("Could not checkpoint %s: %s", key, e)
+def _checkpoint(catalog: Catalog, key: str) -> None:
+    """A Delta checkpoint, so readers replay at most ``CHECKPOINT_EVERY`` commits (written in
+    the background: the commit stands without it)."""
+    request_checkpoint(catalog.uri(*key.split("/")), catalog.storage.delta_options)
 
 
 def _apply_drop(catalog: Catalog, row: dict[str, Any]) -> None:
