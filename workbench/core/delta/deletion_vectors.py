@@ -173,12 +173,9 @@ def read_vector(table_uri: str, descriptor: Descriptor, storage: Storage | None 
             )
         return _checked(deserialize(data[: descriptor.size]), descriptor, "an inline vector")
     uri = vector_uri(table_uri, descriptor)
-    fs, path = filesystem_of(uri, storage)
-    try:
-        with fs.open_input_file(path) as source:
-            body = source.read()
-    except FileNotFoundError as e:
-        raise DeletionVectorError(f"The deletion vector file {uri!r} is missing.") from e
+    (body,) = (storage or storage_for(uri)).get_many([uri], immutable=True)
+    if body is None:
+        raise DeletionVectorError(f"The deletion vector file {uri!r} is missing.")
     start = descriptor.offset or 0
     (size,) = struct.unpack_from(">i", body, start)
     data = body[start + 4 : start + 4 + size]

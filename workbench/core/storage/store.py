@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.storage import file_cache
 from workbench.core.storage.limits import KEYS as LIMIT_KEYS
 from workbench.core.storage.limits import Limits, with_fail_fast
 
@@ -68,6 +69,9 @@ def remember(storage: Storage) -> Storage:
     """Make a catalog's storage the one ``storage_for`` finds for paths under its root."""
     _known[storage.root] = storage
     return storage
+
+
+MAX_CONCURRENT_GETS = 16  # requests one get_many keeps under way
 
 
 @dataclass(frozen=True)
@@ -255,6 +259,25 @@ class Storage:
         except FileNotFoundError:
             self.check_bucket()
             return None
+
+    def get_many(self, uris: list[str], immutable: bool = False) -> list[bytes | None]:
+        """The bytes of each file at ``uris`` (URIs under the root; None where there is none),
+        fetched at once: one request per object, all under way together (obstore's requests
+        leave the GIL). ``immutable`` files (never changed once written, as a Delta table's
+        data files) of an object store are kept in the process's file cache."""
+        keys = [self._key(u) for u in uris]
+        if immutable and not is_local(self.root):
+            identity = (self.root, tuple(sorted(self.options.items())))
+            return file_cache.get_many(identity, keys, self._fetch)
+        return self._fetch(keys)
+
+    def _fetch(self, keys: list[str]) -> list[bytes | None]:
+        if len(keys) <= 1:
+            return [self.get(k) for k in keys]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(len(keys), MAX_CONCURRENT_GETS)) as pool:
+            return list(pool.map(self.get, keys))
 
     def exists(self, key: str) -> bool:
         """True when an object is at ``key``."""
