@@ -10,7 +10,8 @@ Run ``python -m benchmarks.small_commits_bench [--appends 1000] [--merges 1000] 
   table (deletion vectors on), the median of the first and last 50, then reads; the same on
   DuckLake.
 - ``s3``: on moto's S3 server, that many appends and then that many merges into a 10k-row
-  table, each followed by a read beside the same table after ``dc.optimize``.
+  table, each followed by reads beside the same table after ``dc.optimize``: warm (the median
+  of several, data files in the process's file cache) and the first one (none cached).
 
 Other jobs may load the machine: compare the ratios, which come from one run, not the seconds.
 """
@@ -121,6 +122,14 @@ def ducklake(folder: str) -> DuckLake:
     return DuckLake(root)
 
 
+def cold_read_seconds(dc: Any) -> float:
+    """One read with the process's file cache empty (every data file fetched)."""
+    from workbench.core.storage import file_cache
+
+    file_cache.clear()
+    return seconds(lambda: dc.read(TABLE, read_as=dc.DatasetType.PYARROW))
+
+
 def appends(count: int, report: Report) -> None:
     import workbench as dc
 
@@ -223,15 +232,16 @@ def on_s3(count: int, report: Report) -> None:
                 sources = merge_sources(10_000, count)
                 timed_loop("s3 merges", sources, lambda s: dc.write(s, TABLE, mode="merge"))
             files = _file_count(dc)
-            lived = read_seconds(dc)
+            lived_cold, lived = cold_read_seconds(dc), read_seconds(dc)
             dc.optimize(TABLE)
-            optimized = read_seconds(dc)
+            optimized_cold, optimized = cold_read_seconds(dc), read_seconds(dc)
             report.line(
                 f"moto S3: {count} {kind} of 10 rows, then a read",
                 lived,
                 optimized,
                 f"({files} files; beside the optimized table)",
             )
+            report.line("   ... the first read (no file cached)", lived_cold, optimized_cold)
 
 
 def main() -> None:

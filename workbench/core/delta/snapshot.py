@@ -222,15 +222,14 @@ def _scan(opened: OpenTable, files: list[DataFile], columns: list[str] | None) -
     import pyarrow as pa
     import pyarrow.dataset as pads
 
-    parquet, schema = pads.ParquetFileFormat(), opened.schema.arrow
-    tables = []
+    parquet = pads.ParquetFileFormat()
     fetched = storage.get_many([f.absolute for f in files], immutable=True)
+    fragments = []
     for f, data in zip(files, fetched, strict=True):
         if data is None:
             raise FileNotFoundError(f.absolute)
-        fragment = parquet.make_fragment(pa.BufferReader(data))
-        tables.append(fragment.to_table(schema=schema, columns=columns))
-    return pa.concat_tables(tables)
+        fragments.append(parquet.make_fragment(pa.BufferReader(data)))
+    return pads.FileSystemDataset(fragments, opened.schema.arrow, parquet).to_table(columns=columns)
 
 
 def _dataset(opened: OpenTable, files: list[DataFile]) -> pads.FileSystemDataset:
