@@ -140,9 +140,19 @@ class Engine(ABC):
 
     def compact(self, table: OpenTable, files: list[DataFile]) -> list[WrittenFile]:
         """The live rows of ``files`` (a table's files, in write order) written again into the
-        table folder as few files, in the same order: what a compaction step writes. In this
-        process by default; engines with workers write them there."""
+        table folder as few files: what a compaction step writes. Engines whose data lives on
+        workers (``clustered``) read and write a keyed table's files there; rows of a table
+        without keys keep their write order, so they are rewritten in this process (a step's
+        capped bytes at a time)."""
+        if self.clustered and table.schema.merge_keys:
+            storage = table.loc.catalog.storage
+            data = self.read_staged(files, table.uri, table.schema.arrow, storage)
+            return self.write_files(self.repartitioned(data, 1), table.schema, table.uri)
         return write_parts(live_table(table, files), table.schema, table.uri)
+
+    def repartitioned(self, data: Any, parts: int) -> Any:
+        """``data`` (this engine's dataset) in ``parts`` partitions, each written as a file."""
+        return data
 
     def predict_files(
         self, source: Any, model: Model, plan: PredictPlan, schema: pa.Schema, folder: str

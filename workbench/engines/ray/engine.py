@@ -191,6 +191,9 @@ class RayEngine(Engine):
         # a block per file: Ray would split them into many small blocks, a task each to merge
         return ray.data.read_datasource(source, override_num_blocks=len(files))
 
+    def repartitioned(self, data: ray.data.Dataset, parts: int) -> ray.data.Dataset:
+        return data.repartition(parts)
+
     def to_arrow(self, data: ray.data.Dataset) -> pa.Table:
         import pyarrow as pa
         import ray

@@ -119,6 +119,9 @@ class SparkEngine(Engine):
 
         return read_files(files, folder, Schema.of(schema), storage)
 
+    def repartitioned(self, data: DataFrame, parts: int) -> DataFrame:
+        return data.coalesce(parts)
+
     def to_arrow(self, data: DataFrame) -> pa.Table:
         return data.toArrow()
 
