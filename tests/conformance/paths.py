@@ -107,6 +107,7 @@ class Path:
     name = ""
     marks: tuple[str, ...] = ()
     shapes: tuple[str, ...] = ()
+    keeps_write_order = False  # rows of a table without keys come back in write order
     addresses: tuple[str, ...] = (LATEST, VERSION, AS_OF, ON_BRANCH)
 
     def applies(self, traits: Traits, shape: str) -> bool:
@@ -124,6 +125,7 @@ class EagerRead(Path):
     are its projections and limits."""
 
     shapes = (ALL, PROJECT, LIMIT, REPEATED)
+    keeps_write_order = True
 
     def __init__(self, kind: str):
         self.kind, self.name = kind, f"read:{kind}"

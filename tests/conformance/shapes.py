@@ -96,9 +96,16 @@ def normal(rows: Any) -> Counter:
     return Counter(tuple(_value(v) for v in row) for row in rows)
 
 
-def check(state: TableState, shape: str, answer: Any, partner: list[Row]) -> None:
-    """Assert ``answer`` is what the model says, with a message naming the difference."""
+def check(
+    state: TableState, shape: str, answer: Any, partner: list[Row], ordered: bool = False
+) -> None:
+    """Assert ``answer`` is what the model says, with a message naming the difference;
+    ``ordered``: a table without keys must come back in write order (a limit: its start)."""
     want = expected(state, shape, partner)
+    if ordered and not state.keyed and shape in (ALL, LIMIT):
+        got = [tuple(_value(v) for v in row) for row in answer]
+        first = [tuple(_value(v) for v in row) for row in want][: len(got)]
+        assert got == first, "rows out of write order"
     if shape in (AGGREGATE, REPEATED, DIFF):
         answers = answer if shape == REPEATED else [answer]
         assert len(answers) == (REPEATS if shape == REPEATED else 1)

@@ -55,6 +55,9 @@ STATES = {
     "turned_off": Traits(),
     "optimized": Traits(),
     "many_commits": Traits(small=False),
+    "compacted": Traits(),
+    "compacted_version": Traits(VERSION),
+    "compacted_appends": Traits(),
 }
 
 
@@ -212,7 +215,8 @@ def build(catalog: str, *, small: bool = False) -> dict[str, TableState]:
         ]
     )
     partner.create([{"id": i, "m": i * 7} for i in range(0, size * 2, 3)], partner_schema)
-    for builder in (_plain, _vectors, _inline, _purged, _evolved, _copy_on_write, _turned_off):
+    builders = (_plain, _vectors, _inline, _purged, _evolved, _copy_on_write, _turned_off)
+    for builder in (*builders, _compacted):
         states.update(builder(catalog, rng, size))
     if not small:
         states.update(_many_commits(catalog, rng))
@@ -334,3 +338,28 @@ def _many_commits(catalog: str, rng: np.random.Generator) -> dict[str, TableStat
             live = [r["id"] for r in w.model.rows()]
             w.delete(rng.choice(live, 3, replace=False))
     return {"many_commits": w.state("many_commits")}
+
+
+def _compacted(catalog: str, rng: np.random.Generator, size: int) -> dict[str, TableState]:
+    """Automatic compaction after almost every commit (a step per two small files): merges
+    and deletes folded in tiers, time travel to a version before the last steps, and appends
+    folded in write order."""
+    eager = {"workbench.autoCompact.minNumFiles": "2"}
+    w = Writer(catalog, "compacted", TableModel(["id", "n", "s"], key="id"))
+    w.create(rows(rng, range(size // 4)), KEYED, table_properties=eager)
+    for step in range(12):
+        w.merge(rows(rng, rng.choice(size // 2, 8, replace=False)))
+        if step == 5:
+            middle = w.state("compacted_version", version=w.version())
+        if step % 3 == 2:
+            live = [r["id"] for r in w.model.rows()]
+            w.delete(rng.choice(live, 5, replace=False))
+    a = Writer(catalog, "compacted_appends", TableModel(["id", "n", "s"]))
+    a.create(rows(rng, range(10)), table_properties=eager)
+    for step in range(1, 16):
+        a.append(rows(rng, range(step * 10, step * 10 + 10)))
+    return {
+        "compacted": w.state("compacted"),
+        "compacted_version": middle,
+        "compacted_appends": a.state("compacted_appends"),
+    }

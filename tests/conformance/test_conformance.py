@@ -37,7 +37,7 @@ def cases(marks: set[str], object_store: bool = False) -> list:
 def conforms(lived, path: Path, state: str, shape: str) -> None:
     table_state = lived.states[state]
     answer = path.run(lived.where, table_state, shape)
-    check(table_state, shape, answer, lived.partner)
+    check(table_state, shape, answer, lived.partner, ordered=path.keeps_write_order)
 
 
 @pytest.mark.parametrize(("path", "state", "shape"), cases(set()))
