@@ -95,6 +95,21 @@ def test_catalog_browser_shows_the_tables_of_the_branch_picked(catalog):
     assert "first 3 of 3 rows" in browser.preview.title.value
 
 
+def test_history_browser_shows_compaction_steps_and_can_hide_them(catalog):
+    for i in range(8):  # the eighth small file brings a compaction step
+        dc.write(pd.DataFrame({"id": [i]}), "log")
+    history = HistoryBrowser()
+    operations = history.table.frame["operations"].tolist()
+    assert (
+        operations[0] == "AUTO_COMPACT"
+        and "compact default.log"
+        in history.detail.value + (history.table.frame["commit_message"].iloc[0])
+    )
+    history.steps_box.value = False
+    assert "AUTO_COMPACT" not in history.table.frame["operations"].tolist()
+    assert len(history.shown) == len(operations) - 1
+
+
 def test_history_browser_pages_filters_and_shows_a_selected_rows_detail(catalog):
     for i in range(25):  # 27 transactions in all: no compaction between them
         dc.write(

@@ -11,6 +11,8 @@ import workbench.api as dc
 from workbench.widgets.grid import Grid
 from workbench.widgets.render import TIME_AXIS, chart_times, text, when
 
+COMPACTION = "AUTO_COMPACT"  # the operation of automatic compaction steps
+
 
 class HistoryBrowser(widgets.VBox):
     """Browse a catalog's committed transactions, newest first; select one to see its detail."""
@@ -22,6 +24,7 @@ class HistoryBrowser(widgets.VBox):
         self.filter_box = widgets.Text(
             placeholder="filter by message, table or operation", description="filter"
         )
+        self.steps_box = widgets.Checkbox(value=True, description="compaction steps", indent=False)
         self.previous_button = widgets.Button(description="◀ newer", layout={"width": "90px"})
         self.next_button = widgets.Button(description="older ▶", layout={"width": "90px"})
         self.page_label = widgets.Label()
@@ -30,11 +33,18 @@ class HistoryBrowser(widgets.VBox):
         self.detail.add_class("wb-history-detail")
         self.timeline = self._timeline_widget()
         self.filter_box.observe(lambda change: self.set_filter(change["new"]), names="value")
+        self.steps_box.observe(lambda _: self.set_filter(self.filter_box.value), names="value")
         self.previous_button.on_click(lambda _: self.show_page(self.page - 1))
         self.next_button.on_click(lambda _: self.show_page(self.page + 1))
         self.table.on_pick(lambda i: self.select(self.rows["transaction_id"].iloc[i]))
         controls = widgets.HBox(
-            [self.filter_box, self.previous_button, self.next_button, self.page_label]
+            [
+                self.filter_box,
+                self.steps_box,
+                self.previous_button,
+                self.next_button,
+                self.page_label,
+            ]
         )
         super().__init__([controls, self.table, self.detail, self.timeline])
         self.add_class("wb-history")
@@ -78,17 +88,20 @@ class HistoryBrowser(widgets.VBox):
             self.filter_box.value = text
             return
         needle = text.lower()
+        history = self.history
+        if not self.steps_box.value:  # upkeep that changed no row
+            history = history[~history["operations"].map(lambda ops: COMPACTION in ops)]
         if needle:
             haystack = (
-                self.history["commit_message"].fillna("").str.lower()
+                history["commit_message"].fillna("").str.lower()
                 + " "
-                + self.history["tables"].map(" ".join).str.lower()
+                + history["tables"].map(" ".join).str.lower()
                 + " "
-                + self.history["operations"].map(" ".join).str.lower()
+                + history["operations"].map(" ".join).str.lower()
             )
-            self.shown = self.history[haystack.str.contains(needle, regex=False)]
+            self.shown = history[haystack.str.contains(needle, regex=False)]
         else:
-            self.shown = self.history
+            self.shown = history
         self.show_page(0)
 
     @property
