@@ -57,7 +57,8 @@ SCATTERED = range(0, 240, 4)  # 60 rows of the first file: too many for an inlin
 def table_files(name: str) -> list:
     from deltalake import DeltaTable
 
-    from workbench.core.delta.snapshot import data_files_of, in_write_order
+    from workbench.core.delta.data_files import in_write_order
+    from workbench.core.delta.snapshot import data_files_of
 
     uri = dc.get_table(name).uri
     return in_write_order(data_files_of(DeltaTable(uri), uri))
@@ -85,7 +86,8 @@ def test_workbench_reads_a_vector_another_writer_made():
 
 
 def test_inline_vectors_read_as_delta_kernel_writes_them():
-    from workbench.core.delta.deletion_vectors import Descriptor, read_vector
+    from workbench.core.delta.deletion_vectors import read_vector
+    from workbench.core.delta.vector_descriptor import Descriptor
 
     # an inline vector from delta-kernel-rs' tests: rows 3, 4, 7, 11, 18 and 29 deleted
     kernel = Descriptor("i", "^Bg9^0rr910000000000iXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L", None, 44, 6)
@@ -276,11 +278,10 @@ def test_daft_reads_files_with_vectors_lazily_and_only_the_columns_asked_for(vec
 
 @pytest.mark.parametrize("indexed", [True, False], ids=["key-index", "one-pass"])
 def test_random_changes_match_a_plain_python_model(vectored, monkeypatch, indexed):
-    from workbench.engines.local import rewrite
+    from workbench.core.data import arrow_merge
 
-    monkeypatch.setattr(
-        rewrite, "worth_indexing", lambda rows, wanted: indexed
-    )  # how keys are found
+    # how keys are found
+    monkeypatch.setattr(arrow_merge, "worth_indexing", lambda rows, wanted: indexed)
     model = {i: (f"a{i}", i) for i in range(1000)}
     rng = random.Random(7)
     for step in range(12):
@@ -369,7 +370,7 @@ def test_a_file_mostly_deleted_is_rewritten_and_an_empty_one_removed(catalog):
 
 
 def test_the_key_index_finds_keys_and_keeps_to_its_budget():
-    from workbench.engines.local.key_index import IndexCache, KeyIndex
+    from workbench.core.data.key_index import IndexCache, KeyIndex
 
     index = KeyIndex.of(pa.array([30, 10, 20, 50], pa.int64()))
     positions, found = index.find(pa.array([20, 99, 30, 5], pa.int64()).to_numpy())
@@ -423,7 +424,7 @@ def test_ray_reads_merges_and_deletes_a_table_with_vectors(vectored, ray_cluster
 def test_deleted_rows_are_left_out_by_slices_or_by_a_filter_alike(deleted, columns):
     import numpy as np
 
-    from workbench.core.delta.snapshot import _filtered
+    from workbench.core.delta.reading import _filtered
 
     data = pa.table({"id": range(5000), "v": [f"v{i}" for i in range(5000)]})
     data = pa.concat_tables([data.slice(0, 1700), data.slice(1700)]).select(columns)  # 2 chunks

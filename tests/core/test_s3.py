@@ -74,7 +74,8 @@ def test_transactions_history_time_travel_and_tags_on_s3(s3_catalog):
 
 
 def test_time_travel_on_s3_builds_old_versions_from_the_catalog_log(s3_catalog, monkeypatch):
-    from workbench.core.delta import snapshot_cache, table_cache
+    from workbench.core.delta import table_cache
+    from workbench.core.transactions import snapshot_cache
 
     dc.write(
         pa.table({"id": range(200), "v": ["a"] * 200, "score": [1.0] * 200}), "t", schema=KEYED

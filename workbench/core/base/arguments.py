@@ -6,9 +6,12 @@ from __future__ import annotations
 import math
 import numbers
 from datetime import timedelta
-from typing import Any
+from enum import Enum
+from typing import Any, TypeVar
 
-from workbench.core.base.errors import InvalidArgumentError
+from workbench.core.base.errors import InvalidArgumentError, WorkbenchError
+
+E = TypeVar("E", bound=Enum)
 
 
 def whole_number(name: str, value: Any, minimum: int = 0) -> int:
@@ -99,4 +102,26 @@ def row_filter_on(name: str, value: Any, schema: Any, table: str) -> None:
             f"{name}={value} cannot choose rows of {table!r} ({reason}); write a condition on "
             f"its columns {schema.names}, e.g. {name}=pyarrow.compute.field('{schema.names[0]}')"
             ".is_valid()."
+        ) from None
+
+
+def choice(
+    kind: type[E], value: Any, what: str, error: type[WorkbenchError] = InvalidArgumentError
+) -> E:
+    """``value`` as a member of the enum ``kind``: the member, or its name or value in any case
+    (the one rule every enum argument follows; an enum's own aliases work too). Anything else
+    raises ``error`` naming ``what`` (e.g. ``read_as``) and the choices."""
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str):
+        wanted = value.strip().lower()
+        for member in kind:
+            if wanted in (member.name.lower(), str(member.value).lower()):
+                return member
+    try:
+        return kind(value)
+    except (ValueError, TypeError):
+        raise error(
+            f"{what}={value!r} is not a dc.{kind.__name__}; use one of "
+            f"{', '.join(m.name for m in kind)}."
         ) from None

@@ -12,6 +12,7 @@ import re
 
 from workbench.core.base.errors import InvalidNameError
 
+MAIN = "main"  # the name of a catalog's own line, which every catalog has (never a branch's)
 MAX_NAME_LENGTH = 255  # NAME_MAX of common local filesystems; object stores allow more
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 # Branch names may also hold single dots between other characters (``release-1.2``): they name

@@ -16,12 +16,11 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from workbench.core.base.errors import BranchNotFoundError, InvalidNameError
-from workbench.core.base.names import validate_branch_name
+from workbench.core.base.names import MAIN, validate_branch_name
 
 if TYPE_CHECKING:
     from workbench.core.storage.store import Storage
 
-MAIN = "main"
 BRANCHES_KEY = "_workbench/branches"
 RECORD_NAME = "branch.json"
 BRANCH_TABLE_MARKER = "_branch_table.json"  # in the folder of a table a branch created

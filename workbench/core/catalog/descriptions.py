@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
+from workbench.core.base.names import MAIN
 from workbench.core.base.types import ContentType, LifecycleState, TableProperty
 from workbench.core.catalog.properties import DEFAULTS, decode_properties
 from workbench.core.schema.table_schema import Schema
@@ -117,7 +118,7 @@ class TableInfo:
     table_properties: dict[str, str] | None = None
     content_types: tuple[ContentType, ...] | None = None  # accepted by a schemaless version
     description: str | None = None
-    branch: str = "main"  # the branch it was described on
+    branch: str = MAIN  # the branch it was described on
 
     @property
     def merge_keys(self) -> list[str]:

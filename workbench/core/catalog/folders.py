@@ -13,13 +13,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from workbench.core.delta.commits import read_commit_info
+from workbench.core.delta.commits import TXN_TAG, read_commit_info
 from workbench.core.delta.data_files import new_batch
 
 if TYPE_CHECKING:
     from workbench.core.catalog.registry import Catalog
 
-TXN_TAG = "workbench.txn"  # commit-info key of the transaction that made a Delta commit
 INCARNATION_TAG = "workbench.incarnation"  # commit-info key of the table's incarnation
 DROPPED_KEY = "_workbench/dropped"
 STAGING_KEY = "_workbench/staging"  # files written for a change before its commit

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from enum import Enum
 from typing import Any
 
+from workbench.core.base.arguments import choice
 from workbench.core.base.errors import InvalidArgumentError, UnsupportedFeatureError
 from workbench.core.base.types import (
     COMPACTION_COUNTS,
@@ -80,13 +81,12 @@ def encode_properties(table_properties: Mapping[Any, Any] | None) -> dict[str, s
     for key, value in (table_properties or {}).items():
         name = key.value if isinstance(key, TableProperty) else str(key)
         if name == TableProperty.SUPPORTED_READER_TYPES.value:
-            try:  # None or [] turns reader validation off, as in DeltaCAT
-                types = [DatasetType(t) for t in value or []]
-            except (TypeError, ValueError) as e:
+            if value is not None and (isinstance(value, str) or not isinstance(value, Iterable)):
                 raise InvalidArgumentError(
                     f"SUPPORTED_READER_TYPES must be a list of dc.DatasetType (or None: no "
                     f"reader validation), got {value!r}."
-                ) from e
+                )  # None or [] turns reader validation off, as in DeltaCAT
+            types = [choice(DatasetType, t, "SUPPORTED_READER_TYPES") for t in value or []]
             encoded[name] = json.dumps([t.name for t in types])
         elif name == TableProperty.READ_OPTIMIZATION_LEVEL.value:
             encoded[name] = _choice(TableReadOptimizationLevel, name, value)
@@ -118,13 +118,7 @@ _DURATION = re.compile(
 
 
 def _choice(kind: type[Enum], name: str, value: Any) -> str:
-    try:
-        return kind(value).value
-    except ValueError:
-        raise InvalidArgumentError(
-            f"Table property {name} must be a dc.{kind.__name__} "
-            f"({', '.join(m.name for m in kind)}), got {value!r}."
-        ) from None
+    return choice(kind, value, f"table property {name}").value
 
 
 def _share(name: str, value: Any) -> float:

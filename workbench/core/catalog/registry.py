@@ -18,8 +18,8 @@ from workbench.core.base.errors import (
     InvalidArgumentError,
     TransactionCatalogError,
 )
-from workbench.core.base.names import MAX_NAME_LENGTH, validate_name
-from workbench.core.catalog.branches import MAIN, BranchRecord, require_record
+from workbench.core.base.names import MAIN, MAX_NAME_LENGTH, validate_name
+from workbench.core.catalog.branches import BranchRecord, require_record
 from workbench.core.storage.limits import Limits
 from workbench.core.storage.store import Storage, is_local, remember
 

@@ -24,12 +24,15 @@ from workbench.core.catalog.properties import (
 )
 from workbench.core.catalog.registry import DEFAULT_NAMESPACE, Catalog, catalog_name, get_catalog
 from workbench.core.catalog.versions import key_name, label, split_key
-from workbench.core.delta.commits import TableActions
-from workbench.core.delta.snapshot import DataFile, data_files_of, in_write_order
-from workbench.core.schema.table_schema import Schema, stored_schema
+from workbench.core.delta.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
+
+    from workbench.core.delta.commits import TableActions
+    from workbench.core.delta.data_files import DataFile
+    from workbench.core.schema.table_schema import Schema
+    from workbench.core.storage.store import Storage
 
 
 PATH_MAX = 4096  # Linux's limit on a path's length
@@ -124,26 +127,52 @@ def require_namespace(loc: Location, exists: bool) -> None:
 
 @dataclass
 class OpenTable:
-    """A table at one version as the catalog shows it: its files, schema and properties. The
-    files come from the table's Delta log, plus actions the catalog committed that are not yet
-    in it, plus, inside a transaction, the transaction's own staged changes."""
+    """A table at one version as the catalog shows it: where it is, which incarnation, and its
+    Delta state (from the table's Delta log, plus actions the catalog committed that are not
+    yet in it, plus, inside a transaction, the transaction's own staged changes)."""
 
     loc: Location
     uri: str
     incarnation: str
-    version: int
-    schema: Schema
-    properties: dict[str, str]
-    files: list[DataFile]
-    reader_version: int = 1
-    # the Delta table's id: its metaData action keeps it across versions
-    table_id: str = ""
-    reader_features: tuple[str, ...] = ()
+    snapshot: Snapshot
+
+    @property
+    def version(self) -> int:
+        return self.snapshot.version
+
+    @property
+    def schema(self) -> Schema:
+        return self.snapshot.schema
+
+    @property
+    def properties(self) -> dict[str, str]:
+        return self.snapshot.properties
+
+    @property
+    def files(self) -> list[DataFile]:
+        return self.snapshot.files
+
+    @property
+    def reader_version(self) -> int:
+        return self.snapshot.reader_version
+
+    @property
+    def table_id(self) -> str:
+        return self.snapshot.table_id
+
+    @property
+    def reader_features(self) -> tuple[str, ...]:
+        return self.snapshot.reader_features
+
+    @property
+    def storage(self) -> Storage:
+        """The storage the table's files are on (its catalog's)."""
+        return self.loc.catalog.storage
 
     @property
     def storage_options(self) -> dict[str, str] | None:
         """Options for reaching the catalog's storage (credentials, endpoint)."""
-        return self.loc.catalog.storage.delta_options
+        return self.loc.catalog.properties.storage_options or None
 
     @property
     def schemaless(self) -> bool:
@@ -163,58 +192,17 @@ class OpenTable:
 
     def with_actions(self, actions: TableActions, version: int) -> OpenTable:
         """The table after ``actions`` (files added and removed, metadata changed)."""
-        import pyarrow as pa
-        from deltalake import Schema as DeltaSchema
-
-        files = {f.path: f for f in self.files}
-        for path in actions.removes:
-            files.pop(path, None)
-        for path, add in actions.adds.items():
-            files[path] = DataFile.from_add(add["add"], self.uri)
-        schema, properties, reader = self.schema, self.properties, self.reader_version
-        table_id = self.table_id
-        if actions.metadata:
-            meta = actions.metadata["metaData"]
-            properties, table_id = dict(meta["configuration"]), meta["id"]
-            arrow = pa.schema(DeltaSchema.from_json(meta["schemaString"]).to_arrow())
-            schema = stored_schema(arrow, properties)
-        features = self.reader_features
-        if actions.protocol:
-            reader = actions.protocol["protocol"]["minReaderVersion"]
-            features = tuple(actions.protocol["protocol"].get("readerFeatures") or ())
-        return replace(
-            self,
-            version=version,
-            schema=schema,
-            properties=properties,
-            files=in_write_order(list(files.values())),
-            reader_version=reader,
-            table_id=table_id,
-            reader_features=features,
-        )
+        return replace(self, snapshot=self.snapshot.with_actions(actions, version, self.uri))
 
 
 def empty_table(loc: Location, uri: str, incarnation: str) -> OpenTable:
     """A table before its first commit (its staged actions give it a schema)."""
-    return OpenTable(loc, uri, incarnation, -1, Schema([]), {}, [])
+    return OpenTable(loc, uri, incarnation, Snapshot.empty())
 
 
 def from_delta(loc: Location, uri: str, incarnation: str, delta: DeltaTable) -> OpenTable:
     """A table at the version a ``DeltaTable`` handle reads."""
-    import pyarrow as pa
-
-    return OpenTable(
-        loc,
-        uri,
-        incarnation,
-        delta.version(),
-        stored_schema(pa.schema(delta.schema().to_arrow()), delta.metadata().configuration),
-        dict(delta.metadata().configuration),
-        data_files_of(delta, uri),
-        delta.protocol().min_reader_version,
-        delta.metadata().id,
-        tuple(delta.protocol().reader_features or ()),
-    )
+    return OpenTable(loc, uri, incarnation, Snapshot.of_delta(delta, uri))
 
 
 def vacuumed(opened: OpenTable, cause: Exception) -> TableVersionNotFoundError:

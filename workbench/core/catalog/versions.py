@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.base.arguments import choice
 from workbench.core.base.errors import (
     InvalidArgumentError,
 )
@@ -131,15 +132,7 @@ def version_arguments(
 
 def _lifecycle(value: Any) -> LifecycleState | None:
     """A lifecycle state argument, checked."""
-    if value is None:
-        return None
-    try:
-        return LifecycleState(value)
-    except ValueError:
-        raise InvalidArgumentError(
-            f"lifecycle_state={value!r} is not a dc.LifecycleState "
-            f"({', '.join(s.name for s in LifecycleState)})."
-        ) from None
+    return None if value is None else choice(LifecycleState, value, "lifecycle_state")
 
 
 def _reserved(properties: Mapping[Any, Any] | None) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.base.arguments import choice
 from workbench.core.base.errors import (
     InvalidArgumentError,
     SchemaValidationError,
@@ -203,14 +204,7 @@ def from_pandas(frame: Any, read_as: DatasetType | str = DatasetType.DAFT) -> An
 
 def parse_dataset_type(read_as: DatasetType | str) -> DatasetType:
     """``read_as`` as a ``DatasetType`` (its value or name in any case also works)."""
-    if isinstance(read_as, DatasetType):
-        return read_as
-    try:
-        return DatasetType(str(read_as).lower())
-    except ValueError:
-        raise InvalidArgumentError(
-            f"Unknown dataset type {read_as!r}; use one of {[t.name for t in DatasetType]}."
-        ) from None
+    return choice(DatasetType, read_as, "read_as")
 
 
 def to_pandas(data: Any, schema: Any = None) -> Any:

@@ -26,16 +26,14 @@ from workbench.core.base.errors import (
 )
 from workbench.core.base.types import DEFAULT_ENGINE, DatasetType
 from workbench.core.delta.data_files import Rewrite, write_parts
-from workbench.core.delta.snapshot import live_table
+from workbench.core.delta.reading import live_table
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from workbench.core.catalog.tables import OpenTable
-    from workbench.core.delta.data_files import WrittenFile
-    from workbench.core.delta.snapshot import DataFile
-    from workbench.core.inference.model import Model
-    from workbench.core.inference.plan import PredictPlan
+    from workbench.core.data.predict_plan import Model, PredictPlan
+    from workbench.core.delta.data_files import DataFile, WrittenFile
     from workbench.core.schema.merge_order import Ranking
     from workbench.core.schema.table_schema import Schema
     from workbench.core.storage.store import Storage

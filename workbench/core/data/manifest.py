@@ -17,7 +17,7 @@ from workbench.core.base.types import ContentType, DatasetType
 from workbench.core.catalog.registry import get_catalog
 from workbench.core.data.datasets import from_pyarrow, parse_dataset_type, to_pyarrow
 from workbench.core.data.read_options import check_read_options
-from workbench.core.delta.snapshot import live_table
+from workbench.core.delta.reading import live_table
 from workbench.core.storage.formats import content_type_of, read_file, write_file
 from workbench.core.storage.store import storage_for
 

@@ -22,13 +22,13 @@ from workbench.core.base.json_text import standard_json
 from workbench.core.schema.table_schema import SCHEMA_ID_PROPERTY
 
 if TYPE_CHECKING:
-    from workbench.core.delta.data_files import WrittenFile
-    from workbench.core.delta.deletion_vectors import Descriptor
-    from workbench.core.delta.snapshot import DataFile
+    from workbench.core.delta.data_files import DataFile, WrittenFile
+    from workbench.core.delta.vector_descriptor import Descriptor
     from workbench.core.schema.table_schema import Schema
     from workbench.core.storage.store import Storage
 
 APP_ID = "workbench"  # the app-transaction id of catalog commits (its version: the log sequence)
+TXN_TAG = "workbench.txn"  # commit-info key of the transaction that made a Delta commit
 DELETION_VECTORS_PROPERTY = "delta.enableDeletionVectors"
 # Share of a file's rows deleted past which merge-on-read rewrites the file instead.
 PURGE_SHARE_PROPERTY = "workbench.deletionVectors.purgeShare"
@@ -253,7 +253,7 @@ def commit_file(
             "operation": operation,
             "operationParameters": {},
             "engineInfo": "workbench",
-            "workbench.txn": transaction_id,
+            TXN_TAG: transaction_id,
             "workbench.operation": operation,
             "workbench.sequence": sequence,
             **(extra or {}),

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from workbench.core.base.errors import InvalidArgumentError
 
 if TYPE_CHECKING:
-    from workbench.core.delta.snapshot import DataFile
+    from workbench.core.delta.data_files import DataFile
 
 AUTO_COMPACT_PROPERTY = "delta.autoOptimize.autoCompact"
 TARGET_SIZE_PROPERTY = "delta.targetFileSize"

@@ -10,8 +10,10 @@ import uuid
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from workbench.core.base.json_text import standard_json
+from workbench.core.delta.vector_descriptor import Descriptor
 from workbench.core.schema.conform import conform
 from workbench.core.storage.store import storage_for
 
@@ -20,8 +22,6 @@ if TYPE_CHECKING:
     import pyarrow.fs as pafs
     import pyarrow.parquet as pq
 
-    from workbench.core.delta.deletion_vectors import Descriptor
-    from workbench.core.delta.snapshot import DataFile
     from workbench.core.schema.table_schema import Schema
     from workbench.core.storage.store import Storage
 
@@ -227,3 +227,68 @@ def discard(files: list[WrittenFile], storage: Storage | None = None) -> None:
     ``discard_batch``)."""
     for f in files:
         (storage or storage_for(f.uri)).remove(f.uri)
+
+
+# Writers may truncate long string statistics (Delta allows it), so a long maximum is not an
+# upper bound; strings at least this long are treated as unbounded above.
+TRUNCATED_STRING_STATS = 32
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One data file of a table version, with its row count and per-column min/max."""
+
+    path: str  # relative and URL-encoded, as in the Delta log
+    absolute: str  # path or URI to open
+    size: int
+    rows: int
+    modified: int  # ms since the epoch; files of later commits are newer
+    low: dict[str, Any]
+    high: dict[str, Any]
+    deletion_vector: Descriptor | None = None  # rows of the file deleted since it was written
+
+    @property
+    def identity(self) -> tuple[str, str | None]:
+        """What tells a table's file entries apart: its path and its deletion vector."""
+        vector = self.deletion_vector
+        return self.path, None if vector is None else f"{vector.path_or_inline}@{vector.offset}"
+
+    @property
+    def live_rows(self) -> int:
+        """Rows a reader sees: those written, less those its deletion vector deletes."""
+        return self.rows - (self.deletion_vector.cardinality if self.deletion_vector else 0)
+
+    def upper(self, column: str) -> Any:
+        """The column's maximum when it is a true upper bound (None if unknown)."""
+        high = self.high.get(column)
+        if isinstance(high, str) and len(high) >= TRUNCATED_STRING_STATS:
+            return None
+        return high
+
+    @classmethod
+    def from_written(cls, written: WrittenFile, folder: str) -> DataFile:
+        """A file just written into ``folder``, before any Delta log names it."""
+        stats = json.loads(written.stats)
+        path = written.uri[len(folder.rstrip("/")) + 1 :]
+        low, high = stats.get("minValues", {}), stats.get("maxValues", {})
+        return cls(path, written.uri, written.size, stats["numRecords"], 0, low, high)
+
+    @classmethod
+    def from_add(cls, add: dict[str, Any], table_uri: str) -> DataFile:
+        """A file of an ``add`` action (its statistics JSON decoded; times stay text)."""
+        stats = json.loads(add.get("stats") or "{}")
+        return cls(
+            add["path"],
+            f"{table_uri.rstrip('/')}/{unquote(add['path'])}",
+            add["size"],
+            stats.get("numRecords", 0),
+            add.get("modificationTime", 0),
+            stats.get("minValues", {}),
+            stats.get("maxValues", {}),
+            Descriptor.from_action(add["deletionVector"]) if add.get("deletionVector") else None,
+        )
+
+
+def in_write_order(files: list[DataFile]) -> list[DataFile]:
+    """Files oldest commit first, and within a commit by name (writers number their parts)."""
+    return sorted(files, key=lambda f: (f.modified, f.path))

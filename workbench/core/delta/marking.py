@@ -10,17 +10,22 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from workbench.core.delta.commits import purge_share
-from workbench.core.delta.data_files import Rewrite, Vectored, WrittenFile, discard, write_part
+from workbench.core.delta.data_files import (
+    DataFile,
+    Rewrite,
+    Vectored,
+    WrittenFile,
+    discard,
+    write_part,
+)
 from workbench.core.delta.deletion_vectors import kept_rows, read_vector, store_vector, vector_uri
-from workbench.core.delta.snapshot import DataFile, file_rows
+from workbench.core.delta.reading import StoredTable, file_rows
 
 if TYPE_CHECKING:
     from pyroaring import BitMap64
 
-    from workbench.core.catalog.tables import OpenTable
 
-
-def mark_deleted(opened: OpenTable, f: DataFile, deleted: BitMap64, rewrite: Rewrite) -> None:
+def mark_deleted(opened: StoredTable, f: DataFile, deleted: BitMap64, rewrite: Rewrite) -> None:
     """Add to ``rewrite`` what deleting the rows ``deleted`` (all of them, old ones included)
     of file ``f`` takes: a vector, a purged copy of the file, or the file's removal."""
     if len(deleted) >= f.rows:
@@ -37,7 +42,9 @@ def mark_deleted(opened: OpenTable, f: DataFile, deleted: BitMap64, rewrite: Rew
         rewrite.vectored.append(Vectored(f, vector, vector_file))
 
 
-def mark_more_deleted(opened: OpenTable, f: DataFile, deleted: BitMap64, rewrite: Rewrite) -> None:
+def mark_more_deleted(
+    opened: StoredTable, f: DataFile, deleted: BitMap64, rewrite: Rewrite
+) -> None:
     """``mark_deleted`` for rows ``deleted`` now, besides those ``f``'s vector deleted before."""
     if f.deletion_vector is not None:
         deleted |= read_vector(opened.uri, f.deletion_vector)

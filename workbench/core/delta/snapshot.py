@@ -1,100 +1,84 @@
-"""The data files of a table version: the one reader of Delta add actions, their write order,
-and a pyarrow dataset over them in the table's schema, for engines to read."""
+"""A table's Delta state at one version as a value (``Snapshot``: version, schema, properties,
+data files, protocol), how a Delta table or a later commit's actions make one, and choosing
+among its files by statistics or rows."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from workbench.core.delta.deletion_vectors import (
-    Descriptor,
-    kept_rows,
-    read_vector,
-    vectors_in_log,
-    without_deleted,
-)
-from workbench.core.storage.store import is_local
+from workbench.core.delta.data_files import DataFile, in_write_order
+from workbench.core.delta.deletion_vectors import vectors_in_log
+from workbench.core.schema.table_schema import Schema, stored_schema
 
 if TYPE_CHECKING:
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.dataset as pads
     from deltalake import DeltaTable
 
-    from workbench.core.catalog.tables import OpenTable
-    from workbench.core.delta.data_files import WrittenFile
-    from workbench.core.storage.store import Storage
-
-# Writers may truncate long string statistics (Delta allows it), so a long maximum is not an
-# upper bound; strings at least this long are treated as unbounded above.
-TRUNCATED_STRING_STATS = 32
-# Deleted rows at least this far apart on average are left out by zero-copy slices of the runs
-# between them (cheaper than a filter's copy, and the runs stay long enough to be useful chunks).
-MIN_KEPT_RUN = 512
-# Files of an object store read together are fetched whole, at once, up to this many bytes in all.
-WHOLE_FILES_BYTES = 64 * 1024**2
+    from workbench.core.delta.commits import TableActions
 
 
 @dataclass(frozen=True)
-class DataFile:
-    """One data file of a table version, with its row count and per-column min/max."""
+class Snapshot:
+    """A table's Delta state at one version: what every reader and writer of it starts from."""
 
-    path: str  # relative and URL-encoded, as in the Delta log
-    absolute: str  # path or URI to open
-    size: int
-    rows: int
-    modified: int  # ms since the epoch; files of later commits are newer
-    low: dict[str, Any]
-    high: dict[str, Any]
-    deletion_vector: Descriptor | None = None  # rows of the file deleted since it was written
-
-    @property
-    def identity(self) -> tuple[str, str | None]:
-        """What tells a table's file entries apart: its path and its deletion vector."""
-        vector = self.deletion_vector
-        return self.path, None if vector is None else f"{vector.path_or_inline}@{vector.offset}"
-
-    @property
-    def live_rows(self) -> int:
-        """Rows a reader sees: those written, less those its deletion vector deletes."""
-        return self.rows - (self.deletion_vector.cardinality if self.deletion_vector else 0)
-
-    def upper(self, column: str) -> Any:
-        """The column's maximum when it is a true upper bound (None if unknown)."""
-        high = self.high.get(column)
-        if isinstance(high, str) and len(high) >= TRUNCATED_STRING_STATS:
-            return None
-        return high
+    version: int
+    schema: Schema
+    properties: dict[str, str]
+    files: list[DataFile]  # in write order
+    reader_version: int = 1
+    table_id: str = ""  # the Delta table's id: its metaData action keeps it across versions
+    reader_features: tuple[str, ...] = ()
 
     @classmethod
-    def from_written(cls, written: WrittenFile, folder: str) -> DataFile:
-        """A file just written into ``folder``, before any Delta log names it."""
-        stats = json.loads(written.stats)
-        path = written.uri[len(folder.rstrip("/")) + 1 :]
-        low, high = stats.get("minValues", {}), stats.get("maxValues", {})
-        return cls(path, written.uri, written.size, stats["numRecords"], 0, low, high)
+    def empty(cls) -> Snapshot:
+        """A table before its first commit (its first actions give it a schema)."""
+        return cls(-1, Schema([]), {}, [])
 
     @classmethod
-    def from_add(cls, add: dict[str, Any], table_uri: str) -> DataFile:
-        """A file of an ``add`` action (its statistics JSON decoded; times stay text)."""
-        stats = json.loads(add.get("stats") or "{}")
+    def of_delta(cls, delta: DeltaTable, uri: str) -> Snapshot:
+        """The version a ``DeltaTable`` handle reads (its files under ``uri``)."""
+        import pyarrow as pa
+
+        configuration = dict(delta.metadata().configuration)
         return cls(
-            add["path"],
-            f"{table_uri.rstrip('/')}/{unquote(add['path'])}",
-            add["size"],
-            stats.get("numRecords", 0),
-            add.get("modificationTime", 0),
-            stats.get("minValues", {}),
-            stats.get("maxValues", {}),
-            Descriptor.from_action(add["deletionVector"]) if add.get("deletionVector") else None,
+            delta.version(),
+            stored_schema(pa.schema(delta.schema().to_arrow()), configuration),
+            configuration,
+            data_files_of(delta, uri),
+            delta.protocol().min_reader_version,
+            delta.metadata().id,
+            tuple(delta.protocol().reader_features or ()),
         )
 
+    def with_actions(self, actions: TableActions, version: int, uri: str) -> Snapshot:
+        """The state after ``actions`` (files added and removed, metadata and protocol
+        changed) as ``version``; added files are under ``uri``."""
+        import pyarrow as pa
+        from deltalake import Schema as DeltaSchema
 
-def in_write_order(files: list[DataFile]) -> list[DataFile]:
-    """Files oldest commit first, and within a commit by name (writers number their parts)."""
-    return sorted(files, key=lambda f: (f.modified, f.path))
+        files = {f.path: f for f in self.files}
+        for path in actions.removes:
+            files.pop(path, None)
+        for path, add in actions.adds.items():
+            files[path] = DataFile.from_add(add["add"], uri)
+        changed: dict[str, Any] = {}
+        if actions.metadata:
+            meta = actions.metadata["metaData"]
+            properties = dict(meta["configuration"])
+            arrow = pa.schema(DeltaSchema.from_json(meta["schemaString"]).to_arrow())
+            changed.update(
+                properties=properties,
+                table_id=meta["id"],
+                schema=stored_schema(arrow, properties),
+            )
+        if actions.protocol:
+            protocol = actions.protocol["protocol"]
+            changed.update(
+                reader_version=protocol["minReaderVersion"],
+                reader_features=tuple(protocol.get("readerFeatures") or ()),
+            )
+        return replace(self, version=version, files=in_write_order(list(files.values())), **changed)
 
 
 def data_files_of(delta: DeltaTable, table_uri: str) -> list[DataFile]:
@@ -160,174 +144,14 @@ def _may_overlap(f: DataFile, key: str, low: Any, high: Any) -> bool:
         return True
 
 
-def plain_schema(opened: OpenTable) -> pa.Schema:
-    """The table's Arrow schema as stored in its files (no workbench metadata)."""
-    import pyarrow as pa
-
-    return pa.schema([pa.field(f.name, f.type) for f in opened.schema])
-
-
-def ordered_dataset(opened: OpenTable, files: list[DataFile] | None = None) -> pads.Dataset:
-    """The table's files (or ``files``) as one pyarrow dataset in the table's schema, in write
-    order, for readers that push their own projection down (SQL); columns missing from older
-    files read as nulls. Rows deletion vectors delete are left out: the files with a vector are
-    read when the dataset is made, the others lazily, and each file's rows keep their place."""
-    import itertools
-
-    import numpy as np
-    import pyarrow.dataset as pads
-
-    chosen = opened.files if files is None else files
-    vectored = [f for f in chosen if f.deletion_vector is not None]
-    if not vectored:
-        return _dataset(opened, chosen)
-    live = live_table(opened, vectored)
-    starts = np.cumsum([0] + [f.live_rows for f in vectored])
-    remaining = {
-        f.identity: live.slice(start, f.live_rows)
-        for f, start in zip(vectored, starts, strict=False)
-    }
-    schema = opened.schema.arrow
-    parts: list[pads.Dataset] = []
-    for has_vector, group in itertools.groupby(chosen, lambda f: f.deletion_vector is not None):
-        if not has_vector:
-            parts.append(_dataset(opened, list(group)))
-            continue
-        parts += [pads.InMemoryDataset(remaining[f.identity], schema=schema) for f in group]
-    return parts[0] if len(parts) == 1 else pads.UnionDataset(schema, parts)
-
-
-def live_table(
-    opened: OpenTable, files: list[DataFile] | None = None, columns: list[str] | None = None
-) -> pa.Table:
-    """The rows of the table's files (or ``files``) that no deletion vector deletes, in write
-    order and the table's schema, ``columns`` only: one parallel read of every file, then one
-    mask over all of them (a read after many merges costs little more than a plain one)."""
-    chosen = opened.files if files is None else files
-    with opened.loc.catalog.storage.access_errors():  # a store refusing: a typed error
-        rows = _scan(opened, chosen, columns)
-        if all(f.deletion_vector is None for f in chosen):
-            return rows
-        return _filtered(rows, _live_mask(opened, chosen))
-
-
-def _scan(opened: OpenTable, files: list[DataFile], columns: list[str] | None) -> pa.Table:
-    """The rows of ``files`` in the table's schema, in order: one parallel scan. On an object
-    store, small files are fetched whole, all at once (one request each, where pyarrow makes
-    two or three in turn; none for files read before: see ``file_cache``), then read from
-    memory."""
-    storage = opened.loc.catalog.storage
-    if is_local(storage.root) or not files or sum(f.size for f in files) > WHOLE_FILES_BYTES:
-        return _dataset(opened, files).to_table(columns=columns)
-    import pyarrow as pa
-    import pyarrow.dataset as pads
-
-    parquet = pads.ParquetFileFormat()
-    fetched = storage.get_many([f.absolute for f in files], immutable=True)
-    fragments = []
-    for f, data in zip(files, fetched, strict=True):
-        if data is None:
-            raise FileNotFoundError(f.absolute)
-        fragments.append(parquet.make_fragment(pa.BufferReader(data)))
-    return pads.FileSystemDataset(fragments, opened.schema.arrow, parquet).to_table(columns=columns)
-
-
-def _dataset(opened: OpenTable, files: list[DataFile]) -> pads.FileSystemDataset:
-    """Files of the table as one lazy pyarrow dataset in its schema (the sizes from the Delta
-    log spare object stores a request per file)."""
-    import pyarrow.dataset as pads
-
-    storage = opened.loc.catalog.storage
-    parquet = pads.ParquetFileFormat()
-    fragments = [
-        parquet.make_fragment(storage.fs_path(f.absolute), storage.filesystem, file_size=f.size)
-        for f in files
-    ]
-    return pads.FileSystemDataset(
-        fragments, opened.schema.arrow, parquet, filesystem=storage.filesystem
-    )
-
-
-def _live_mask(opened: OpenTable, files: list[DataFile]) -> np.ndarray:
-    """One boolean mask over the rows of ``files`` read one after another: False for the rows
-    their deletion vectors delete."""
-    import numpy as np
-
-    storage = opened.loc.catalog.storage
-    mask = np.ones(sum(f.rows for f in files), dtype=bool)
-    start = 0
+def leading_files(files: list[DataFile], limit: int | None) -> list[DataFile]:
+    """The first files in write order that hold at least ``limit`` rows (all without one)."""
+    if limit is None:
+        return files
+    chosen, rows = [], 0
     for f in files:
-        if f.deletion_vector is not None:
-            deleted = read_vector(opened.uri, f.deletion_vector, storage)
-            mask[start : start + f.rows] = kept_rows(f.rows, deleted)
-        start += f.rows
-    return mask
-
-
-def _filtered(rows: pa.Table, mask: np.ndarray) -> pa.Table:
-    """``rows`` where ``mask`` is True. When the deleted rows are few and far between (a read
-    after many small merges) the runs of kept rows are sliced out without copying; otherwise
-    each column is filtered (a copy)."""
-    import numpy as np
-    import pyarrow as pa
-
-    deleted = np.flatnonzero(~mask)
-    if rows.num_columns and len(deleted) * MIN_KEPT_RUN <= len(mask):
-        starts, ends = np.append(0, deleted + 1), np.append(deleted, len(mask))
-        runs = [rows.slice(s, e - s) for s, e in zip(starts, ends, strict=True) if e > s]
-        return pa.concat_tables(runs) if runs else rows.slice(0, 0)
-    bits = pa.py_buffer(np.packbits(mask, bitorder="little"))
-    keep = pa.BooleanArray.from_buffers(pa.bool_(), len(mask), [None, bits])
-    if not rows.num_columns:  # a row count only
-        return rows.filter(keep)
-    return pa.Table.from_arrays([c.filter(keep) for c in rows.columns], schema=rows.schema)
-
-
-def file_rows(opened: OpenTable, f: DataFile, columns: list[str] | None = None) -> pa.Table:
-    """Every row a file holds, deleted ones too (positions match its deletion vector), in the
-    table's types: all columns, or ``columns``."""
-    import pyarrow.dataset as pads
-
-    storage = opened.loc.catalog.storage
-    fragment = pads.ParquetFileFormat().make_fragment(
-        storage.fs_path(f.absolute), storage.filesystem, file_size=f.size
-    )
-    with storage.access_errors():  # a store refusing: a typed error
-        return fragment.to_table(schema=opened.schema.arrow, columns=columns)
-
-
-def live_file_rows(
-    f: DataFile,
-    table_uri: str,
-    schema: pa.Schema,
-    storage: Storage,
-    columns: list[str] | None = None,
-    position_column: str | None = None,
-) -> pa.Table:
-    """One data file in the table's schema (columns missing from older files are null),
-    without the rows its deletion vector deletes: what an engine's task reads per file.
-    ``position_column`` adds each row's position in the file (what a vector counts)."""
-    import pyarrow as pa
-    import pyarrow.dataset as pads
-
-    fs, path = storage.locate(f.absolute)
-    with storage.access_errors():  # a store refusing: a typed error
-        dataset = pads.dataset(path, schema=schema, format="parquet", filesystem=fs)
-        rows = dataset.to_table(columns=columns)
-        if position_column:
-            positions = pa.array(range(rows.num_rows), pa.int64())
-            rows = rows.append_column(position_column, positions)
-        return without_deleted(rows, f, table_uri, storage)
-
-
-def parquet_files(opened: OpenTable) -> Any:
-    """The table's Parquet files as lazy ``pyarrow.parquet.ParquetFile`` objects, in write
-    order: a list, or the ``ParquetFile`` itself when there is one (as DeltaCAT gives them)."""
-    import pyarrow.parquet as pq
-
-    storage = opened.loc.catalog.storage
-    files = [
-        pq.ParquetFile(storage.filesystem.open_input_file(storage.fs_path(f.absolute)))
-        for f in opened.files
-    ]
-    return files[0] if len(files) == 1 else files
+        if rows >= limit:
+            break
+        chosen.append(f)
+        rows += f.live_rows
+    return chosen

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from workbench.core.base.identifiers import quote_identifier
 from workbench.core.base.json_text import finite_or_text, float_of
 from workbench.core.events.log import RunRecord, location_taken
 from workbench.core.events.model import (
@@ -38,15 +39,16 @@ from workbench.core.events.records import (
     run_records,
 )
 
+
+def _sql(identifier: str) -> str:
+    """A column name quoted for SQLite."""
+    return quote_identifier(identifier, '"')
+
+
 BUSY_TIMEOUT_SECONDS = 60.0  # how long an append waits for another process's write lock
 _SQL_TYPES = {"string": "TEXT", "int64": "INTEGER", "float64": "REAL", "list<string>": "TEXT"}
 _STARTED = EventType.RUN_STARTED.value
 _COMMITTED = EventType.TRANSACTION_COMMITTED.value
-
-
-def _q(identifier: str) -> str:
-    """An identifier quoted for SQL."""
-    return '"' + identifier.replace('"', '""') + '"'
 
 
 def _columns(version: int) -> list[tuple[str, str]]:
@@ -62,7 +64,7 @@ _COLUMNS = _columns(SCHEMA_VERSION)
 _LISTS = {name for name, kind in _COLUMNS if kind == "list<string>"}
 _FLOATS = {name for name, kind in _COLUMNS if kind == "float64"}  # NaN would be stored as NULL
 _INSERT = (
-    f"INSERT INTO events ({', '.join(_q(c) for c, _ in _COLUMNS)}) "
+    f"INSERT INTO events ({', '.join(_sql(c) for c, _ in _COLUMNS)}) "
     f"VALUES ({', '.join('?' for _ in _COLUMNS)})"
 )
 _INDEXES = {
@@ -73,9 +75,9 @@ _INDEXES = {
 # One row per RUN_STARTED with records.RUN_COLUMNS; `e` is the run's newest ending, if any.
 _SELECT_RUNS = f"""
 SELECT s.run_id, s.timestamp AS started, s.catalog,
-       {", ".join(f"s.{_q('run__' + f)} AS {_q(f)}" for f in RUN_FIELDS)},
+       {", ".join(f"s.{_sql('run__' + f)} AS {_sql(f)}" for f in RUN_FIELDS)},
        e.event_type AS end_type, e.timestamp AS ended,
-       {", ".join(f"e.{_q('outcome__' + f)} AS {_q(f)}" for f in OUTCOME_FIELDS)}
+       {", ".join(f"e.{_sql('outcome__' + f)} AS {_sql(f)}" for f in OUTCOME_FIELDS)}
 FROM events AS s
 LEFT JOIN events AS e ON e.rowid = (
     SELECT rowid FROM events
@@ -147,14 +149,14 @@ class SqliteEventLog:
             if existing:
                 for name, kind in _COLUMNS:
                     if name not in existing:
-                        db.execute(f"ALTER TABLE events ADD COLUMN {_q(name)} {_SQL_TYPES[kind]}")
+                        db.execute(f"ALTER TABLE events ADD COLUMN {_sql(name)} {_SQL_TYPES[kind]}")
             else:
-                columns = ", ".join(f"{_q(c)} {_SQL_TYPES[k]}" for c, k in _COLUMNS)
+                columns = ", ".join(f"{_sql(c)} {_SQL_TYPES[k]}" for c, k in _COLUMNS)
                 db.execute(f"CREATE TABLE events ({columns})")
             for index, on in _INDEXES.items():
                 db.execute(
-                    f"CREATE INDEX IF NOT EXISTS {_q(index)} "
-                    f"ON events ({', '.join(_q(c) for c in on)})"
+                    f"CREATE INDEX IF NOT EXISTS {_sql(index)} "
+                    f"ON events ({', '.join(_sql(c) for c in on)})"
                 )
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
@@ -182,8 +184,8 @@ class SqliteEventLog:
     ) -> list[RunRecord]:
         """Runs, newest first, filtered by name, kind, status and start time (ns, inclusive)."""
         conditions = [
-            (f"s.{_q('run__name')} = ?", name),
-            (f"s.{_q('run__kind')} = ?", kind),
+            (f"s.{_sql('run__name')} = ?", name),
+            (f"s.{_sql('run__kind')} = ?", kind),
             ("s.timestamp >= ?", since),
             ("s.timestamp <= ?", until),
         ]

@@ -14,14 +14,13 @@ from workbench.core.base.progress import progress as progress_bar
 from workbench.core.catalog.folders import staging_folder
 from workbench.core.catalog.tables import Location, OpenTable, locate
 from workbench.core.data.engine import get_engine
-from workbench.core.delta.data_files import write_part
-from workbench.core.delta.snapshot import DataFile
-from workbench.core.events.runs import run
-from workbench.core.inference.plan import (
+from workbench.core.data.predict_plan import (
     DEFAULT_BATCH_SIZE,
     PredictPlan,
     result_schema,
 )
+from workbench.core.delta.data_files import DataFile, write_part
+from workbench.core.events.runs import run
 from workbench.core.inference.resolve import (
     bind_inputs,
     fetched_inputs,

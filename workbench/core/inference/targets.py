@@ -16,7 +16,7 @@ from workbench.core.base.errors import (
     OutputColumnOwnedError,
     OutputColumnTypeError,
 )
-from workbench.core.inference.plan import provenance_fields
+from workbench.core.data.predict_plan import provenance_fields
 
 if TYPE_CHECKING:
     from workbench.core.catalog.tables import OpenTable

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.delta.data_files import write_part
-from workbench.core.delta.snapshot import DataFile, live_file_rows, live_table, ordered_dataset
-from workbench.core.inference.plan import HASH_COLUMN, hash_column, input_column, model_column
+from workbench.core.data.predict_plan import HASH_COLUMN, hash_column, input_column, model_column
+from workbench.core.delta.data_files import DataFile, write_part
+from workbench.core.delta.reading import live_file_rows, live_table, ordered_dataset
 from workbench.core.inference.provenance import input_hashes, stale
 from workbench.core.media.columns import SHA256_COLUMN
 from workbench.core.schema.table_schema import Schema

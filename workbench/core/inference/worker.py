@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.errors import MediaNotFoundError, ModelFailedError
-from workbench.core.inference.plan import (
+from workbench.core.data.predict_plan import (
     HASH_COLUMN,
     input_column,
     result_schema,
@@ -20,8 +20,8 @@ from workbench.core.storage.fetch import MISSING_FILE
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from workbench.core.data.predict_plan import PredictPlan
     from workbench.core.inference.model import FunctionModel, Model
-    from workbench.core.inference.plan import PredictPlan
 
 # errors that already say what went wrong where (a failed row, a file gone): raised as they are
 _NAMED = (ModelFailedError, MediaNotFoundError)

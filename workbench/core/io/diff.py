@@ -8,13 +8,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.core.base.errors import InvalidArgumentError, TableVersionNotFoundError
+from workbench.core.base.identifiers import quote_identifier
+from workbench.core.base.names import MAIN
 from workbench.core.base.types import DEFAULT_ENGINE
-from workbench.core.catalog.branches import MAIN, read_record
+from workbench.core.catalog.branches import read_record
 from workbench.core.catalog.descriptions import html_table
 from workbench.core.catalog.registry import catalog_name, main_catalog
 from workbench.core.catalog.tables import Location, OpenTable, locate
 from workbench.core.data.engine import get_engine
-from workbench.core.transactions.staging import quote_identifier
 from workbench.core.transactions.table_versions import open_table
 from workbench.core.transactions.time_travel import check_unit
 

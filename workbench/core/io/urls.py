@@ -245,7 +245,7 @@ def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> Table:
     from workbench.core.catalog.content_types import accepted_content_types
     from workbench.core.catalog.properties import stored_properties
     from workbench.core.catalog.tables import locate
-    from workbench.core.delta.snapshot import live_table
+    from workbench.core.delta.reading import live_table
     from workbench.core.io.writer import write
     from workbench.core.ops.tables import create_table, table_exists
     from workbench.core.storage.formats import content_type_of, read_file

@@ -6,9 +6,8 @@ import warnings
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.base.arguments import flag
+from workbench.core.base.arguments import choice, flag
 from workbench.core.base.errors import (
-    InvalidArgumentError,
     KeyedTableModeError,
     MergeKeyError,
     TableAlreadyExistsError,
@@ -38,6 +37,7 @@ from workbench.core.catalog.tables import Location, OpenTable, locate
 from workbench.core.catalog.versions import version_arguments
 from workbench.core.data.datasets import to_pyarrow
 from workbench.core.data.engine import Engine, engine_for_data, require_vectors_applied
+from workbench.core.data.integral_floats import restore_integers
 from workbench.core.data.manifest import write_data_file
 from workbench.core.data.numpy_columns import by_position, is_unnamed_array
 from workbench.core.data.validation import (
@@ -55,7 +55,6 @@ from workbench.core.schema.evolution import (
     storage_schema,
     to_storage,
 )
-from workbench.core.schema.integral_floats import restore_integers
 from workbench.core.schema.merge_keys import check_dedupe, require_key_columns
 from workbench.core.schema.merge_order import Ranking, ranking
 from workbench.core.schema.table_schema import Field, Schema, SchemaLike
@@ -200,14 +199,7 @@ def _check_schema_table_format(fmt: ContentType | None, loc: Location) -> None:
 
 
 def _parse_mode(mode: TableWriteMode | str) -> TableWriteMode:
-    if isinstance(mode, TableWriteMode):
-        return mode
-    try:
-        return TableWriteMode(str(mode).lower())
-    except ValueError:
-        raise InvalidArgumentError(
-            f"Unknown write mode {mode!r}; use one of {[m.name for m in TableWriteMode]}."
-        ) from None
+    return choice(TableWriteMode, mode, "mode")
 
 
 def plan_new(

@@ -24,10 +24,9 @@ from workbench.core.base.errors import (
     InvalidArgumentError,
     TransactionError,
 )
-from workbench.core.base.names import validate_branch_name
+from workbench.core.base.names import MAIN, validate_branch_name
 from workbench.core.catalog.branches import (
     BRANCHES_KEY,
-    MAIN,
     BranchRecord,
     base_key,
     branch_key,
@@ -52,7 +51,7 @@ from workbench.core.catalog.registry import (
 )
 from workbench.core.catalog.tables import Location, OpenTable, locate_key
 from workbench.core.delta.commits import TableActions
-from workbench.core.delta.deletion_vectors import Descriptor
+from workbench.core.delta.vector_descriptor import Descriptor
 from workbench.core.storage import leases
 from workbench.core.transactions.catalog_log import CatalogState, TableEntry, log_of
 from workbench.core.transactions.context import current_transaction, operation
@@ -155,7 +154,7 @@ def create_branch(name: str, from_: Any = None, catalog: str | None = None) -> B
         new_transaction_id(),
         state.sequence,
         state.end_time,
-        "main" if from_ is None else f"main as of {from_}",
+        MAIN if from_ is None else f"{MAIN} as of {from_}",
     )
     with trunk.writing():
         trunk.storage.put(base_key(record), state.encode(state.sequence))

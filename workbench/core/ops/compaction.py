@@ -31,7 +31,7 @@ from workbench.core.transactions.opening import committed_table
 from workbench.core.transactions.transaction import Transaction, on_commit
 
 if TYPE_CHECKING:
-    from workbench.core.delta.snapshot import DataFile
+    from workbench.core.delta.data_files import DataFile
 
 OPERATION = "AUTO_COMPACT"
 log = logging.getLogger(__name__)

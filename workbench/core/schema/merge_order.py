@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from workbench.core.base.arguments import choice
 from workbench.core.base.errors import SchemaValidationError
 from workbench.core.base.types import NullOrder, SortOrder
 
@@ -32,13 +33,10 @@ class MergeOrder(NamedTuple):
         null_order: NullOrder | str = NullOrder.AT_END,
     ) -> MergeOrder:
         """A merge order; ``sort_order`` ASCENDING keeps the smallest value of a key."""
-        try:
-            return cls(SortOrder(sort_order), NullOrder(null_order))
-        except ValueError:
-            raise SchemaValidationError(
-                f"MergeOrder.of({sort_order!r}, {null_order!r}): use dc.SortOrder.ASCENDING or "
-                "DESCENDING and dc.NullOrder.AT_START or AT_END."
-            ) from None
+        return cls(
+            choice(SortOrder, sort_order, "sort_order", SchemaValidationError),
+            choice(NullOrder, null_order, "null_order", SchemaValidationError),
+        )
 
     def encode(self) -> str:
         """The order as field metadata text, e.g. ``ascending,at_end``."""

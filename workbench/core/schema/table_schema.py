@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Union
 
+from workbench.core.base.arguments import choice
 from workbench.core.base.errors import SchemaValidationError
 from workbench.core.base.types import SchemaConsistencyType
 from workbench.core.schema.merge_order import MergeOrder
@@ -254,13 +255,9 @@ def parse_consistency(
 ) -> SchemaConsistencyType | None:
     if kind is None:
         return None
-    try:
-        return SchemaConsistencyType(kind)
-    except ValueError:
-        raise SchemaValidationError(
-            f"consistency_type={kind!r} of field {name!r} is not one of "
-            f"{[k.name for k in SchemaConsistencyType]}; pass a dc.SchemaConsistencyType."
-        ) from None
+    return choice(
+        SchemaConsistencyType, kind, f"consistency_type of field {name!r}", SchemaValidationError
+    )
 
 
 def _field_id(name: str, field_id: Any) -> int | None:

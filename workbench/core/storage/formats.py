@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.base.arguments import choice
 from workbench.core.base.errors import InvalidArgumentError
 from workbench.core.base.types import ContentType
 
@@ -14,17 +15,13 @@ if TYPE_CHECKING:
 
 
 def content_type_of(value: Any) -> ContentType:
-    """Parse a content type given as enum, MIME string or file extension."""
-    if isinstance(value, ContentType):
-        return value
+    """A content type given as enum, name or MIME string (any case), or file extension."""
     if value == "application/x-ndjson":  # how workbench 0.1 named JSON lines
         return ContentType.JSON
-    for ct in ContentType:
-        if value in (ct.value, ct.name, ct.name.lower(), ct.extension):
-            return ct
-    raise InvalidArgumentError(
-        f"Unknown content type {value!r}; use one of {[ct.name for ct in ContentType]}."
-    )
+    by_extension = {ct.extension: ct for ct in ContentType}
+    if isinstance(value, str) and value in by_extension:
+        return by_extension[value]
+    return choice(ContentType, value, "content_type")
 
 
 def write_file(table: pa.Table, fs: pafs.FileSystem, path: str, content_type: ContentType) -> None:

@@ -31,6 +31,7 @@ from workbench.core.catalog.branches import base_key, line_key, require_record
 from workbench.core.catalog.registry import DEFAULT_NAMESPACE
 from workbench.core.catalog.versions import is_version_key, split_key
 from workbench.core.delta.commits import (
+    TXN_TAG,
     add_action,
     append_commit,
     commit_key,
@@ -386,7 +387,7 @@ class TransactionLog:
         )
         actions.append(add_action(data_name, written, now_ms()))
         # the rows again in commit info, so reading new commits needs no Parquet
-        extra = {"workbench.txn": rows[0]["transaction_id"], ROWS_KEY: rows}
+        extra = {TXN_TAG: rows[0]["transaction_id"], ROWS_KEY: rows}
         return append_commit(actions, extra)
 
     def _maintain(self, sequence: int) -> None:

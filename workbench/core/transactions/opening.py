@@ -12,9 +12,9 @@ from workbench.core.catalog.branches import BRANCH_TABLE_MARKER, created_table_k
 from workbench.core.catalog.folders import dropped_key, dropped_path, folder_identity, live_path
 from workbench.core.catalog.tables import Location, OpenTable, empty_table, from_delta
 from workbench.core.delta.commits import TableActions, commit_key
-from workbench.core.delta.snapshot_cache import advanced, recall, remember
 from workbench.core.storage.store import is_local
 from workbench.core.transactions.catalog_log import log_of
+from workbench.core.transactions.snapshot_cache import advanced, recall, remember
 
 MAX_FOLDED_VERSIONS = 10_000  # beyond, the Delta log's checkpoints are the cheaper way in
 

@@ -20,13 +20,18 @@ from typing import TYPE_CHECKING, Any
 from workbench.core.base.errors import CatalogReadOnlyError, TableChangedOutsideError
 from workbench.core.catalog.folders import (
     INCARNATION_TAG,
-    TXN_TAG,
     dropped_key,
     folder_identity,
     live_key,
     move_folder,
 )
-from workbench.core.delta.commits import TableActions, commit_file, read_commit_info, write_commit
+from workbench.core.delta.commits import (
+    TXN_TAG,
+    TableActions,
+    commit_file,
+    read_commit_info,
+    write_commit,
+)
 from workbench.core.delta.upkeep import request_checkpoint
 from workbench.core.transactions.catalog_log import NAMESPACE_DROPPED, log_of
 

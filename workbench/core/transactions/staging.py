@@ -33,11 +33,6 @@ if TYPE_CHECKING:
     from workbench.core.transactions.transaction import TableChange, Transaction
 
 
-def quote_identifier(column: str, mark: str = "`") -> str:
-    """A column name quoted for SQL: backticks for Spark and deltalake, '"' for DuckDB."""
-    return mark + column.replace(mark, mark * 2) + mark
-
-
 def stage_new_table(
     txn: Transaction,
     change: TableChange,
@@ -63,7 +58,7 @@ def _folded_vectors(table: OpenTable) -> Rewrite | None:
     """The files with a deletion vector rewritten without the rows it deletes: a table whose
     vectors are turned off keeps none, as readers that trust the property would return the
     deleted rows (the files stay in their write order, each rewritten on its own)."""
-    from workbench.core.delta.snapshot import live_table
+    from workbench.core.delta.reading import live_table
 
     vectored = [f for f in table.files if f.deletion_vector is not None]
     if not vectored:
@@ -86,7 +81,7 @@ def stage_schema_and_properties(
         return
     rewrite = None
     if plan.rewrites and table.files:
-        from workbench.core.delta.snapshot import live_table
+        from workbench.core.delta.reading import live_table
 
         rows = live_table(table)
         rows = conform(rows, plan.schema, True, table.loc.qualified, past=True)

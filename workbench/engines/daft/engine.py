@@ -15,42 +15,29 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.core.base.errors import MergeKeyError
 from workbench.core.base.types import DatasetType
+from workbench.core.data.arrow_merge import mark_matches
 from workbench.core.data.engine import Engine
 from workbench.core.delta.commits import vectors_enabled
-from workbench.core.delta.data_files import Rewrite
+from workbench.core.delta.data_files import DataFile, Rewrite
 from workbench.core.delta.marking import discarded_on_failure
-from workbench.core.delta.snapshot import DataFile, candidate_files
+from workbench.core.delta.snapshot import candidate_files, leading_files
 from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema.table_schema import Schema
 from workbench.core.schema.type_notes import noted_type
 from workbench.engines.daft.table_source import TableFiles
 from workbench.engines.daft.write import conform, daft_type, io_config, write_frame
-from workbench.engines.local.rewrite import mark_matches
 
 if TYPE_CHECKING:
     import daft
     import pyarrow as pa
 
     from workbench.core.catalog.tables import OpenTable
+    from workbench.core.data.predict_plan import PredictPlan
     from workbench.core.delta.data_files import WrittenFile
     from workbench.core.inference.model import Model
-    from workbench.core.inference.plan import PredictPlan
 
 FILE_COLUMN = "__wb_file"
 ROW_COLUMN = "__wb_row"
-
-
-def leading_files(files: list[DataFile], limit: int | None) -> list[DataFile]:
-    """The first files in write order that hold at least ``limit`` rows (all without one)."""
-    if limit is None:
-        return files
-    chosen, rows = [], 0
-    for f in files:
-        if rows >= limit:
-            break
-        chosen.append(f)
-        rows += f.live_rows
-    return chosen
 
 
 def scan(
@@ -217,8 +204,8 @@ class DaftEngine(Engine):
         mark the matched rows as the local engine does; Daft writes a source that has every
         column, and a partial one (whose updated rows take the missing columns from the old
         rows) is merged by the local engine's merge-on-read."""
+        from workbench.core.data import arrow_merge as local
         from workbench.core.schema.conform import conform as conform_arrow
-        from workbench.engines.local import rewrite as local
 
         if not set(schema.names) <= set(source.column_names):
             rows = source.to_arrow()

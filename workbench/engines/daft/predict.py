@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.inference.plan import input_column, result_schema, uri_column
+from workbench.core.data.predict_plan import input_column, result_schema, uri_column
 from workbench.core.inference.worker import BatchPredictor
 from workbench.engines.daft.write import io_config
 
@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     import daft
     import pyarrow as pa
 
+    from workbench.core.data.predict_plan import PredictPlan
     from workbench.core.inference.model import Model
-    from workbench.core.inference.plan import PredictPlan
 
 OUTPUT = "__wb_predicted"
 PROGRESS_VARIABLE = "DAFT_PROGRESS_BAR"  # read by Daft's native executor when a query runs

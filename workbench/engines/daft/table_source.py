@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from daft.io.source import DataSource, DataSourceTask
 
-from workbench.core.delta.snapshot import live_file_rows
+from workbench.core.delta.reading import live_file_rows
 
 if TYPE_CHECKING:
     import daft
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from daft.io.pushdowns import Pushdowns
     from daft.recordbatch import RecordBatch
 
-    from workbench.core.delta.snapshot import DataFile
+    from workbench.core.delta.data_files import DataFile
     from workbench.core.storage.store import Storage
 
 

@@ -8,23 +8,24 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.core.base.errors import UnsupportedFeatureError
 from workbench.core.base.types import DatasetType
+from workbench.core.data import arrow_merge
 from workbench.core.data.datasets import from_pyarrow, to_pyarrow
 from workbench.core.data.engine import Engine
 from workbench.core.delta.data_files import Rewrite, WrittenFile, write_parts
-from workbench.core.delta.snapshot import live_table, ordered_dataset, parquet_files
+from workbench.core.delta.reading import live_table, ordered_dataset, parquet_files
 from workbench.core.inference.worker import in_batches, load
 from workbench.core.schema.conform import conform
 from workbench.core.schema.merge_keys import unique_keys
 from workbench.core.schema.table_schema import Schema
 from workbench.core.schema.type_notes import with_written_types
-from workbench.engines.local import rewrite, sql
+from workbench.engines.local import sql
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from workbench.core.catalog.tables import OpenTable
+    from workbench.core.data.predict_plan import PredictPlan
     from workbench.core.inference.model import Model
-    from workbench.core.inference.plan import PredictPlan
     from workbench.core.schema.merge_order import Ranking
 
 
@@ -84,12 +85,12 @@ class LocalEngine(Engine):
     def merge(self, table: OpenTable, source: pa.Table, schema: Schema, keys: list[str]) -> Rewrite:
         present = Schema(f for f in schema if f.name in source.column_names)
         source = conform(source, present, fill_missing=False, table=table.loc.qualified)
-        return rewrite.merge(table, source, schema, keys)
+        return arrow_merge.merge(table, source, schema, keys)
 
     def delete(self, table: OpenTable, source: pa.Table, keys: list[str]) -> Rewrite:
         name = table.loc.qualified
         source = conform(source.select(keys), table.schema, fill_missing=False, table=name)
-        return rewrite.delete(table, unique_keys(source, keys, name, dedupe="first"), keys)
+        return arrow_merge.delete(table, unique_keys(source, keys, name, dedupe="first"), keys)
 
     def predict(self, source: pa.Table, model: Model, plan: PredictPlan) -> Iterator[pa.Table]:
         load(model)  # once, in this process

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from workbench.core.base.errors import InvalidArgumentError
 from workbench.core.catalog.tables import vacuumed
 from workbench.core.data.datasets import brief
-from workbench.core.delta.snapshot import ordered_dataset
+from workbench.core.delta.reading import ordered_dataset
 
 if TYPE_CHECKING:
     import pyarrow as pa

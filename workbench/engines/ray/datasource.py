@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 from ray.data import Datasource, ReadTask
 from ray.data.block import BlockMetadata
 
-from workbench.core.delta.snapshot import live_file_rows
+from workbench.core.delta.reading import live_file_rows
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from workbench.core.delta.snapshot import DataFile
+    from workbench.core.delta.data_files import DataFile
     from workbench.core.storage.store import Storage
 
 

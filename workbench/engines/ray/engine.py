@@ -21,11 +21,11 @@ from workbench.core.delta.data_files import (
     new_batch,
     write_part,
 )
-from workbench.core.delta.snapshot import plain_schema
+from workbench.core.delta.reading import plain_schema
+from workbench.core.delta.snapshot import leading_files
 from workbench.core.schema.merge_order import Ranking
 from workbench.core.schema.table_schema import Schema
 from workbench.core.storage.store import storage_for
-from workbench.engines.daft.engine import leading_files
 from workbench.engines.ray import runtime
 from workbench.engines.ray.keys import unique_blocks
 from workbench.engines.ray.merge import delete_keys, merge_blocks
@@ -38,9 +38,9 @@ if TYPE_CHECKING:
     import ray.data
 
     from workbench.core.catalog.tables import OpenTable
-    from workbench.core.delta.snapshot import DataFile
+    from workbench.core.data.predict_plan import PredictPlan
+    from workbench.core.delta.data_files import DataFile
     from workbench.core.inference.model import Model
-    from workbench.core.inference.plan import PredictPlan
     from workbench.core.storage.store import Storage
 
 

@@ -19,15 +19,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.data.arrow_merge import delete_rows, key_range, match_rows, merge_rows
 from workbench.core.delta.commits import vectors_enabled
-from workbench.core.delta.data_files import Rewrite, WrittenFile, discard_batch, new_batch
+from workbench.core.delta.data_files import DataFile, Rewrite, WrittenFile, discard_batch, new_batch
 from workbench.core.delta.data_files import write_part as write_file
 from workbench.core.delta.deletion_vectors import deserialize
 from workbench.core.delta.marking import discarded_on_failure, mark_more_deleted
-from workbench.core.delta.snapshot import DataFile, candidate_files, live_file_rows, plain_schema
+from workbench.core.delta.reading import live_file_rows, plain_schema
+from workbench.core.delta.snapshot import candidate_files
 from workbench.core.schema.conform import conform
 from workbench.core.schema.table_schema import Schema
-from workbench.engines.local.rewrite import delete_rows, key_range, match_rows, merge_rows
 from workbench.engines.ray.tasks import Task
 
 if TYPE_CHECKING:

@@ -17,9 +17,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
     import ray.data
 
+    from workbench.core.data.predict_plan import PredictPlan
     from workbench.core.delta.data_files import WrittenFile
     from workbench.core.inference.model import Model
-    from workbench.core.inference.plan import PredictPlan
 
 # The one pool kept: (model fingerprint, size, Ray job) -> its actors. A call with another model
 # replaces it, so pools never pile up holding a cluster's memory.

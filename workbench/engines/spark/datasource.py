@@ -175,7 +175,7 @@ class _Reader(DataSourceReader):
         return [_File(f) for f in self.files]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        from workbench.core.delta.snapshot import live_file_rows
+        from workbench.core.delta.reading import live_file_rows
 
         if self.manifest is not None:
             yield from self.manifest.to_batches()

@@ -21,10 +21,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from workbench.core.catalog.tables import OpenTable
-    from workbench.core.delta.data_files import WrittenFile
-    from workbench.core.delta.snapshot import DataFile
+    from workbench.core.data.predict_plan import PredictPlan
+    from workbench.core.delta.data_files import DataFile, WrittenFile
     from workbench.core.inference.model import Model
-    from workbench.core.inference.plan import PredictPlan
     from workbench.core.storage.store import Storage
 
 

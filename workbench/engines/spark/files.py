@@ -9,15 +9,15 @@ import uuid
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
+from workbench.core.base.identifiers import quote_identifier
 from workbench.core.delta.snapshot import candidate_files
-from workbench.core.transactions.staging import quote_identifier
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
     from workbench.core.catalog.tables import OpenTable
-    from workbench.core.delta.snapshot import DataFile
+    from workbench.core.delta.data_files import DataFile
 
 
 def staging_folder(table_path: str) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.catalog.branches import MAIN
+from workbench.core.base.names import MAIN
 from workbench.core.catalog.tables import vacuumed
 from workbench.engines.spark.datasource import line_for, open_requested, trunk_for
 from workbench.engines.spark.source_options import NAME, read_options

@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
+    from workbench.core.data.predict_plan import PredictPlan
     from workbench.core.delta.data_files import WrittenFile
     from workbench.core.inference.model import Model
-    from workbench.core.inference.plan import PredictPlan
 
 
 def predict_files(

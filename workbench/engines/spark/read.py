@@ -15,7 +15,7 @@ from workbench.engines.spark.session import spark_session
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from workbench.core.delta.snapshot import DataFile
+    from workbench.core.delta.data_files import DataFile
 
 # Reader features that the reads below apply (the others change how Parquet files are read).
 APPLIED_FEATURES = {"timestampNtz", "deletionVectors"}

@@ -16,8 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from workbench.core.delta.data_files import WrittenFile, discard_batch, new_batch, write_part
-from workbench.core.delta.snapshot import DataFile, live_file_rows
+from workbench.core.delta.data_files import (
+    DataFile,
+    WrittenFile,
+    discard_batch,
+    new_batch,
+    write_part,
+)
+from workbench.core.delta.reading import live_file_rows
 from workbench.core.schema.table_schema import Schema
 from workbench.core.storage.store import Storage
 

@@ -30,7 +30,7 @@ from workbench.core.base.errors import (
     InvalidArgumentError,
     TableAlreadyExistsError,
 )
-from workbench.core.catalog.branches import MAIN
+from workbench.core.base.names import MAIN
 from workbench.core.catalog.tables import locate_in
 from workbench.engines.spark.datasource import line_for, trunk_for
 from workbench.engines.spark.load import held_options, restored

@@ -9,13 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from workbench.core.base.errors import WriteFailedError
-from workbench.core.delta.data_files import Rewrite
+from workbench.core.base.identifiers import quote_identifier
+from workbench.core.delta.data_files import DataFile, Rewrite
 from workbench.core.delta.deletion_vectors import deserialize, serialize
 from workbench.core.delta.marking import discarded_on_failure, mark_more_deleted
-from workbench.core.delta.snapshot import DataFile
 from workbench.core.schema.table_schema import Field, Schema
 from workbench.core.storage.store import is_local
-from workbench.core.transactions.staging import quote_identifier
 from workbench.engines.spark.files import key_candidates, path_key, spark_schema
 from workbench.engines.spark.remote import read_by_tasks
 from workbench.engines.spark.session import spark_session

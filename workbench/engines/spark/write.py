@@ -12,14 +12,13 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from workbench.core.base.errors import MergeKeyError
+from workbench.core.base.identifiers import quote_identifier
 from workbench.core.delta.commits import vectors_enabled
-from workbench.core.delta.data_files import Rewrite, WrittenFile, describe_file
-from workbench.core.delta.snapshot import DataFile
+from workbench.core.delta.data_files import DataFile, Rewrite, WrittenFile, describe_file
 from workbench.core.schema.conform import column_plan
 from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema.table_schema import Schema
 from workbench.core.storage.store import is_local, storage_for
-from workbench.core.transactions.staging import quote_identifier
 from workbench.engines.spark import vectors
 from workbench.engines.spark.files import (
     key_candidates,

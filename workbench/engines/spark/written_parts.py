@@ -18,8 +18,8 @@ from workbench.core.storage.store import Storage
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from workbench.core.base.types import DatasetType
     from workbench.core.catalog.tables import OpenTable
-    from workbench.core.data.types import DatasetType
     from workbench.core.delta.data_files import Rewrite
     from workbench.core.schema.merge_order import Ranking
 

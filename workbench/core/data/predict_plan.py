@@ -1,21 +1,37 @@
-"""What an engine needs to run a model over rows: the work table's layout and how to batch."""
+"""What an engine needs to run a model over rows: the model as engines see it, the work
+table's layout and how to batch (the engine protocol's side of ``dc.infer``)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from workbench.core.inference.model import Model
     from workbench.core.storage.store import Storage
 
 INPUT_PREFIX = "__wb_in_"  # work-table column holding a model input's values
 URI_PREFIX = "__wb_uri_"  # work-table column keeping the URIs of an input the engine fetched
 HASH_COLUMN = "__wb_input_hash"  # work-table column holding each row's input hash
 DEFAULT_BATCH_SIZE = 256
+
+
+class Model(Protocol):
+    """A batch model as engines run it (``inference.model.Model`` is one): loaded once per
+    worker, then given batches of input values by name."""
+
+    name: str
+    version: str
+    inputs: Mapping[str, str]
+
+    def output_schema(self) -> pa.Schema: ...
+
+    def load(self) -> None: ...
+
+    def predict(self, batch: Mapping[str, list[Any]]) -> Mapping[str, Any]: ...
 
 
 def input_column(name: str) -> str:

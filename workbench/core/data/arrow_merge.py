@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from workbench.core.data.key_index import INDEXES, find_in_column, indexable, worth_indexing
 from workbench.core.delta.commits import vectors_enabled
-from workbench.core.delta.data_files import Rewrite, write_part, write_parts
+from workbench.core.delta.data_files import DataFile, Rewrite, write_part, write_parts
 from workbench.core.delta.deletion_vectors import kept_rows, read_vector
 from workbench.core.delta.marking import discarded_on_failure, mark_deleted
-from workbench.core.delta.snapshot import DataFile, candidate_files, file_rows, live_table
+from workbench.core.delta.reading import file_rows, live_table
+from workbench.core.delta.snapshot import candidate_files
 from workbench.core.schema.conform import conform
-from workbench.engines.local.key_index import INDEXES, find_in_column, indexable, worth_indexing
 
 if TYPE_CHECKING:
     import numpy as np

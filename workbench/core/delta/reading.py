@@ -1,0 +1,222 @@
+"""The rows of a table version's files, with the rows deletion vectors delete left out: one
+parallel scan of many files, a pyarrow dataset for SQL, one file for an engine's task, the files
+as they are for ``PYARROW_PARQUET``. A reader names the table by ``StoredTable``: its folder,
+files, schema, properties and storage (a catalog's open table is one)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from workbench.core.delta.data_files import DataFile
+from workbench.core.delta.deletion_vectors import kept_rows, read_vector, without_deleted
+from workbench.core.storage.store import is_local
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+
+    from workbench.core.schema.table_schema import Schema
+    from workbench.core.storage.store import Storage
+
+
+class StoredTable(Protocol):
+    """A table version as its rows are read: where its folder is, its files, schema and
+    properties, and the storage holding them."""
+
+    @property
+    def uri(self) -> str: ...
+
+    @property
+    def files(self) -> list[DataFile]: ...
+
+    @property
+    def schema(self) -> Schema: ...
+
+    @property
+    def properties(self) -> dict[str, str]: ...
+
+    @property
+    def storage(self) -> Storage: ...
+
+
+# Deleted rows at least this far apart on average are left out by zero-copy slices of the runs
+# between them (cheaper than a filter's copy, and the runs stay long enough to be useful chunks).
+MIN_KEPT_RUN = 512
+
+
+# Files of an object store read together are fetched whole, at once, up to this many bytes in all.
+WHOLE_FILES_BYTES = 64 * 1024**2
+
+
+def plain_schema(opened: StoredTable) -> pa.Schema:
+    """The table's Arrow schema as stored in its files (no workbench metadata)."""
+    import pyarrow as pa
+
+    return pa.schema([pa.field(f.name, f.type) for f in opened.schema])
+
+
+def ordered_dataset(opened: StoredTable, files: list[DataFile] | None = None) -> pads.Dataset:
+    """The table's files (or ``files``) as one pyarrow dataset in the table's schema, in write
+    order, for readers that push their own projection down (SQL); columns missing from older
+    files read as nulls. Rows deletion vectors delete are left out: the files with a vector are
+    read when the dataset is made, the others lazily, and each file's rows keep their place."""
+    import itertools
+
+    import numpy as np
+    import pyarrow.dataset as pads
+
+    chosen = opened.files if files is None else files
+    vectored = [f for f in chosen if f.deletion_vector is not None]
+    if not vectored:
+        return _dataset(opened, chosen)
+    live = live_table(opened, vectored)
+    starts = np.cumsum([0] + [f.live_rows for f in vectored])
+    remaining = {
+        f.identity: live.slice(start, f.live_rows)
+        for f, start in zip(vectored, starts, strict=False)
+    }
+    schema = opened.schema.arrow
+    parts: list[pads.Dataset] = []
+    for has_vector, group in itertools.groupby(chosen, lambda f: f.deletion_vector is not None):
+        if not has_vector:
+            parts.append(_dataset(opened, list(group)))
+            continue
+        parts += [pads.InMemoryDataset(remaining[f.identity], schema=schema) for f in group]
+    return parts[0] if len(parts) == 1 else pads.UnionDataset(schema, parts)
+
+
+def live_table(
+    opened: StoredTable, files: list[DataFile] | None = None, columns: list[str] | None = None
+) -> pa.Table:
+    """The rows of the table's files (or ``files``) that no deletion vector deletes, in write
+    order and the table's schema, ``columns`` only: one parallel read of every file, then one
+    mask over all of them (a read after many merges costs little more than a plain one)."""
+    chosen = opened.files if files is None else files
+    with opened.storage.access_errors():  # a store refusing: a typed error
+        rows = _scan(opened, chosen, columns)
+        if all(f.deletion_vector is None for f in chosen):
+            return rows
+        return _filtered(rows, _live_mask(opened, chosen))
+
+
+def _scan(opened: StoredTable, files: list[DataFile], columns: list[str] | None) -> pa.Table:
+    """The rows of ``files`` in the table's schema, in order: one parallel scan. On an object
+    store, small files are fetched whole, all at once (one request each, where pyarrow makes
+    two or three in turn; none for files read before: see ``file_cache``), then read from
+    memory."""
+    storage = opened.storage
+    if is_local(storage.root) or not files or sum(f.size for f in files) > WHOLE_FILES_BYTES:
+        return _dataset(opened, files).to_table(columns=columns)
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+
+    parquet = pads.ParquetFileFormat()
+    fetched = storage.get_many([f.absolute for f in files], immutable=True)
+    fragments = []
+    for f, data in zip(files, fetched, strict=True):
+        if data is None:
+            raise FileNotFoundError(f.absolute)
+        fragments.append(parquet.make_fragment(pa.BufferReader(data)))
+    return pads.FileSystemDataset(fragments, opened.schema.arrow, parquet).to_table(columns=columns)
+
+
+def _dataset(opened: StoredTable, files: list[DataFile]) -> pads.FileSystemDataset:
+    """Files of the table as one lazy pyarrow dataset in its schema (the sizes from the Delta
+    log spare object stores a request per file)."""
+    import pyarrow.dataset as pads
+
+    storage = opened.storage
+    parquet = pads.ParquetFileFormat()
+    fragments = [
+        parquet.make_fragment(storage.fs_path(f.absolute), storage.filesystem, file_size=f.size)
+        for f in files
+    ]
+    return pads.FileSystemDataset(
+        fragments, opened.schema.arrow, parquet, filesystem=storage.filesystem
+    )
+
+
+def _live_mask(opened: StoredTable, files: list[DataFile]) -> np.ndarray:
+    """One boolean mask over the rows of ``files`` read one after another: False for the rows
+    their deletion vectors delete."""
+    import numpy as np
+
+    storage = opened.storage
+    mask = np.ones(sum(f.rows for f in files), dtype=bool)
+    start = 0
+    for f in files:
+        if f.deletion_vector is not None:
+            deleted = read_vector(opened.uri, f.deletion_vector, storage)
+            mask[start : start + f.rows] = kept_rows(f.rows, deleted)
+        start += f.rows
+    return mask
+
+
+def _filtered(rows: pa.Table, mask: np.ndarray) -> pa.Table:
+    """``rows`` where ``mask`` is True. When the deleted rows are few and far between (a read
+    after many small merges) the runs of kept rows are sliced out without copying; otherwise
+    each column is filtered (a copy)."""
+    import numpy as np
+    import pyarrow as pa
+
+    deleted = np.flatnonzero(~mask)
+    if rows.num_columns and len(deleted) * MIN_KEPT_RUN <= len(mask):
+        starts, ends = np.append(0, deleted + 1), np.append(deleted, len(mask))
+        runs = [rows.slice(s, e - s) for s, e in zip(starts, ends, strict=True) if e > s]
+        return pa.concat_tables(runs) if runs else rows.slice(0, 0)
+    bits = pa.py_buffer(np.packbits(mask, bitorder="little"))
+    keep = pa.BooleanArray.from_buffers(pa.bool_(), len(mask), [None, bits])
+    if not rows.num_columns:  # a row count only
+        return rows.filter(keep)
+    return pa.Table.from_arrays([c.filter(keep) for c in rows.columns], schema=rows.schema)
+
+
+def file_rows(opened: StoredTable, f: DataFile, columns: list[str] | None = None) -> pa.Table:
+    """Every row a file holds, deleted ones too (positions match its deletion vector), in the
+    table's types: all columns, or ``columns``."""
+    import pyarrow.dataset as pads
+
+    storage = opened.storage
+    fragment = pads.ParquetFileFormat().make_fragment(
+        storage.fs_path(f.absolute), storage.filesystem, file_size=f.size
+    )
+    with storage.access_errors():  # a store refusing: a typed error
+        return fragment.to_table(schema=opened.schema.arrow, columns=columns)
+
+
+def live_file_rows(
+    f: DataFile,
+    table_uri: str,
+    schema: pa.Schema,
+    storage: Storage,
+    columns: list[str] | None = None,
+    position_column: str | None = None,
+) -> pa.Table:
+    """One data file in the table's schema (columns missing from older files are null),
+    without the rows its deletion vector deletes: what an engine's task reads per file.
+    ``position_column`` adds each row's position in the file (what a vector counts)."""
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+
+    fs, path = storage.locate(f.absolute)
+    with storage.access_errors():  # a store refusing: a typed error
+        dataset = pads.dataset(path, schema=schema, format="parquet", filesystem=fs)
+        rows = dataset.to_table(columns=columns)
+        if position_column:
+            positions = pa.array(range(rows.num_rows), pa.int64())
+            rows = rows.append_column(position_column, positions)
+        return without_deleted(rows, f, table_uri, storage)
+
+
+def parquet_files(opened: StoredTable) -> Any:
+    """The table's Parquet files as lazy ``pyarrow.parquet.ParquetFile`` objects, in write
+    order: a list, or the ``ParquetFile`` itself when there is one (as DeltaCAT gives them)."""
+    import pyarrow.parquet as pq
+
+    storage = opened.storage
+    files = [
+        pq.ParquetFile(storage.filesystem.open_input_file(storage.fs_path(f.absolute)))
+        for f in opened.files
+    ]
+    return files[0] if len(files) == 1 else files
