@@ -55,8 +55,8 @@ from workbench.core.schema.evolution import (
     storage_schema,
     to_storage,
 )
-from workbench.core.schema.merge_keys import check_dedupe, require_key_columns
-from workbench.core.schema.merge_order import Ranking, ranking
+from workbench.core.schema.merge_keys import check_dedupe, ranking, require_key_columns
+from workbench.core.schema.merge_order import Ranking
 from workbench.core.schema.table_schema import Field, Schema, SchemaLike
 from workbench.core.storage.formats import content_type_of
 from workbench.core.transactions.context import operation

@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from workbench.core.base.errors import InvalidArgumentError, MergeKeyError
-from workbench.core.schema.merge_order import Ranking, winners
+from workbench.core.base.types import NullOrder, SortOrder
+from workbench.core.schema.merge_order import MergeOrder, Ranking, winners
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from workbench.core.schema.table_schema import Schema
 
 DEDUPE_CHOICES = (None, "first", "last")
 
@@ -95,3 +98,13 @@ def distinct_count(data: pa.Table, keys: list[str]) -> int:
         ordered = np.sort(values)
         return int(np.count_nonzero(ordered[1:] != ordered[:-1])) + min(len(ordered), 1)
     return len(pc.unique(column))
+
+
+def ranking(schema: Schema) -> Ranking:
+    """The fields that rank rows sharing a key: the merge-order fields, or else the event-time
+    fields as descending orders."""
+    ordered = [(f.name, f.merge_order) for f in schema if f.merge_order is not None]
+    if ordered:
+        return ordered
+    latest = MergeOrder(SortOrder.DESCENDING, NullOrder.AT_END)
+    return [(f.name, latest) for f in schema if f.is_event_time]

@@ -17,7 +17,6 @@ from workbench.core.base.types import NullOrder, SortOrder
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from workbench.core.schema.table_schema import Schema
 
 
 class MergeOrder(NamedTuple):
@@ -50,16 +49,6 @@ class MergeOrder(NamedTuple):
 
 
 Ranking = list[tuple[str, MergeOrder]]
-
-
-def ranking(schema: Schema) -> Ranking:
-    """The fields that rank rows sharing a key: the merge-order fields, or else the event-time
-    fields as descending orders."""
-    ordered = [(f.name, f.merge_order) for f in schema if f.merge_order is not None]
-    if ordered:
-        return ordered
-    latest = MergeOrder(SortOrder.DESCENDING, NullOrder.AT_END)
-    return [(f.name, latest) for f in schema if f.is_event_time]
 
 
 def refuse_ordered_duplicates(order: Ranking, engine: str, table: str) -> None:

@@ -7,7 +7,7 @@ import numbers
 import time
 from bisect import bisect_right
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.core.base.errors import AsOfUnitError, TimeTravelError
 from workbench.core.base.names import validate_name
@@ -17,7 +17,6 @@ from workbench.core.transactions.catalog_log import CatalogState, log_of
 if TYPE_CHECKING:
     from workbench.core.catalog.registry import Catalog
     from workbench.core.transactions.catalog_log import TransactionLog
-    from workbench.core.transactions.transaction import Transaction
 
 
 TAG_SUFFIX = ".json"
@@ -127,7 +126,15 @@ def check_unit(catalog: Catalog, value: Any, argument: str = "as_of", reading: s
             )
 
 
-def before_history_note(seen: Transaction, as_of: Any = None) -> str:
+class View(Protocol):
+    """What a note about a view needs: its catalog, whether it only reads, its state."""
+
+    catalog: Catalog
+    read_only: bool
+    state: CatalogState
+
+
+def before_history_note(seen: View, as_of: Any = None) -> str:
     """Why a read-only view ``seen`` (of ``as_of``, when given) shows an empty catalog: it is
     before the first transaction ("" for views of a later state)."""
     first = _first_commit_ns(seen.catalog)
