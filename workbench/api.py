@@ -15,19 +15,17 @@ from workbench.core.base.types import (
     TableReadOptimizationLevel,
     TableWriteMode,
 )
+from workbench.core.catalog.catalogs import Catalog, CatalogProperties
 from workbench.core.catalog.descriptions import Namespace, Table, TableInfo, TableRef, WriteResult
 from workbench.core.catalog.descriptions import TableInfo as TableDefinition  # DeltaCAT's name
 from workbench.core.catalog.registry import (
-    Catalog,
-    CatalogProperties,
     clear_catalogs,
-    current_branch,
-    get_catalog,
     init_local,
     list_catalogs,
     pop_catalog,
     put_catalog,
 )
+from workbench.core.catalog.scope import current_branch, get_catalog
 from workbench.core.data.datasets import (
     dataset_length,
     dataset_schema,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.core.catalog.registry import Catalog, check_branch, register, resolved
+from workbench.core.catalog.catalogs import Catalog
+from workbench.core.catalog.registry import check_branch, register, resolved
 from workbench.core.data.engine import configure_engines
 from workbench.core.events.config import configure_events
 from workbench.core.ops import compaction  # noqa: F401 - compacts tables after each commit

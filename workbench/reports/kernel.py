@@ -37,7 +37,8 @@ def open_pinned_catalog() -> None:
     """Register the report's catalog as the default and pin it (see ``environment``). If that
     fails, no catalog stays registered, so the notebook's first read fails loudly instead of
     reading another catalog."""
-    from workbench.core.catalog.registry import Catalog, CatalogProperties, clear_catalogs
+    from workbench.core.catalog.catalogs import Catalog, CatalogProperties
+    from workbench.core.catalog.registry import clear_catalogs
     from workbench.core.session import init
     from workbench.core.transactions.context import pin
 

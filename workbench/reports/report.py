@@ -74,7 +74,8 @@ def report(
     one by default), write HTML to ``output`` (default ``reports/<name>.html``) with the
     executed notebook beside it; raise ``ReportFailedError`` if a cell raises (the HTML still
     shows the error first). ``progress`` shows a bar over the notebook's cells."""
-    from workbench.core.catalog.registry import branch_scope, catalog_name, get_catalog
+    from workbench.core.catalog.registry import catalog_name
+    from workbench.core.catalog.scope import branch_scope, get_catalog
     from workbench.core.events.runs import run as recorded_run
     from workbench.version import __version__
 
@@ -182,7 +183,7 @@ def _pin(as_of: Any, catalog: str | None) -> tuple[str | None, int | None]:
     """The id of the transaction to read: the newest one at or before ``as_of`` (now if None),
     so a rerun shows the same numbers after later commits; and the moment ``as_of`` names when
     it is a time (ns), when the run log is read as it was then."""
-    from workbench.core.catalog.registry import get_catalog
+    from workbench.core.catalog.scope import get_catalog
     from workbench.core.transactions.history import transactions
     from workbench.core.transactions.time_travel import as_of_instant, resolve_sequence
 

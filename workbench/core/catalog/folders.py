@@ -17,7 +17,7 @@ from workbench.core.delta.commits import TXN_TAG, read_commit_info
 from workbench.core.delta.data_files import new_batch
 
 if TYPE_CHECKING:
-    from workbench.core.catalog.registry import Catalog
+    from workbench.core.catalog.catalogs import Catalog
 
 INCARNATION_TAG = "workbench.incarnation"  # commit-info key of the table's incarnation
 DROPPED_KEY = "_workbench/dropped"

@@ -17,12 +17,14 @@ from workbench.core.base.types import (
     SchemaEvolutionMode,
     TableProperty,
 )
+from workbench.core.catalog.catalogs import Catalog
 from workbench.core.catalog.descriptions import TableRef
 from workbench.core.catalog.properties import (
     SCHEMALESS_PROPERTY,
     decode_reader_types,
 )
-from workbench.core.catalog.registry import DEFAULT_NAMESPACE, Catalog, catalog_name, get_catalog
+from workbench.core.catalog.registry import DEFAULT_NAMESPACE, catalog_name
+from workbench.core.catalog.scope import get_catalog
 from workbench.core.catalog.versions import key_name, label, split_key
 from workbench.core.delta.snapshot import Snapshot
 

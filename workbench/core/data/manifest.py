@@ -14,7 +14,7 @@ from workbench.core.base.errors import (
     TableVersionNotFoundError,
 )
 from workbench.core.base.types import ContentType, DatasetType
-from workbench.core.catalog.registry import get_catalog
+from workbench.core.catalog.scope import get_catalog
 from workbench.core.data.datasets import from_pyarrow, parse_dataset_type, to_pyarrow
 from workbench.core.data.read_options import check_read_options
 from workbench.core.delta.reading import live_table
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     import pyarrow.fs as pafs
 
-    from workbench.core.catalog.registry import Catalog
+    from workbench.core.catalog.catalogs import Catalog
     from workbench.core.catalog.tables import OpenTable
 
 T = TypeVar("T")

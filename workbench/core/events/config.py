@@ -13,7 +13,7 @@ from workbench.core.base.settings import file_settings
 from workbench.core.events.log import parse_event_log_uri
 
 if TYPE_CHECKING:
-    from workbench.core.catalog.registry import Catalog
+    from workbench.core.catalog.catalogs import Catalog
     from workbench.core.events.log import EventLog
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ def events_uri(catalog: Catalog) -> str:
 
 def event_log_for(catalog: str | None = None) -> EventLog:
     """The (cached) run log of a catalog by name (the default catalog's when None)."""
-    from workbench.core.catalog.registry import get_catalog
+    from workbench.core.catalog.scope import get_catalog
 
     cat = get_catalog(catalog)
     uri = events_uri(cat)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.core.base.arguments import flag, optional_whole_number, text
 from workbench.core.base.errors import InvalidArgumentError
 from workbench.core.base.types import DatasetType
-from workbench.core.catalog.registry import get_catalog
+from workbench.core.catalog.scope import get_catalog
 from workbench.core.data.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.events.config import event_log_for
 from workbench.core.events.log import RunRecord, RunStatus

@@ -152,7 +152,8 @@ class _RunBlock:
 
     def begin(self) -> Run:
         """Start a run: RUN_STARTED (the run is not yet current)."""
-        from workbench.core.catalog.registry import catalog_name, get_catalog
+        from workbench.core.catalog.registry import catalog_name
+        from workbench.core.catalog.scope import get_catalog
 
         name, kind, parameters, catalog = self._args
         run = Run(name, kind, parameters, catalog_name(get_catalog(catalog)))

@@ -12,7 +12,7 @@ from workbench.core.base.errors import (
     TableValidationError,
 )
 from workbench.core.base.types import DatasetType
-from workbench.core.catalog.registry import branch_scope
+from workbench.core.catalog.scope import branch_scope
 from workbench.core.catalog.tables import OpenTable, locate, vacuumed
 from workbench.core.data.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.data.engine import engine_for_dataset_type, require_vectors_applied

@@ -127,7 +127,7 @@ def get(url: str, read_as: DatasetType | str = DatasetType.DAFT, **read_kwargs: 
     ``Namespace`` or a ``Catalog``; for any other URI (a local path, ``s3://bucket/key``, a media
     table's ``uri``) the file's bytes, read with the storage options of the catalog whose root
     holds it (else the default catalog's, when it is on the same kind of store)."""
-    from workbench.core.catalog.registry import get_catalog
+    from workbench.core.catalog.scope import get_catalog
     from workbench.core.io.reader import read
     from workbench.core.ops.namespaces import get_namespace
 

@@ -32,7 +32,7 @@ from workbench.core.catalog.properties import (
     decode_reader_types,
     default_consistency,
 )
-from workbench.core.catalog.registry import branch_scope
+from workbench.core.catalog.scope import branch_scope
 from workbench.core.catalog.tables import Location, OpenTable, locate
 from workbench.core.catalog.versions import version_arguments
 from workbench.core.data.datasets import to_pyarrow

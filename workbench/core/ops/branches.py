@@ -38,12 +38,12 @@ from workbench.core.catalog.branches import (
     record_key,
     records,
 )
+from workbench.core.catalog.catalogs import Catalog
 from workbench.core.catalog.descriptions import html_table
 from workbench.core.catalog.folders import remove_folder
-from workbench.core.catalog.registry import (
-    Catalog,
+from workbench.core.catalog.registry import catalog_name
+from workbench.core.catalog.scope import (
     branch_scope,
-    catalog_name,
     current_branch,
     leave_branch,
     main_catalog,

@@ -9,6 +9,7 @@ from typing import Any
 
 from workbench.core.base.arguments import flag, seconds
 from workbench.core.base.types import DEFAULT_ENGINE
+from workbench.core.catalog.catalogs import Catalog
 from workbench.core.catalog.folders import (
     DROPPED_KEY,
     dropped_key,
@@ -17,7 +18,7 @@ from workbench.core.catalog.folders import (
     move_folder,
     remove_folder,
 )
-from workbench.core.catalog.registry import Catalog, main_catalog
+from workbench.core.catalog.scope import main_catalog
 from workbench.core.catalog.tables import locate
 from workbench.core.data.engine import get_engine
 from workbench.core.delta.commits import commit_key

@@ -8,7 +8,8 @@ from workbench.core.base.arguments import flag
 from workbench.core.base.errors import NamespaceNotEmptyError, NamespaceNotFoundError
 from workbench.core.base.names import validate_name
 from workbench.core.catalog.descriptions import Namespace
-from workbench.core.catalog.registry import DEFAULT_NAMESPACE, catalog_name, get_catalog
+from workbench.core.catalog.registry import DEFAULT_NAMESPACE, catalog_name
+from workbench.core.catalog.scope import get_catalog
 from workbench.core.catalog.tables import Location, require_namespace
 from workbench.core.catalog.versions import is_version_key, split_key
 from workbench.core.transactions.context import operation, view

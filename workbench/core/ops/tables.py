@@ -22,7 +22,8 @@ from workbench.core.catalog.content_types import (
 )
 from workbench.core.catalog.descriptions import TableInfo, TableRef
 from workbench.core.catalog.properties import check_configuration
-from workbench.core.catalog.registry import catalog_name, get_catalog
+from workbench.core.catalog.registry import catalog_name
+from workbench.core.catalog.scope import get_catalog
 from workbench.core.catalog.tables import OpenTable, locate, namespace_name
 from workbench.core.catalog.versions import (
     check_version_name,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from workbench.core.base.errors import TimeTravelError, TransactionError
-from workbench.core.catalog.registry import get_catalog
+from workbench.core.catalog.scope import get_catalog
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.context import current_transaction
 from workbench.core.transactions.time_travel import tag_key

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
-
 class MergeOrder(NamedTuple):
     """How a field ranks rows that share a merge key: sort direction and null placement."""
 

@@ -44,7 +44,7 @@ from workbench.core.delta.log_compaction import maintain_log
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from workbench.core.catalog.registry import Catalog
+    from workbench.core.catalog.catalogs import Catalog
 
 LOG_KEY = "_workbench/transactions"
 STATE_KEY = "_workbench/state"

@@ -25,7 +25,7 @@ from workbench.core.transactions.rollforward import settle
 from workbench.core.transactions.transaction import Transaction
 
 if TYPE_CHECKING:
-    from workbench.core.catalog.registry import Catalog
+    from workbench.core.catalog.catalogs import Catalog
 
 MAX_BACKOFF_S = 0.5
 log = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ def current_transaction() -> Transaction | None:
 def _open(txn: Transaction, scoped: bool = True) -> Iterator[Transaction]:
     """Make ``txn`` current for the block (and, when ``scoped``, its catalog the only one calls
     may name); commit it if the block succeeds, else abort it."""
-    from workbench.core.catalog.registry import branch_scope, catalog_scope
+    from workbench.core.catalog.scope import branch_scope, catalog_scope
 
     token = _current.set(txn)
     try:
@@ -130,7 +130,7 @@ def transaction(
     DeltaCAT. ``auto_compact=False`` skips the compaction of the tables it changed after it
     commits (see the tables' ``delta.autoOptimize.autoCompact``)."""
     from workbench.core.catalog.registry import catalog_name as name_of
-    from workbench.core.catalog.registry import lookup_catalog
+    from workbench.core.catalog.scope import lookup_catalog
     from workbench.core.transactions.time_travel import state_as_of
 
     text("commit_message", commit_message)
@@ -161,7 +161,8 @@ def cross_catalog_transaction(
 ) -> AbstractContextManager[Transaction]:
     """A transaction on ``catalog`` whose block may still read other catalogs (``dc.copy``
     reads its source inside the destination's transaction)."""
-    from workbench.core.catalog.registry import catalog_name, get_catalog
+    from workbench.core.catalog.registry import catalog_name
+    from workbench.core.catalog.scope import get_catalog
 
     cat = get_catalog(catalog)
     _refuse_if_pinned(cat)
@@ -178,7 +179,8 @@ def independent(
 
 def _attempt(commit_message: str | None, catalog: str | None, since_ns: int | None) -> Transaction:
     """A new read-write transaction for an attempt of ``run_transaction``."""
-    from workbench.core.catalog.registry import catalog_name, get_catalog
+    from workbench.core.catalog.registry import catalog_name
+    from workbench.core.catalog.scope import get_catalog
 
     if _current.get() is not None:
         raise TransactionError(

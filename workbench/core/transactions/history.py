@@ -11,7 +11,8 @@ from weakref import WeakKeyDictionary
 from workbench.core.base.arguments import optional_whole_number
 from workbench.core.base.errors import InvalidArgumentError, TimeTravelError
 from workbench.core.base.types import DEFAULT_ENGINE, DatasetType
-from workbench.core.catalog.registry import DEFAULT_NAMESPACE, get_catalog
+from workbench.core.catalog.registry import DEFAULT_NAMESPACE
+from workbench.core.catalog.scope import get_catalog
 from workbench.core.catalog.versions import label, split_key
 from workbench.core.data.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.transactions.catalog_log import log_of

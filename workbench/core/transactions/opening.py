@@ -19,7 +19,7 @@ from workbench.core.transactions.snapshot_cache import advanced, recall, remembe
 MAX_FOLDED_VERSIONS = 10_000  # beyond, the Delta log's checkpoints are the cheaper way in
 
 if TYPE_CHECKING:
-    from workbench.core.catalog.registry import Catalog
+    from workbench.core.catalog.catalogs import Catalog
     from workbench.core.transactions.catalog_log import TableEntry, TransactionLog
     from workbench.core.transactions.transaction import Transaction
 

@@ -36,7 +36,7 @@ from workbench.core.delta.upkeep import request_checkpoint
 from workbench.core.transactions.catalog_log import NAMESPACE_DROPPED, log_of
 
 if TYPE_CHECKING:
-    from workbench.core.catalog.registry import Catalog
+    from workbench.core.catalog.catalogs import Catalog
 
 CHECKPOINT_EVERY = 100  # table versions between Delta checkpoints
 MOVED_FROM = "moved_from"  # details key: the folder a published branch table moves in from

@@ -15,7 +15,7 @@ from workbench.core.catalog.branches import line_key
 from workbench.core.transactions.catalog_log import CatalogState, log_of
 
 if TYPE_CHECKING:
-    from workbench.core.catalog.registry import Catalog
+    from workbench.core.catalog.catalogs import Catalog
     from workbench.core.transactions.catalog_log import TransactionLog
 
 
@@ -271,7 +271,7 @@ def _main_state_within(catalog: Catalog, sequence: int, as_of: Any) -> CatalogSt
 
 def tags(catalog: str | None = None) -> dict[str, str]:
     """Every tag of a catalog and the transaction it names."""
-    from workbench.core.catalog.registry import get_catalog
+    from workbench.core.catalog.scope import get_catalog
 
     return _read_tags(get_catalog(catalog))
 

@@ -65,7 +65,7 @@ from workbench.core.transactions.net_actions import actions_between, creation_ac
 from workbench.core.transactions.rollforward import apply_entry, settle
 
 if TYPE_CHECKING:
-    from workbench.core.catalog.registry import Catalog
+    from workbench.core.catalog.catalogs import Catalog
     from workbench.core.catalog.tables import OpenTable
     from workbench.core.delta.data_files import Rewrite, WrittenFile
 

@@ -31,7 +31,7 @@ from pyspark.sql.datasource import (
 
 from workbench.core.base.errors import InvalidArgumentError
 from workbench.core.catalog.folders import STAGING_KEY
-from workbench.core.catalog.registry import branch_scope
+from workbench.core.catalog.scope import branch_scope
 from workbench.engines.spark.source_options import (
     NAME,
     SourceOptions,
@@ -42,7 +42,7 @@ from workbench.engines.spark.source_options import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from workbench.core.catalog.registry import Catalog
+    from workbench.core.catalog.catalogs import Catalog
     from workbench.core.catalog.tables import OpenTable
 
 ROWS_PER_TASK_PART = 1_000_000  # rows a Spark task buffers before writing them as one part
@@ -53,7 +53,8 @@ def _use_catalogs(catalogs: Catalogs, default: str | None, request: SourceOption
     """Register in this (worker) process the catalogs the driver had, or the ``root`` option
     (with the storage options of the driver's catalog at that root, if it has one: an object
     store's endpoint and credentials)."""
-    from workbench.core.catalog.registry import DEFAULT_CATALOG, Catalog, CatalogProperties
+    from workbench.core.catalog.catalogs import Catalog, CatalogProperties
+    from workbench.core.catalog.registry import DEFAULT_CATALOG
     from workbench.core.session import init
 
     if request.root is not None:
@@ -71,12 +72,9 @@ def trunk_for(request: SourceOptions) -> Catalog:
     """The catalog a request names: a registered one by name (the default one when it names
     none), the registered one at its ``root``, or for a root no catalog has, that folder as an
     unregistered catalog (as a worker opens it)."""
-    from workbench.core.catalog.registry import (
-        Catalog,
-        CatalogProperties,
-        list_catalogs,
-        main_catalog,
-    )
+    from workbench.core.catalog.catalogs import Catalog, CatalogProperties
+    from workbench.core.catalog.registry import list_catalogs
+    from workbench.core.catalog.scope import main_catalog
 
     if request.root is None:
         return main_catalog(request.catalog)
@@ -88,7 +86,7 @@ def trunk_for(request: SourceOptions) -> Catalog:
 def line_for(request: SourceOptions, trunk: Catalog) -> Catalog:
     """The line of ``trunk`` a request reads or writes: its ``branch`` option, else the branch
     this process uses on that catalog; raises ``BranchNotFoundError`` for a missing branch."""
-    from workbench.core.catalog.registry import current_branch
+    from workbench.core.catalog.scope import current_branch
 
     return trunk.on_branch(request.branch or current_branch(trunk))
 
@@ -319,7 +317,7 @@ class _Writer(DataSourceArrowWriter):
     def _remove_staging(self) -> None:
         """Remove the staging folder of a write that created its table (moved in, or failed)."""
         from workbench.core.catalog.folders import remove_folder
-        from workbench.core.catalog.registry import get_catalog
+        from workbench.core.catalog.scope import get_catalog
 
         if self.plan.creates:
             remove_folder(get_catalog(self.request.catalog), f"{STAGING_KEY}/{self.batch}")

@@ -40,7 +40,7 @@ from workbench.engines.spark.worker_errors import workbench_errors
 if TYPE_CHECKING:
     from pyspark.sql.readwriter import DataFrameWriter
 
-    from workbench.core.catalog.registry import Catalog
+    from workbench.core.catalog.catalogs import Catalog
     from workbench.core.catalog.tables import Location
 
 BY_KEY_SAVE_MODES = ("Append", "ErrorIfExists")  # Spark save modes writeMode combines with
