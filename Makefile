@@ -57,13 +57,13 @@ test-notebooks: install
 	$(PY) -m pytest tutorials --nbval --nbval-current-env -q
 
 lint: install
-	$(VENV)/bin/ruff check workbench tests benchmarks notebooks
-	$(VENV)/bin/ruff format --check workbench tests benchmarks notebooks
+	$(VENV)/bin/ruff check workbench tests benchmarks
+	$(VENV)/bin/ruff format --check workbench tests benchmarks
 	$(VENV)/bin/lint-imports
 
 format: install
-	$(VENV)/bin/ruff check --fix workbench tests benchmarks notebooks
-	$(VENV)/bin/ruff format workbench tests benchmarks notebooks
+	$(VENV)/bin/ruff check --fix workbench tests benchmarks
+	$(VENV)/bin/ruff format workbench tests benchmarks
 
 benchmark: install
 	$(PY) -m benchmarks.core_bench
