@@ -8,7 +8,8 @@ EXTRAS ?= dev,ray,jupyter,spark,inference,reports
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 # The voice-activity model's ONNX file comes in silero-vad's wheel, which requires torch; the ONNX
 # file needs only onnxruntime, so with the inference extra it is installed without dependencies.
-SILERO_VAD := silero-vad==6.2.3
+# Its pin is SILERO_VAD in workbench/builtin_models/packages.py, whose error message names it too.
+SILERO_VAD := $(shell sed -n 's/^SILERO_VAD = "\(.*\)"$$/\1/p' workbench/builtin_models/packages.py)
 
 .PHONY: venv install java-check browser-deps test test-fast test-cluster test-notebooks lint format benchmark demo media lab build clean clean-venv clean-build
 

@@ -16,11 +16,15 @@ def _normalise(requirement: str) -> str:
     return re.sub(r"\s+", "", requirement).lower()
 
 
+def _project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
 def test_environment_yml_lists_the_same_dependencies_as_pyproject():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    project = _project()
     pip_deps = set(map(_normalise, project["dependencies"]))
     for extra in project["optional-dependencies"].values():
-        pip_deps |= set(map(_normalise, extra))
+        pip_deps |= {_normalise(r) for r in extra if not r.startswith("workbench[")}
     conda_pip = {
         _normalise(line.strip()[2:])
         for line in (ROOT / "environment.yml").read_text().splitlines()
@@ -30,6 +34,23 @@ def test_environment_yml_lists_the_same_dependencies_as_pyproject():
         and line.startswith("      ")
     }
     assert conda_pip == pip_deps
+
+
+def test_the_all_extra_is_every_extra_but_the_development_tools():
+    extras = _project()["optional-dependencies"]
+    (everything,) = extras["all"]
+    named = re.fullmatch(r"workbench\[(.*)\]", everything).group(1).split(",")
+    assert sorted(named) == sorted(set(extras) - {"all", "dev"})
+
+
+def test_the_torch_free_voice_model_package_is_pinned_in_one_place():
+    """silero-vad is installed without its dependencies (its wheel requires torch): the Makefile
+    reads the pin from the module whose error names it, and environment.yml names the same."""
+    from workbench.builtin_models.packages import SILERO_VAD
+
+    makefile = (ROOT / "Makefile").read_text()
+    assert "silero-vad==" not in makefile and "builtin_models/packages.py" in makefile
+    assert SILERO_VAD in (ROOT / "environment.yml").read_text()
 
 
 def test_ci_runs_exactly_the_readme_test_command():
