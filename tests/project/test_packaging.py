@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import tomllib
@@ -85,3 +87,28 @@ print(ray_started, "pyspark" in sys.modules)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_bundled_files_inside_an_archive_are_refused_with_how_to_install(tmp_path):
+    """Report templates are opened by path, so workbench imported from a zip on sys.path says
+    to install it as files instead of failing somewhere in papermill."""
+    archive = tmp_path / "workbench.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for path in (ROOT / "workbench").rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                zipped.write(path, path.relative_to(ROOT).as_posix())
+    code = f"""
+import workbench, workbench.reports as r
+assert workbench.__file__.startswith({str(archive)!r}), workbench.__file__
+try:
+    r.resolve_template("catalog_overview")
+except workbench.UnsupportedFeatureError as e:
+    print(e)
+"""
+    env = {**os.environ, "PYTHONPATH": str(archive)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert "templates of workbench.reports is inside an archive" in done.stdout
+    assert "install it as files" in done.stdout
