@@ -47,12 +47,13 @@ def test_the_all_extra_is_every_extra_but_the_development_tools():
 
 def test_the_torch_free_voice_model_package_is_pinned_in_one_place():
     """silero-vad is installed without its dependencies (its wheel requires torch): the Makefile
-    reads the pin from the module whose error names it, and environment.yml names the same."""
+    reads the pin from the module whose error names it; environment.yml and the README name it."""
     from workbench.builtin_models.packages import SILERO_VAD
 
     makefile = (ROOT / "Makefile").read_text()
     assert "silero-vad==" not in makefile and "builtin_models/packages.py" in makefile
     assert SILERO_VAD in (ROOT / "environment.yml").read_text()
+    assert f'pip install --no-deps "{SILERO_VAD}"' in (ROOT / "README.md").read_text()
 
 
 def test_ci_runs_exactly_the_readme_test_command():
