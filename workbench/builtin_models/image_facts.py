@@ -28,6 +28,7 @@ class ImageFacts(BuiltinModel):
         "NumPy image facts: dominant_colour '#rrggbb', brightness 0..1, sharpness (variance "
         "of the Laplacian), phash (64-bit DCT hash, 16 hex; near-duplicates differ in few bits)"
     )
+    requires = ("PIL",)
 
     def weights(self) -> str:
         return __file__

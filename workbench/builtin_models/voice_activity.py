@@ -26,6 +26,7 @@ class VoiceActivity(BuiltinModel):
     name = "voice-activity"
     inputs = BYTES_INPUT
     description = "Silero VAD (ONNX) on 16 kHz mono WAV: speech_seconds, speech_ratio (0..1)"
+    requires = ("onnxruntime",)
     defaults = MappingProxyType({"threshold": 0.5})
 
     def weights(self) -> str:

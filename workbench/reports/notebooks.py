@@ -9,13 +9,15 @@ from typing import Any
 
 from workbench.core.base.dependencies import require
 from workbench.core.base.errors import InvalidArgumentError
+from workbench.core.base.resources import package_path
 
-TEMPLATES = Path(__file__).resolve().parent.parent.parent / "notebooks"  # bundled templates
+# the bundled templates' folder inside the package (the checkout's notebooks/ links to it)
+TEMPLATES = ("workbench.reports", "templates")
 REPORTS_INSTALL = "pip install 'workbench[reports]'"
 
 
 def resolve_template(template: str | os.PathLike[str]) -> Path:
-    """A notebook path as given, or the bundled template of that name in ``notebooks/``."""
+    """A notebook path as given, or the bundled template of that name."""
     if not isinstance(template, (str, os.PathLike)) or not str(template).strip():
         raise InvalidArgumentError(
             f"template={template!r} must name a notebook: a path to a .ipynb file or a bundled "
@@ -24,7 +26,9 @@ def resolve_template(template: str | os.PathLike[str]) -> Path:
     path = Path(template)
     if path.is_file():
         return path.resolve()
-    bundled = TEMPLATES / (path.name if path.suffix == ".ipynb" else f"{path.name}.ipynb")
+    bundled = package_path(*TEMPLATES) / (
+        path.name if path.suffix == ".ipynb" else f"{path.name}.ipynb"
+    )
     if path.parent == Path(".") and bundled.is_file():
         return bundled
     raise InvalidArgumentError(
@@ -34,7 +38,8 @@ def resolve_template(template: str | os.PathLike[str]) -> Path:
 
 
 def _bundled() -> list[str]:
-    return sorted(p.stem for p in TEMPLATES.glob("*.ipynb")) if TEMPLATES.is_dir() else []
+    """The names of the bundled templates."""
+    return sorted(p.stem for p in package_path(*TEMPLATES).glob("*.ipynb"))
 
 
 def read_notebook(path: Path) -> Any:

@@ -21,6 +21,7 @@ from workbench.core.base.arguments import flag
 from workbench.core.base.dependencies import require
 from workbench.core.base.errors import InvalidArgumentError, ReportFailedError
 from workbench.core.base.json_text import standard_json
+from workbench.core.base.resources import package_path
 from workbench.core.catalog.descriptions import html_table
 from workbench.reports.kernel import START_UP, pinned_environment
 from workbench.reports.notebooks import REPORTS_INSTALL, read_notebook, resolve_template
@@ -307,7 +308,7 @@ def _render(notebook: Path, html_path: Path, header: Mapping[str, str], error: s
     nbformat.write(nb, str(notebook))
     exporter = HTMLExporter(
         template_name="workbench_report",
-        extra_template_basedirs=[str(Path(__file__).resolve().parent / "templates")],
+        extra_template_basedirs=[str(package_path("workbench.reports", "nbconvert"))],
         exclude_input=True,
         exclude_input_prompt=True,
     )

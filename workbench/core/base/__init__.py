@@ -1,2 +1,3 @@
 """Base: typed errors, argument checks, names, the public enumerations, engine settings files,
-optional imports and progress bars. Imports nothing else from workbench."""
+optional imports, progress bars and the package's bundled files. Imports nothing else from
+workbench."""

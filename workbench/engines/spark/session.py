@@ -5,16 +5,16 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workbench.core.base.resources import package_path
 from workbench.core.catalog.registry import on_catalogs_changed
 from workbench.engines.spark.settings import current
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+LOG_CONFIG = package_path("workbench.engines.spark", "log4j2.properties")
 BASE_CONF = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
