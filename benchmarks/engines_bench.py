@@ -171,7 +171,7 @@ def ray_timings(rows: int, rounds: int, folder: Path) -> dict[str, float]:
 
 
 def _files(table: str) -> list[Any]:
-    from workbench.core.catalog.tables import locate
+    from workbench.core.catalog.locations import locate
     from workbench.core.transactions.table_versions import open_table
 
     return open_table(locate(table)).files

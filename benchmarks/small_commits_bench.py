@@ -173,7 +173,7 @@ def appends(count: int, report: Report) -> None:
 
 
 def _file_count(dc: Any) -> int:
-    from workbench.core.catalog.tables import locate
+    from workbench.core.catalog.locations import locate
     from workbench.core.transactions.table_versions import open_table
 
     return len(open_table(locate(TABLE, None, None)).files)

@@ -116,7 +116,7 @@ def build_history(root: Path, total: int, tables: int = TABLES) -> None:
     """A catalog whose log holds ``total`` transactions over ``tables`` tables (see the module
     docstring)."""
     import workbench as dc
-    from workbench.core.catalog.registry import get_catalog
+    from workbench.core.catalog.scope import get_catalog
     from workbench.core.transactions.catalog_log import log_of
     from workbench.core.transactions.transaction import new_transaction_id
 
@@ -182,7 +182,7 @@ def bench_history(root: Path, rounds: int) -> dict[str, float]:
     import deltalake
 
     import workbench as dc
-    from workbench.core.catalog.registry import get_catalog
+    from workbench.core.catalog.scope import get_catalog
     from workbench.core.transactions.context import view
 
     cat = get_catalog()

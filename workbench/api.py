@@ -44,7 +44,7 @@ from workbench.core.io.diff import BranchDiff, TableDiff, diff, diff_branch
 from workbench.core.io.reader import read
 from workbench.core.io.reader import read as read_table  # DeltaCAT's long name
 from workbench.core.io.sql import sql
-from workbench.core.io.urls import DeltaCatUrl
+from workbench.core.io.url_names import DeltaCatUrl
 from workbench.core.io.urls import copy as copy
 from workbench.core.io.urls import get as get
 from workbench.core.io.urls import list_url as list  # noqa: F401 - dc.list, as in DeltaCAT
@@ -56,12 +56,10 @@ from workbench.core.media.importer import ImportResult, import_media
 from workbench.core.ops.alter import alter_table
 from workbench.core.ops.branches import (
     Branch,
-    MergeResult,
     branch,
     branches,
     create_branch,
     drop_branch,
-    merge_branch,
     use_branch,
 )
 from workbench.core.ops.maintenance import VacuumResult, optimize, vacuum
@@ -72,6 +70,7 @@ from workbench.core.ops.namespaces import (
     list_namespaces,
     namespace_exists,
 )
+from workbench.core.ops.publish import MergeResult, merge_branch
 from workbench.core.ops.tables import (
     create_table,
     delta_table,

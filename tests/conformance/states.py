@@ -173,8 +173,8 @@ class Writer:
 
 
 def _open(table: str, catalog: str, branch: str | None) -> Any:
+    from workbench.core.catalog.locations import locate
     from workbench.core.catalog.scope import branch_scope
-    from workbench.core.catalog.tables import locate
     from workbench.core.transactions.table_versions import open_table
 
     with branch_scope(branch, catalog):

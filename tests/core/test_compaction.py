@@ -25,7 +25,7 @@ import workbench as dc
 from tests.conftest import tree_digest
 from tests.core.test_deletion_vectors import duckdb_delta_scan
 from tests.delta_readers import delta_rows
-from workbench.core.catalog.tables import locate
+from workbench.core.catalog.locations import locate
 from workbench.core.data.engine import get_engine
 from workbench.core.ops import compaction
 from workbench.core.storage import leases

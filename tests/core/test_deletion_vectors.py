@@ -76,13 +76,13 @@ def vectored(catalog):
 def test_workbench_reads_a_vector_another_writer_made():
     from deltalake import DeltaTable
 
-    from workbench.core.delta.deletion_vectors import kept_rows, read_vector
+    from workbench.core.delta.deletion_vectors import read_vector, undeleted_mask
     from workbench.core.delta.snapshot import data_files_of
 
     (f,) = data_files_of(DeltaTable(str(DV_TABLE)), str(DV_TABLE))
     deleted = read_vector(str(DV_TABLE), f.deletion_vector)
     assert sorted(deleted) == [0, 9] and f.live_rows == 8
-    assert kept_rows(f.rows, deleted).tolist() == [False] + [True] * 8 + [False]
+    assert undeleted_mask(f.rows, deleted).tolist() == [False] + [True] * 8 + [False]
 
 
 def test_inline_vectors_read_as_delta_kernel_writes_them():
@@ -216,7 +216,7 @@ def test_optimize_folds_vectors_and_vacuum_keeps_what_versions_need(vectored):
 
 
 def _files(name: str):
-    from workbench.core.catalog.tables import locate
+    from workbench.core.catalog.locations import locate
     from workbench.core.transactions.table_versions import open_table
 
     return open_table(locate(name)).files

@@ -17,7 +17,7 @@ import workbench as dc
 from tests.conftest import entries
 from tests.delta_readers import delta_rows
 from tests.engine_parity import KEYED, outcome, run_sequence
-from workbench.core.catalog.tables import locate
+from workbench.core.catalog.locations import locate
 from workbench.core.transactions.table_versions import open_table
 
 pytestmark = pytest.mark.s3

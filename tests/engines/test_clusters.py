@@ -15,7 +15,7 @@ import pytest
 
 import workbench as dc
 from tests.engine_parity import KEYED
-from workbench.core.catalog.tables import locate
+from workbench.core.catalog.locations import locate
 from workbench.core.transactions.table_versions import open_table
 
 pytestmark = pytest.mark.cluster

@@ -9,7 +9,7 @@ import pytest
 import workbench as dc
 from tests.delta_readers import delta_rows
 from tests.engine_parity import payload
-from workbench.core.catalog.tables import locate
+from workbench.core.catalog.locations import locate
 from workbench.core.transactions.table_versions import open_table
 
 KEYED = dc.Schema.of(

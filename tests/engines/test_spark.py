@@ -11,7 +11,7 @@ import workbench as dc
 from tests.conftest import entries, tree_digest
 from tests.engine_parity import STEPS, random_steps, run_sequence
 from tests.engines.test_engines import check_reserved_names
-from workbench.core.catalog.tables import locate
+from workbench.core.catalog.locations import locate
 from workbench.core.transactions.table_versions import open_table
 
 pytestmark = pytest.mark.spark

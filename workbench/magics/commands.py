@@ -17,7 +17,7 @@ from typing import Any
 
 import workbench.api as dc
 from workbench.core.base.errors import InvalidArgumentError, InvalidUrlError
-from workbench.core.io.urls import parse_url
+from workbench.core.io.url_names import parse_url
 from workbench.magics.parser import MagicUsageError, help_text
 from workbench.reports import parse_parameters
 

@@ -10,7 +10,7 @@ import ipywidgets as widgets
 import pyarrow as pa
 
 import workbench.api as dc
-from workbench.core.catalog.tables import locate
+from workbench.core.catalog.locations import locate
 from workbench.core.media.columns import URI_PROPERTY, arrow_schema
 from workbench.core.media.html import media_cells
 from workbench.widgets.render import error_html

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from workbench.core.base.errors import CatalogReadOnlyError, CatalogRootError, InvalidArgumentError
 from workbench.core.base.names import MAIN, MAX_NAME_LENGTH
-from workbench.core.catalog.branches import BranchRecord, require_record
+from workbench.core.catalog.branch_records import BranchRecord, require_record
 from workbench.core.storage.limits import Limits
 from workbench.core.storage.store import Storage, is_local, remember
 

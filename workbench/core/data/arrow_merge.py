@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from workbench.core.data.key_index import INDEXES, find_in_column, indexable, worth_indexing
 from workbench.core.delta.commits import vectors_enabled
 from workbench.core.delta.data_files import DataFile, Rewrite, write_part, write_parts
-from workbench.core.delta.deletion_vectors import kept_rows, read_vector
+from workbench.core.delta.deletion_vectors import read_vector, undeleted_mask
 from workbench.core.delta.marking import discarded_on_failure, mark_deleted
 from workbench.core.delta.reading import file_rows, live_table
 from workbench.core.delta.snapshot import candidate_files
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyroaring import BitMap64
 
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
     from workbench.core.schema.table_schema import Schema
 
 
@@ -170,7 +170,7 @@ def _matches(opened: OpenTable, f: DataFile, source: pa.Table, keys: list[str]) 
         sources = found.to_numpy(zero_copy_only=False)[positions].astype(np.int64)
     deleted = read_vector(opened.uri, f.deletion_vector) if f.deletion_vector else None
     if deleted is not None and len(positions):
-        live = kept_rows(f.rows, deleted)[positions]
+        live = undeleted_mask(f.rows, deleted)[positions]
         positions, sources = positions[live], sources[live]
     return MatchedRows(positions, sources, deleted)
 

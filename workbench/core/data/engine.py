@@ -31,7 +31,7 @@ from workbench.core.delta.reading import live_table
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
     from workbench.core.data.predict_plan import Model, PredictPlan
     from workbench.core.delta.data_files import DataFile, WrittenFile
     from workbench.core.schema.merge_order import Ranking

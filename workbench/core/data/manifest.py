@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import pyarrow.fs as pafs
 
     from workbench.core.catalog.catalogs import Catalog
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
 
 T = TypeVar("T")
 DATA_DIR = "_data"

@@ -118,10 +118,12 @@ def without_deleted(
     """All the rows of file ``f`` (``rows``, in file order) less those its vector deletes."""
     if f.deletion_vector is None:
         return rows
-    return rows.filter(kept_rows(rows.num_rows, read_vector(table_uri, f.deletion_vector, storage)))
+    return rows.filter(
+        undeleted_mask(rows.num_rows, read_vector(table_uri, f.deletion_vector, storage))
+    )
 
 
-def kept_rows(rows: int, deleted: BitMap64) -> np.ndarray:
+def undeleted_mask(rows: int, deleted: BitMap64) -> np.ndarray:
     """A boolean mask over a file's ``rows`` rows: True for the rows a vector does not delete."""
     import numpy as np
 

@@ -18,7 +18,12 @@ from workbench.core.delta.data_files import (
     discard,
     write_part,
 )
-from workbench.core.delta.deletion_vectors import kept_rows, read_vector, store_vector, vector_uri
+from workbench.core.delta.deletion_vectors import (
+    read_vector,
+    store_vector,
+    undeleted_mask,
+    vector_uri,
+)
 from workbench.core.delta.reading import StoredTable, file_rows
 
 if TYPE_CHECKING:
@@ -31,7 +36,7 @@ def mark_deleted(opened: StoredTable, f: DataFile, deleted: BitMap64, rewrite: R
     if len(deleted) >= f.rows:
         rewrite.removed.append(f)
     elif len(deleted) > purge_share(opened.properties) * f.rows:
-        rows = file_rows(opened, f).filter(kept_rows(f.rows, deleted))
+        rows = file_rows(opened, f).filter(undeleted_mask(f.rows, deleted))
         rewrite.written.append(write_part(rows, opened.schema, opened.uri))
         rewrite.removed.append(f)
     else:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.core.delta.data_files import DataFile
-from workbench.core.delta.deletion_vectors import kept_rows, read_vector, without_deleted
+from workbench.core.delta.deletion_vectors import read_vector, undeleted_mask, without_deleted
 from workbench.core.storage.store import is_local
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def _live_mask(opened: StoredTable, files: list[DataFile]) -> np.ndarray:
     for f in files:
         if f.deletion_vector is not None:
             deleted = read_vector(opened.uri, f.deletion_vector, storage)
-            mask[start : start + f.rows] = kept_rows(f.rows, deleted)
+            mask[start : start + f.rows] = undeleted_mask(f.rows, deleted)
         start += f.rows
     return mask
 

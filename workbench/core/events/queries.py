@@ -134,7 +134,7 @@ def lineage(
     read_as: DatasetType | str = DatasetType.PYARROW,
 ) -> Any:
     """The runs whose transactions changed a table, newest first."""
-    from workbench.core.catalog.tables import locate
+    from workbench.core.catalog.locations import locate
 
     loc = locate(table, namespace, catalog)
     found = event_log_for(catalog).touching(f"{loc.namespace}.{loc.table_name}")

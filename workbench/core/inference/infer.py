@@ -12,7 +12,7 @@ from workbench.core.base.arguments import optional_whole_number, row_filter, row
 from workbench.core.base.errors import InvalidArgumentError, MergeKeyError, TableValidationError
 from workbench.core.base.progress import progress as progress_bar
 from workbench.core.catalog.folders import staging_folder
-from workbench.core.catalog.tables import Location, OpenTable, locate
+from workbench.core.catalog.locations import Location, OpenTable, locate
 from workbench.core.data.engine import get_engine
 from workbench.core.data.predict_plan import (
     DEFAULT_BATCH_SIZE,
@@ -96,7 +96,7 @@ def infer(
     ):
         txn.require_writable()
         target_loc = for_read(txn, target_loc, None)
-        change = txn.touch_table(target_loc.namespace, target_loc.name)  # writers queue behind
+        change = txn.lease_table(target_loc.namespace, target_loc.name)  # writers queue behind
         source = open_table(loc)
         keys = _keys(source)
         row_filter_on("where", where, source.schema.arrow, loc.qualified)

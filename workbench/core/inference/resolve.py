@@ -11,7 +11,7 @@ from workbench.core.inference.model import FunctionModel, Model
 from workbench.core.media.columns import URI_PROPERTY
 
 if TYPE_CHECKING:
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
 
 FETCHED_KINDS = ("bytes", "text")
 _named_models: list[Callable[[str], Model]] = []

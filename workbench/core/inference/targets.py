@@ -19,7 +19,7 @@ from workbench.core.base.errors import (
 from workbench.core.data.predict_plan import provenance_fields
 
 if TYPE_CHECKING:
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
     from workbench.core.inference.model import Model
     from workbench.core.transactions.transaction import TableChange, Transaction
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     import pyarrow.dataset as pads
 
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
     from workbench.core.data.engine import Engine
     from workbench.core.delta.data_files import WrittenFile
     from workbench.core.inference.model import Model

@@ -11,11 +11,11 @@ from workbench.core.base.errors import InvalidArgumentError, TableVersionNotFoun
 from workbench.core.base.identifiers import quote_identifier
 from workbench.core.base.names import MAIN
 from workbench.core.base.types import DEFAULT_ENGINE
-from workbench.core.catalog.branches import read_record
+from workbench.core.catalog.branch_records import read_record
 from workbench.core.catalog.descriptions import html_table
+from workbench.core.catalog.locations import Location, OpenTable, locate
 from workbench.core.catalog.registry import catalog_name
 from workbench.core.catalog.scope import main_catalog
-from workbench.core.catalog.tables import Location, OpenTable, locate
 from workbench.core.data.engine import get_engine
 from workbench.core.transactions.table_versions import open_table
 from workbench.core.transactions.time_travel import check_unit

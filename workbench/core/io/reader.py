@@ -12,8 +12,8 @@ from workbench.core.base.errors import (
     TableValidationError,
 )
 from workbench.core.base.types import DatasetType
+from workbench.core.catalog.locations import OpenTable, locate, vacuumed
 from workbench.core.catalog.scope import branch_scope
-from workbench.core.catalog.tables import OpenTable, locate, vacuumed
 from workbench.core.data.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.data.engine import engine_for_dataset_type, require_vectors_applied
 from workbench.core.data.manifest import manifest_view, manifest_view_columns

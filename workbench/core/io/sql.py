@@ -14,9 +14,9 @@ from typing import Any
 
 from workbench.core.base.errors import InvalidArgumentError, TableNotFoundError
 from workbench.core.base.types import DEFAULT_ENGINE, DatasetType
+from workbench.core.catalog.locations import OpenTable, locate
 from workbench.core.catalog.registry import list_catalogs
 from workbench.core.catalog.scope import get_catalog
-from workbench.core.catalog.tables import OpenTable, locate
 from workbench.core.data.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.data.engine import get_engine, require_vectors_applied
 from workbench.core.transactions.table_versions import open_table

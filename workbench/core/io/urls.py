@@ -3,92 +3,38 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
-from workbench.core.base.errors import InvalidNameError, InvalidUrlError, NamespaceNotFoundError
-from workbench.core.base.names import validate_name
+from workbench.core.base.arguments import flag
+from workbench.core.base.errors import (
+    InvalidUrlError,
+    NamespaceNotFoundError,
+    TableAlreadyExistsError,
+)
 from workbench.core.base.types import DatasetType
+from workbench.core.catalog.content_types import accepted_content_types
 from workbench.core.catalog.descriptions import Namespace, Table, TableInfo
-from workbench.core.data.datasets import brief
+from workbench.core.catalog.locations import locate
+from workbench.core.catalog.properties import stored_properties
+from workbench.core.catalog.registry import put_catalog
+from workbench.core.catalog.scope import get_catalog
+from workbench.core.delta.reading import live_table
+from workbench.core.io.reader import read
+from workbench.core.io.url_names import SCHEME, CatalogUrl, parse_url
+from workbench.core.io.writer import write
+from workbench.core.ops.namespaces import (
+    create_namespace,
+    get_namespace,
+    list_namespaces,
+    namespace_exists,
+)
+from workbench.core.ops.tables import create_table, get_table, list_tables, table_exists
+from workbench.core.storage.fetch import options_for
+from workbench.core.storage.fetch import read as read_bytes
+from workbench.core.storage.formats import content_type_of, read_file
 from workbench.core.storage.store import is_local, local_path
-
-SCHEME = "dc://"
-WILDCARDS = ("*", "**")
-
-
-@dataclass(frozen=True)
-class CatalogUrl:
-    """A parsed ``dc://`` URL: catalog, optional namespace and table, optional trailing wildcard."""
-
-    catalog: str
-    namespace: str | None = None
-    table: str | None = None
-    wildcard: str | None = None
-
-    @property
-    def path(self) -> list[str]:
-        """The namespace and table parts that are present."""
-        return [p for p in (self.namespace, self.table) if p is not None]
-
-
-def parse_url(url: str) -> CatalogUrl:
-    """Parse ``dc://catalog[/namespace[/table]][/*|/**]``, or raise ``InvalidUrlError``."""
-    if not isinstance(url, str) or not url.startswith(SCHEME):
-        raise InvalidUrlError(
-            f"{brief(repr(url), 60) if isinstance(url, str) else 'A ' + type(url).__name__} is "
-            "not a workbench URL; write dc://<catalog>[/<namespace>[/<table>]] (dc.put takes "
-            "the URL first, then the data)."
-        )
-    parts = url[len(SCHEME) :].rstrip("/").split("/")
-    wildcard = parts.pop() if parts and parts[-1] in WILDCARDS else None
-    if not parts or not parts[0] or len(parts) > 3 or any(p in WILDCARDS for p in parts):
-        raise InvalidUrlError(
-            f"{url!r} is malformed: expected dc://<catalog>[/<namespace>[/<table>]] with an "
-            "optional trailing /* or /**."
-        )
-    try:
-        names = [
-            validate_name(kind, p)
-            for kind, p in zip(("catalog", "namespace", "table"), parts, strict=False)
-        ]
-    except InvalidNameError as e:
-        raise InvalidUrlError(f"{url!r} has an invalid part: {e}") from None
-    if wildcard and len(names) == 3:
-        raise InvalidUrlError(
-            f"{url!r}: a wildcard can follow a catalog or namespace, not a table."
-        )
-    return CatalogUrl(*names, wildcard=wildcard) if len(names) < 3 else CatalogUrl(*names)
-
-
-class DeltaCatUrl(str):
-    """A ``dc://`` URL under DeltaCAT's name: the URL string itself (so it goes wherever a URL
-    string does), checked when made, with its parts as attributes."""
-
-    def __new__(cls, url: str) -> DeltaCatUrl:
-        made = super().__new__(cls, url)
-        made._parts = parse_url(url)
-        return made
-
-    @property
-    def url(self) -> str:
-        """The URL as a plain string."""
-        return str(self)
-
-    @property
-    def catalog_name(self) -> str:
-        """The catalog the URL names."""
-        return self._parts.catalog
-
-    @property
-    def namespace(self) -> str | None:
-        """The namespace the URL names, if any."""
-        return self._parts.namespace
-
-    @property
-    def table(self) -> str | None:
-        """The table the URL names, if any."""
-        return self._parts.table
+from workbench.core.transactions.context import cross_catalog_transaction
+from workbench.core.transactions.table_versions import open_table
 
 
 def list_url(
@@ -99,9 +45,6 @@ def list_url(
     ``dc://cat/**``, or ``recursive=True`` on a catalog URL, lists every table of every
     namespace too (after the namespaces when recursive, as DeltaCAT orders its listings).
     """
-    from workbench.core.base.arguments import flag
-    from workbench.core.ops.namespaces import list_namespaces
-    from workbench.core.ops.tables import get_table
 
     flag("recursive", recursive)
     parsed = parse_url(url)
@@ -117,7 +60,6 @@ def list_url(
 
 
 def _tables(namespace: str, catalog: str, as_of: Any) -> list[Table]:
-    from workbench.core.ops.tables import list_tables
 
     return [Table(t.name, t.namespace, t.catalog) for t in list_tables(namespace, catalog, as_of)]
 
@@ -127,14 +69,8 @@ def get(url: str, read_as: DatasetType | str = DatasetType.DAFT, **read_kwargs: 
     ``Namespace`` or a ``Catalog``; for any other URI (a local path, ``s3://bucket/key``, a media
     table's ``uri``) the file's bytes, read with the storage options of the catalog whose root
     holds it (else the default catalog's, when it is on the same kind of store)."""
-    from workbench.core.catalog.scope import get_catalog
-    from workbench.core.io.reader import read
-    from workbench.core.ops.namespaces import get_namespace
 
     if isinstance(url, os.PathLike) or (isinstance(url, str) and not url.startswith(SCHEME)):
-        from workbench.core.storage.fetch import options_for
-        from workbench.core.storage.fetch import read as read_bytes
-
         if read_kwargs:
             raise InvalidUrlError(f"dc.get of a file URI takes no read options: {read_kwargs}.")
         where = os.fspath(url)
@@ -153,9 +89,6 @@ def put(url: str, data: Any = None, **kwargs: Any) -> Any:
     """Write ``data`` to the table a URL names; with no data, create the namespace a
     namespace URL names, or register the catalog a catalog URL names (``root=`` and the
     other ``dc.put_catalog`` arguments in ``kwargs``)."""
-    from workbench.core.catalog.registry import put_catalog
-    from workbench.core.io.writer import write
-    from workbench.core.ops.namespaces import create_namespace
 
     parsed = _exact(url)
     if parsed.table is not None:
@@ -187,9 +120,6 @@ def copy(src: str, dst: str, as_of: Any = None) -> Namespace | Table | list[Name
     """Copy a table, a namespace, or many (``*``: without tables, ``**``: with them) into one
     catalog transaction of the destination catalog. Returns the new table or namespace (as
     DeltaCAT returns the one object it copied), or for a wildcard the list of them."""
-    from workbench.core.ops.namespaces import create_namespace, list_namespaces, namespace_exists
-    from workbench.core.ops.tables import list_tables
-    from workbench.core.transactions.context import cross_catalog_transaction
 
     source, target = parse_url(src), parse_url(dst)
     with cross_catalog_transaction(target.catalog, f"copy {src} -> {dst}"):
@@ -241,15 +171,6 @@ def _destination_namespace(target: CatalogUrl, dst: str) -> str:
 def _copy_table(source: CatalogUrl, target: CatalogUrl, as_of: Any) -> Table:
     """Copy one table's current (or ``as_of``) rows, schema, keys, properties and accepted
     content types."""
-    from workbench.core.base.errors import TableAlreadyExistsError
-    from workbench.core.catalog.content_types import accepted_content_types
-    from workbench.core.catalog.properties import stored_properties
-    from workbench.core.catalog.tables import locate
-    from workbench.core.delta.reading import live_table
-    from workbench.core.io.writer import write
-    from workbench.core.ops.tables import create_table, table_exists
-    from workbench.core.storage.formats import content_type_of, read_file
-    from workbench.core.transactions.table_versions import open_table
 
     if table_exists(target.table, target.namespace, target.catalog):
         raise TableAlreadyExistsError(

@@ -27,13 +27,13 @@ from workbench.core.catalog.content_types import (
     parse_content_types,
 )
 from workbench.core.catalog.descriptions import WriteResult
+from workbench.core.catalog.locations import Location, OpenTable, locate
 from workbench.core.catalog.properties import (
     check_configuration,
     decode_reader_types,
     default_consistency,
 )
 from workbench.core.catalog.scope import branch_scope
-from workbench.core.catalog.tables import Location, OpenTable, locate
 from workbench.core.catalog.versions import version_arguments
 from workbench.core.data.datasets import to_pyarrow
 from workbench.core.data.engine import Engine, engine_for_data, require_vectors_applied
@@ -138,7 +138,7 @@ def write(
         txn.auto_compact = txn.auto_compact and auto_compact
         target = for_write(txn, loc, table_version, mode, mode in CREATING_MODES)
         loc = target.loc
-        change = txn.touch_table(loc.namespace, loc.name)  # queue behind another writer
+        change = txn.lease_table(loc.namespace, loc.name)  # queue behind another writer
         if change.entry is None:
             if mode not in CREATING_MODES:
                 raise TableNotFoundError(

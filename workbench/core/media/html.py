@@ -81,7 +81,7 @@ def show(
     """A preview of a table's first ``limit`` rows (``where`` a pyarrow expression keeping some,
     ``as_of`` a past catalog state): in a notebook an HTML table, with a thumbnail, audio
     player or text snippet per row when it is a media table."""
-    from workbench.core.catalog.tables import locate
+    from workbench.core.catalog.locations import locate
     from workbench.core.io.reader import read
     from workbench.core.ops.tables import get_table
 

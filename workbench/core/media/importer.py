@@ -21,7 +21,7 @@ from workbench.core.storage.fetch import read_many
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from workbench.core.catalog.tables import Location
+    from workbench.core.catalog.locations import Location
 
 CHUNK = 64  # files read into memory at once
 STAT_COLUMNS = [KEY_COLUMN, "size", "modified"]
@@ -92,7 +92,7 @@ def import_media(
     changed files (size or modified time differ) update theirs, and rows of files gone from the
     folder are deleted only with ``prune=True``. An unchanged folder commits nothing. All
     changes are one catalog transaction: a failed import changes nothing."""
-    from workbench.core.catalog.tables import locate
+    from workbench.core.catalog.locations import locate
     from workbench.core.transactions.context import operation
 
     flag("recursive", recursive)

@@ -18,11 +18,11 @@ from workbench.core.base.errors import (
     TableValidationError,
 )
 from workbench.core.base.types import LifecycleState
+from workbench.core.catalog.locations import locate
 from workbench.core.catalog.properties import (
     DESCRIPTION_PROPERTY,
     check_configuration,
 )
-from workbench.core.catalog.tables import locate
 from workbench.core.catalog.versions import (
     LIFECYCLE_PROPERTY,
     TABLE_PROPERTIES_PROPERTY,
@@ -37,7 +37,7 @@ from workbench.core.transactions.staging import stage_schema_and_properties, sta
 from workbench.core.transactions.table_versions import for_read, live_versions, versions_in
 
 if TYPE_CHECKING:
-    from workbench.core.catalog.tables import Location
+    from workbench.core.catalog.locations import Location
     from workbench.core.schema.table_schema import Schema
     from workbench.core.transactions.transaction import Transaction
 
@@ -89,7 +89,7 @@ def alter_table(
             )
         if table_level:
             _set_table_properties(txn, loc, table_level)
-        change = txn.touch_existing(target.namespace, target.name, f"alter {loc.qualified!r}")
+        change = txn.lease_existing(target.namespace, target.name, f"alter {loc.qualified!r}")
         opened = change.table
         plan = SchemaPlan(opened.schema)
         if schema_updates is not None:
@@ -108,7 +108,7 @@ def _set_table_properties(txn: Transaction, loc: Location, updates: dict[str, st
     """Record the table's properties, updated, with its newest version (where new versions
     take them from), leaving that version's own properties as they are."""
     newest = loc.versioned(versions_in(txn, loc.namespace, loc.name)[-1])
-    change = txn.touch_table(newest.namespace, newest.name)
+    change = txn.lease_table(newest.namespace, newest.name)
     if change.entry is None:
         return  # the table is missing: the caller reports it
     recorded = {**table_configuration(change.table.properties), **updates}

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.errors import TransactionConflictError
 from workbench.core.base.types import DEFAULT_ENGINE
-from workbench.core.catalog.tables import Location, OpenTable
+from workbench.core.catalog.locations import Location, OpenTable
 from workbench.core.data.engine import get_engine
 from workbench.core.delta.compaction_plan import CompactionSettings, plan_step
 from workbench.core.delta.data_files import Rewrite, discard
@@ -114,7 +114,7 @@ def _commit(loc: Location, planned: OpenTable, rewrite: Rewrite, engine: str) ->
     with independent(loc.catalog, loc.catalog_name, f"compact {loc.qualified}") as txn:
         txn.auto_compact = False
         try:
-            change = txn.touch_table(loc.namespace, loc.name, queue=False)
+            change = txn.lease_table(loc.namespace, loc.name, queue=False)
         except TransactionConflictError:
             txn.abort()
             return False

@@ -18,14 +18,14 @@ from workbench.core.catalog.folders import (
     move_folder,
     remove_folder,
 )
+from workbench.core.catalog.locations import locate
 from workbench.core.catalog.scope import main_catalog
-from workbench.core.catalog.tables import locate
 from workbench.core.data.engine import get_engine
 from workbench.core.delta.commits import commit_key
 from workbench.core.delta.compaction_plan import CompactionSettings
 from workbench.core.delta.data_files import Rewrite
 from workbench.core.delta.deletion_vectors import vector_files_of
-from workbench.core.ops.branches import (
+from workbench.core.ops.branch_files import (
     branch_needs,
     branch_writers_held,
     remove_dropped_branch_folders,
@@ -43,7 +43,7 @@ def optimize(
     transaction; time travel still reads the versions before)."""
     loc = locate(table, namespace, catalog)
     with operation(loc.catalog, f"optimize {loc.qualified}") as txn:
-        change = txn.touch_existing(loc.namespace, loc.name, f"optimize {loc.qualified!r}")
+        change = txn.lease_existing(loc.namespace, loc.name, f"optimize {loc.qualified!r}")
         files = change.table.files
         target = CompactionSettings.of(change.table.properties).target_size
         small = [f for f in files if f.size < target or f.deletion_vector]
@@ -115,7 +115,7 @@ def vacuum(
     tables = {(ns, name) for ns, name, _ in keep}
     with operation(cat, "vacuum") as txn, branch_writers_held(cat, tables, txn.id) as busy:
         for (ns, name), entry in current.tables.items():
-            txn.touch_table(ns, name)  # its lease keeps writers from staging files meanwhile
+            txn.lease_table(ns, name)  # its lease keeps writers from staging files meanwhile
             if (ns, name) in busy:
                 result.busy_tables.append(f"{ns}.{name}")
                 continue

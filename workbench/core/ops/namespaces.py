@@ -8,9 +8,9 @@ from workbench.core.base.arguments import flag
 from workbench.core.base.errors import NamespaceNotEmptyError, NamespaceNotFoundError
 from workbench.core.base.names import validate_name
 from workbench.core.catalog.descriptions import Namespace
+from workbench.core.catalog.locations import Location, require_namespace
 from workbench.core.catalog.registry import DEFAULT_NAMESPACE, catalog_name
 from workbench.core.catalog.scope import get_catalog
-from workbench.core.catalog.tables import Location, require_namespace
 from workbench.core.catalog.versions import is_version_key, split_key
 from workbench.core.transactions.context import operation, view
 from workbench.core.transactions.transaction import Transaction
@@ -66,7 +66,7 @@ def drop_namespace(namespace: str, catalog: str | None = None, purge: bool = Fal
             )
         # Later table versions first: their folders sit inside their table's folder.
         for key in sorted(keys, key=is_version_key, reverse=True):
-            txn.drop(txn.touch_table(namespace, key))
+            txn.drop(txn.lease_table(namespace, key))
         txn.change_namespace(namespace, created=False)
 
 

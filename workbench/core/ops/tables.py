@@ -21,10 +21,10 @@ from workbench.core.catalog.content_types import (
     parse_content_types,
 )
 from workbench.core.catalog.descriptions import TableInfo, TableRef
+from workbench.core.catalog.locations import OpenTable, locate, namespace_name
 from workbench.core.catalog.properties import check_configuration
 from workbench.core.catalog.registry import catalog_name
 from workbench.core.catalog.scope import get_catalog
-from workbench.core.catalog.tables import OpenTable, locate, namespace_name
 from workbench.core.catalog.versions import (
     check_version_name,
     lifecycle_of,
@@ -99,7 +99,7 @@ def create_table(
         ensure_namespace(txn, loc, auto_create_namespace)
         configuration = new_configuration(txn, target, table_level, own, lifecycle)
         configuration.update(encode_content_types(accepted))
-        change = txn.touch_table(loc.namespace, target.loc.name)
+        change = txn.lease_table(loc.namespace, target.loc.name)
         if schema is None:
             stage_new_schemaless_table(txn, change, configuration)
         else:
@@ -142,7 +142,7 @@ def drop_table(
                 return
         # Later versions first: their folders sit inside the first version's folder.
         for version in reversed(names):
-            txn.drop(txn.touch_table(loc.namespace, loc.versioned(version).name))
+            txn.drop(txn.lease_table(loc.namespace, loc.versioned(version).name))
 
 
 def table_exists(

@@ -27,7 +27,7 @@ from workbench.core.base.errors import (
     CommitOutcomeUnknownError,
     LogVersionError,
 )
-from workbench.core.catalog.branches import base_key, line_key, require_record
+from workbench.core.catalog.branch_records import base_key, line_key, require_record
 from workbench.core.catalog.registry import DEFAULT_NAMESPACE
 from workbench.core.catalog.versions import is_version_key, split_key
 from workbench.core.delta.commits import (

@@ -21,7 +21,7 @@ from workbench.core.base.errors import (
 )
 from workbench.core.storage import leases
 from workbench.core.transactions.catalog_log import CatalogState, log_of
-from workbench.core.transactions.rollforward import settle
+from workbench.core.transactions.rollforward import roll_forward
 from workbench.core.transactions.transaction import Transaction
 
 if TYPE_CHECKING:
@@ -243,7 +243,7 @@ def view(catalog: Catalog, as_of: Any = None) -> Transaction:
         return open_txn
     state = pinned_state(catalog) if as_of is None else state_as_of(catalog, as_of)
     if state is None:
-        settle(catalog)  # a table a branch published moves into place when its entry applies
+        roll_forward(catalog)  # a table a branch published moves into place when its entry applies
         state = log_of(catalog).state
     return Transaction(catalog, catalog_name(catalog), state=state, read_only=True)
 

@@ -14,7 +14,7 @@ from workbench.core.delta.commits import (
 )
 
 if TYPE_CHECKING:
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
 
 
 def actions_between(old: OpenTable, new: OpenTable) -> TableActions:

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.arguments import whole_number
 from workbench.core.base.errors import TableNotFoundError, TableVersionNotFoundError
-from workbench.core.catalog.branches import BRANCH_TABLE_MARKER, created_table_key
+from workbench.core.catalog.branch_records import BRANCH_TABLE_MARKER, created_table_key
 from workbench.core.catalog.folders import dropped_key, dropped_path, folder_identity, live_path
-from workbench.core.catalog.tables import Location, OpenTable, empty_table, from_delta
+from workbench.core.catalog.locations import Location, OpenTable, empty_table, from_delta
 from workbench.core.delta.commits import TableActions, commit_key
 from workbench.core.storage.store import is_local
 from workbench.core.transactions.catalog_log import log_of
-from workbench.core.transactions.snapshot_cache import advanced, recall, remember
+from workbench.core.transactions.snapshot_cache import advanced, keep, recall
 
 MAX_FOLDED_VERSIONS = 10_000  # beyond, the Delta log's checkpoints are the cheaper way in
 
@@ -119,7 +119,7 @@ def committed_table(loc: Location, entry: TableEntry, version: int | None = None
                 "catalog log; the table folder was changed outside workbench."
             )
         table = table.with_actions(TableActions.from_json(actions), pending)
-    remember(table, log.line)
+    keep(table, log.line)
     return table
 
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 CHECKPOINT_EVERY = 100  # table versions between Delta checkpoints
 MOVED_FROM = "moved_from"  # details key: the folder a published branch table moves in from
-_settled: dict[str, int] = {}  # catalog root -> newest log sequence known applied here
+_applied: dict[str, int] = {}  # catalog root -> newest log sequence known applied here
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ def apply_entry(catalog: Catalog, rows: list[dict[str, Any]]) -> None:
         if row["table_name"] is None and row["operation"] == NAMESPACE_DROPPED:
             _remove_empty_namespace(catalog, row["namespace"])
     if rows:
-        _settled[catalog.root] = max(_settled.get(catalog.root, -1), rows[0]["sequence"])
+        _applied[catalog.root] = max(_applied.get(catalog.root, -1), rows[0]["sequence"])
     if clashes:
         raise clashes[0]
 
@@ -152,18 +152,18 @@ def applied(catalog: Catalog, rows: list[dict[str, Any]]) -> bool:
     return True
 
 
-def settle(catalog: Catalog) -> None:
+def roll_forward(catalog: Catalog) -> None:
     """Make sure the newest committed entry is applied to its tables (every earlier one is, by
     the committers). Read-only catalogs are left as they are: reads through the catalog do not
     need the tables' Delta commits. A branch's entries are never applied."""
     if catalog.record is not None:  # main too: where its tables' folders are now
-        settle(catalog.trunk)
+        roll_forward(catalog.trunk)
         log_of(catalog).refresh()
         return
     entries = log_of(catalog)
     entries.refresh()
     rows = entries.last_entry
-    if not rows or _settled.get(catalog.root, -1) >= rows[0]["sequence"]:
+    if not rows or _applied.get(catalog.root, -1) >= rows[0]["sequence"]:
         return
     if not applied(catalog, rows):
         try:
@@ -173,4 +173,4 @@ def settle(catalog: Catalog) -> None:
             return
         except TableChangedOutsideError as e:  # told once; the rest of the catalog works on
             log.warning("%s", e)
-    _settled[catalog.root] = rows[0]["sequence"]
+    _applied[catalog.root] = rows[0]["sequence"]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from workbench.core.delta.commits import TableActions
 
 if TYPE_CHECKING:
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
     from workbench.core.transactions.catalog_log import TransactionLog
 
 MAX_ADVANCE = 100  # versions applied on top of a remembered one before reading Delta again
@@ -20,7 +20,7 @@ MAX_REMEMBERED = 256  # table versions kept, least recently used dropped first
 _tables: OrderedDict[tuple[str, str, str, int], OpenTable] = OrderedDict()
 
 
-def remember(table: OpenTable, line: str = "") -> None:
+def keep(table: OpenTable, line: str = "") -> None:
     """Keep a table version of a line (``main``: "") for later opens."""
     key = (table.uri, table.incarnation, line, table.version)
     _tables[key] = table
@@ -55,5 +55,5 @@ def advanced(table: OpenTable, version: int, log: TransactionLog) -> OpenTable |
             return None
         changes.append(TableActions.from_json(found[1]))
     table = table.with_actions(TableActions.in_turn(changes), version)
-    remember(table, log.line)
+    keep(table, log.line)
     return table

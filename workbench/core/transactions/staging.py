@@ -29,7 +29,7 @@ from workbench.core.schema.evolution import SchemaPlan
 from workbench.core.schema.table_schema import Schema
 
 if TYPE_CHECKING:
-    from workbench.core.catalog.tables import Location, OpenTable
+    from workbench.core.catalog.locations import Location, OpenTable
     from workbench.core.transactions.transaction import TableChange, Transaction
 
 

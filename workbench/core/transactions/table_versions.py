@@ -28,7 +28,7 @@ from workbench.core.transactions.context import view
 from workbench.core.transactions.opening import committed_table, open_in
 
 if TYPE_CHECKING:
-    from workbench.core.catalog.tables import Location, OpenTable
+    from workbench.core.catalog.locations import Location, OpenTable
     from workbench.core.transactions.transaction import Transaction
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.core.base.errors import AsOfUnitError, TimeTravelError
 from workbench.core.base.names import validate_name
-from workbench.core.catalog.branches import line_key
+from workbench.core.catalog.branch_records import line_key
 from workbench.core.transactions.catalog_log import CatalogState, log_of
 
 if TYPE_CHECKING:

@@ -34,7 +34,11 @@ from workbench.core.base.errors import (
 )
 from workbench.core.base.json_text import standard_json
 from workbench.core.base.types import DEFAULT_ENGINE
-from workbench.core.catalog.branches import BRANCH_TABLE_MARKER, created_table_key, leased_name
+from workbench.core.catalog.branch_records import (
+    BRANCH_TABLE_MARKER,
+    created_table_key,
+    leased_name,
+)
 from workbench.core.catalog.folders import (
     dropped_key,
     folder_identity,
@@ -62,11 +66,11 @@ from workbench.core.transactions.catalog_log import (
     log_of,
 )
 from workbench.core.transactions.net_actions import actions_between, creation_actions
-from workbench.core.transactions.rollforward import apply_entry, settle
+from workbench.core.transactions.rollforward import apply_entry, roll_forward
 
 if TYPE_CHECKING:
     from workbench.core.catalog.catalogs import Catalog
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
     from workbench.core.delta.data_files import Rewrite, WrittenFile
 
 MAX_COMMIT_ATTEMPTS = 100  # log versions taken by others before giving up
@@ -149,7 +153,7 @@ class Transaction:
         self.since_ns = since_ns or self.start_time  # first attempt's start, across retries
         self.commit_message = commit_message
         if state is None:
-            settle(catalog)
+            roll_forward(catalog)
             state = log_of(catalog).state
         self.state = state
         self.read_only = read_only
@@ -209,11 +213,11 @@ class Transaction:
                 "`with dc.transaction(as_of=...)` block to write."
             )
 
-    def touch_table(self, namespace: str, name: str, queue: bool = True) -> TableChange:
+    def lease_table(self, namespace: str, name: str, queue: bool = True) -> TableChange:
         """Prepare to change a table: take its lease (queueing behind another writer; without
         ``queue``, ``TransactionConflictError`` at once when another holds it), then base the
         change on the table's newest committed version."""
-        from workbench.core.catalog.tables import empty_table, locate_key
+        from workbench.core.catalog.locations import empty_table, locate_key
         from workbench.core.transactions.opening import committed_table
 
         self.require_writable()
@@ -269,10 +273,10 @@ class Transaction:
             self._repair(change, version - 1)
         return change
 
-    def touch_existing(self, namespace: str, name: str, doing: str) -> TableChange:
-        """``touch_table`` for a change that needs the table to exist (``doing`` names the
+    def lease_existing(self, namespace: str, name: str, doing: str) -> TableChange:
+        """``lease_table`` for a change that needs the table to exist (``doing`` names the
         change for the error, e.g. "optimize 'default.users'")."""
-        change = self.touch_table(namespace, name)
+        change = self.lease_table(namespace, name)
         if change.entry is None:
             raise TableNotFoundError(
                 f"Table does not exist: cannot {doing} in catalog {self.catalog_name!r}; "
@@ -330,7 +334,7 @@ class Transaction:
         """Read the newest commits of this transaction's line (on ``main``, applying the newest
         entry; a branch refreshed ``main`` when the transaction started)."""
         if self.catalog.record is None:
-            settle(self.catalog)
+            roll_forward(self.catalog)
         else:
             log_of(self.catalog).refresh()
 
@@ -339,7 +343,7 @@ class Transaction:
         (a retry claims what its failed attempt wrote), so other writers queue behind it
         instead of changing what it reads."""
         for namespace, name in sorted(tables):
-            self.touch_table(namespace, name)
+            self.lease_table(namespace, name)
 
     def contended(self) -> set[tuple[str, str]]:
         """Tables this transaction set out to write or read that others changed meanwhile:
@@ -352,7 +356,7 @@ class Transaction:
         """Stage undoing the versions someone wrote into the table's Delta log outside the
         catalog (after the recorded one), so this transaction's commit builds on what the
         catalog recorded."""
-        from workbench.core.catalog.tables import from_delta
+        from workbench.core.catalog.locations import from_delta
         from workbench.core.delta.table_cache import at_version
 
         recorded = change.table
@@ -450,7 +454,7 @@ class Transaction:
         """Make ``table``, which a branch created in the folder ``moved_from``, what this
         change commits: the same incarnation at version 0 of the live folder, which the folder
         moves to when the commit is applied (replacing another incarnation of the name)."""
-        from workbench.core.catalog.tables import empty_table
+        from workbench.core.catalog.locations import empty_table
         from workbench.core.transactions.rollforward import MOVED_FROM
 
         change.incarnation, change.version = table.incarnation, 0

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import daft
     import pyarrow as pa
 
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
     from workbench.core.data.predict_plan import PredictPlan
     from workbench.core.delta.data_files import WrittenFile
     from workbench.core.inference.model import Model

@@ -23,7 +23,7 @@ from workbench.engines.local import sql
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
     from workbench.core.data.predict_plan import PredictPlan
     from workbench.core.inference.model import Model
     from workbench.core.schema.merge_order import Ranking

@@ -11,14 +11,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from workbench.core.base.errors import InvalidArgumentError
-from workbench.core.catalog.tables import vacuumed
+from workbench.core.catalog.locations import vacuumed
 from workbench.core.data.datasets import brief
 from workbench.core.delta.reading import ordered_dataset
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
 
 _READ_ONLY = ("SELECT", "EXPLAIN")  # statement types a query may be
 

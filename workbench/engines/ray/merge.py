@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
     from workbench.core.storage.store import Storage
 
 POSITION = "__wb_position"

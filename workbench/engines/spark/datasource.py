@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from workbench.core.catalog.catalogs import Catalog
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
 
 ROWS_PER_TASK_PART = 1_000_000  # rows a Spark task buffers before writing them as one part
 Catalogs = dict[str, tuple[str, dict[str, str]]]  # name -> (root, storage options)
@@ -94,7 +94,7 @@ def line_for(request: SourceOptions, trunk: Catalog) -> Catalog:
 def open_requested(request: SourceOptions, line: Catalog | None = None) -> OpenTable:
     """The table a read asks for, in ``line`` (by default the one it names), at the requested
     point: on the driver, to fail before Spark plans; in the workers, to read."""
-    from workbench.core.catalog.tables import locate_in
+    from workbench.core.catalog.locations import locate_in
     from workbench.core.transactions.table_versions import open_table
 
     line = line or line_for(request, trunk_for(request))
@@ -210,7 +210,7 @@ def _plan(request: SourceOptions, incoming: pa.Schema, overwrite: bool, batch: s
     creating it moves them in (a free table name's folder is cleared as a dead writer's
     leftovers)."""
     from workbench.core.base.types import TableWriteMode
-    from workbench.core.catalog.tables import locate
+    from workbench.core.catalog.locations import locate
     from workbench.core.catalog.versions import FIRST_VERSION
     from workbench.core.io.writer import plan_existing, plan_new
     from workbench.core.ops.tables import table_exists

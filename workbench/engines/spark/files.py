@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
     from workbench.core.delta.data_files import DataFile
 
 

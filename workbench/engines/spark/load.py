@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.names import MAIN
-from workbench.core.catalog.tables import vacuumed
+from workbench.core.catalog.locations import vacuumed
 from workbench.engines.spark.datasource import line_for, open_requested, trunk_for
 from workbench.engines.spark.source_options import NAME, read_options
 from workbench.engines.spark.worker_errors import workbench_errors

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from workbench.core.base.errors import TableValidationError
-from workbench.core.catalog.tables import OpenTable
+from workbench.core.catalog.locations import OpenTable
 from workbench.core.schema.table_schema import Schema
 from workbench.core.storage.store import Storage, is_local
 from workbench.engines.spark.files import spark_schema

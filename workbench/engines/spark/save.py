@@ -31,7 +31,7 @@ from workbench.core.base.errors import (
     TableAlreadyExistsError,
 )
 from workbench.core.base.names import MAIN
-from workbench.core.catalog.tables import locate_in
+from workbench.core.catalog.locations import locate_in
 from workbench.engines.spark.datasource import line_for, trunk_for
 from workbench.engines.spark.load import held_options, restored
 from workbench.engines.spark.source_options import NAME, SourceOptions, write_options
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from pyspark.sql.readwriter import DataFrameWriter
 
     from workbench.core.catalog.catalogs import Catalog
-    from workbench.core.catalog.tables import Location
+    from workbench.core.catalog.locations import Location
 
 BY_KEY_SAVE_MODES = ("Append", "ErrorIfExists")  # Spark save modes writeMode combines with
 CREATING_SAVE_MODES = ("ErrorIfExists", "Ignore")  # write only a missing table

@@ -11,7 +11,7 @@ from workbench.engines.spark.session import spark_session
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
 
 
 def run_sql(query: str, tables: Mapping[str, OpenTable]) -> DataFrame:

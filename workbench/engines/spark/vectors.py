@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
 
 FILE, FILE_ID, ROW, MATCHED = "__wb_file", "__wb_file_id", "__wb_row", "__wb_matched"
 VECTORS = f"{FILE_ID} long, deleted binary"

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
 
 
 def conform(frame: DataFrame, schema: Schema, fill_missing: bool) -> DataFrame:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from workbench.core.base.types import DatasetType
-    from workbench.core.catalog.tables import OpenTable
+    from workbench.core.catalog.locations import OpenTable
     from workbench.core.delta.data_files import Rewrite
     from workbench.core.schema.merge_order import Ranking
 
