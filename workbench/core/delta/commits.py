@@ -43,8 +43,10 @@ def now_ms() -> int:
 
 
 def commit_key(table_key: str, version: int) -> str:
-    """The key of a table's commit file for ``version``."""
-    return f"{table_key}/_delta_log/{version:020d}.json"
+    """The key of a table's commit file for ``version`` (``table_key`` "": the storage's root
+    is the table)."""
+    name = f"_delta_log/{version:020d}.json"
+    return f"{table_key}/{name}" if table_key else name
 
 
 def schema_string(schema: Schema) -> str:
@@ -292,10 +294,32 @@ def write_commit(storage: Storage, table_key: str, version: int, content: bytes)
 def read_commit_info(storage: Storage, table_key: str, version: int) -> dict[str, Any] | None:
     """The commit info of a table version (None if the version does not exist)."""
     data = storage.get(commit_key(table_key, version))
-    if data is None:
-        return None
-    for line in data.decode().splitlines():
+    return None if data is None else commit_contents(data).info
+
+
+@dataclass(frozen=True)
+class CommitContents:
+    """What a commit file says: its commit info, the paths it adds, and whether it does
+    anything but add files (removes, a schema or protocol change)."""
+
+    info: dict[str, Any]
+    added: list[str]
+    only_adds: bool
+
+    @property
+    def operation(self) -> str:
+        return str(self.info.get("operation", ""))
+
+
+def commit_contents(data: bytes | None) -> CommitContents:
+    """The contents of a commit file's bytes (an empty commit for None)."""
+    info: dict[str, Any] = {}
+    added: list[str] = []
+    only_adds = True
+    for line in (data or b"").decode().splitlines():
         action = json.loads(line)
-        if "commitInfo" in action:
-            return action["commitInfo"]
-    return {}
+        info = action.get("commitInfo", info)
+        if "add" in action:
+            added.append(action["add"]["path"])
+        only_adds = only_adds and set(action) <= {"add", "commitInfo"}
+    return CommitContents(info, added, only_adds)

@@ -11,11 +11,17 @@ checkpoints run in the background (``upkeep``), each bounded, so no commit pays 
 from __future__ import annotations
 
 import io
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.delta.commits import add_action, commit_lines, now_ms, remove_action
+from workbench.core.delta.commits import (
+    add_action,
+    commit_contents,
+    commit_key,
+    commit_lines,
+    now_ms,
+    remove_action,
+)
 from workbench.core.delta.compaction_plan import CompactionSettings, plan_step
 from workbench.core.delta.data_files import WrittenFile, footer_stats, new_batch
 from workbench.core.delta.snapshot import data_files_of
@@ -86,8 +92,8 @@ def commit_step(storage: Storage, step: LogStep, folder: str = "") -> int | None
     commit in between only added parts: the version, or None (its part is deleted)."""
     content = commit_lines(step.actions)
     version = step.read_version + 1
-    while not storage.put_if_absent(_commit_key(folder, version), content):
-        if not only_appends(storage.get(_commit_key(folder, version))):
+    while not storage.put_if_absent(commit_key(folder, version), content):
+        if not commit_contents(storage.get(commit_key(folder, version))).only_adds:
             storage.delete(step.key)
             return None
         version += 1
@@ -111,14 +117,3 @@ def maintain_log(storage: Storage, version: int, folder: str = "") -> None:
         later(f"compact {uri}", step)
     if version % CHECKPOINT_EVERY == 0:
         request_checkpoint(uri, options)
-
-
-def only_appends(content: bytes | None) -> bool:
-    """True when a commit only adds files (nothing removed, no schema or protocol change)."""
-    actions = [json.loads(line) for line in (content or b"").decode().splitlines()]
-    return all(set(a) <= {"add", "commitInfo"} for a in actions)
-
-
-def _commit_key(folder: str, version: int) -> str:
-    name = f"_delta_log/{version:020d}.json"
-    return f"{folder}/{name}" if folder else name

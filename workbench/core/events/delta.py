@@ -16,7 +16,6 @@ the events of the newest version in Arrow. The schema version sits in the table 
 from __future__ import annotations
 
 import io
-import json
 import os
 from collections.abc import Sequence
 from functools import cached_property
@@ -32,6 +31,8 @@ from workbench.core.base.json_text import float_of
 from workbench.core.delta.commits import (
     add_action,
     append_commit,
+    commit_contents,
+    commit_key,
     commit_lines,
     metadata_action,
     now_ms,
@@ -130,7 +131,7 @@ class DeltaEventLog:
         content = commit_lines(
             [info, protocol_action(schema), metadata_action(schema, configuration)]
         )
-        self._storage.put_if_absent(_commit_key(0), content)
+        self._storage.put_if_absent(commit_key("", 0), content)
 
     def append(self, events: Event | Sequence[Event]) -> None:
         """Store one event or a batch in one Delta commit: all or nothing."""
@@ -147,7 +148,7 @@ class DeltaEventLog:
         """Write ``data`` as a part and commit it at the next free version; that version."""
         content = append_commit([self._write_part(data)], {EVENTS_KEY: rows})
         version = self._head + 1
-        while not self._storage.put_if_absent(_commit_key(version), content):
+        while not self._storage.put_if_absent(commit_key("", version), content):
             version += 1  # another writer took it: its commit is an append too
         self._head = version
         return version
@@ -169,12 +170,13 @@ class DeltaEventLog:
         carries none that this reader can use (one written by another tool)."""
         kept = self._snapshot
         while kept is not None:
-            content = self._storage.get(_commit_key(kept.version + 1))
+            content = self._storage.get(commit_key("", kept.version + 1))
             if content is None:
                 self._head = max(self._head, kept.version)
                 self._snapshot = kept
                 return kept
-            operation, rows = _commit_contents(content)
+            contents = commit_contents(content)
+            operation, rows = contents.operation, contents.info.get(EVENTS_KEY)
             if rows is not None:
                 data = pa.Table.from_pylist(_restored(rows), schema=event_schema())
                 kept = kept.extended(kept.version + 1, data)
@@ -328,20 +330,6 @@ class _Snapshot:
                 "tables": commits["transaction.tables"],
             }
         ).combine_chunks()
-
-
-def _commit_key(version: int) -> str:
-    return f"_delta_log/{version:020d}.json"
-
-
-def _commit_contents(content: bytes) -> tuple[str, list[dict] | None]:
-    """A commit's operation and the events it carries inline (None when it carries none)."""
-    for line in content.decode().splitlines():
-        action = json.loads(line)
-        if "commitInfo" in action:
-            info = action["commitInfo"]
-            return info.get("operation", ""), info.get(EVENTS_KEY)
-    return "", None
 
 
 _FLOAT_FIELDS = [

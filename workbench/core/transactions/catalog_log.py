@@ -34,6 +34,7 @@ from workbench.core.delta.commits import (
     TXN_TAG,
     add_action,
     append_commit,
+    commit_contents,
     commit_key,
     metadata_action,
     now_ms,
@@ -244,13 +245,14 @@ class TransactionLog:
             if data is None:
                 break
             self.version += 1
-            added, operation, inline = _commit_contents(data)
-            if operation == "OPTIMIZE":
+            contents = commit_contents(data)
+            if contents.operation == "OPTIMIZE":
                 continue  # compaction rewrites rows already read
+            inline = contents.info.get(ROWS_KEY)
             if inline is not None:
                 new_rows.extend(inline)
                 continue
-            for path in added:  # commits of older workbench versions
+            for path in contents.added:  # commits of older workbench versions
                 new_rows.extend(_parquet_rows(self.storage.get(f"{self.key}/{path}")))
         self._extend(sorted(new_rows, key=lambda r: r["sequence"]))
 
@@ -415,20 +417,6 @@ def _parquet_rows(content: bytes) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
     return pq.read_table(io.BytesIO(content)).to_pylist()
-
-
-def _commit_contents(data: bytes) -> tuple[list[str], str, list[dict[str, Any]] | None]:
-    """The files a log commit added, its operation name and the rows it carries inline (None
-    for commits that do not)."""
-    added, operation, inline = [], "", None
-    for line in data.decode().splitlines():
-        action = json.loads(line)
-        if "add" in action:
-            added.append(action["add"]["path"])
-        elif "commitInfo" in action:
-            operation = action["commitInfo"].get("operation", "")
-            inline = action["commitInfo"].get(ROWS_KEY)
-    return added, operation, inline
 
 
 class BranchLog(TransactionLog):
