@@ -21,7 +21,8 @@ from workbench.core.data.predict_plan import provenance_fields
 if TYPE_CHECKING:
     from workbench.core.catalog.locations import OpenTable
     from workbench.core.inference.model import Model
-    from workbench.core.transactions.transaction import TableChange, Transaction
+    from workbench.core.transactions.table_change import TableChange
+    from workbench.core.transactions.transaction import Transaction
 
 OWNERS_PROPERTY = "workbench.inference.columnOwners"
 

@@ -68,8 +68,9 @@ from workbench.core.transactions.staging import (
     stage_schema_and_properties,
     staged_or_undone,
 )
+from workbench.core.transactions.table_change import TableChange
 from workbench.core.transactions.table_versions import for_write, new_configuration
-from workbench.core.transactions.transaction import TableChange, Transaction
+from workbench.core.transactions.transaction import Transaction
 
 if TYPE_CHECKING:
     import pyarrow as pa

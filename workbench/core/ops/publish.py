@@ -20,13 +20,17 @@ from workbench.core.catalog.branch_records import (
 )
 from workbench.core.catalog.catalogs import Catalog
 from workbench.core.catalog.descriptions import html_table
-from workbench.core.catalog.locations import Location, OpenTable, locate_key
+from workbench.core.catalog.folders import live_path
+from workbench.core.catalog.locations import Location, OpenTable, empty_table, locate_key
+from workbench.core.delta.commits import TableActions
 from workbench.core.ops.branches import PUBLISH, branch_lease, trunk_of
 from workbench.core.transactions.catalog_log import CatalogState, TableEntry, log_of
 from workbench.core.transactions.context import operation
-from workbench.core.transactions.net_actions import actions_between
+from workbench.core.transactions.net_actions import actions_between, creation_actions
 from workbench.core.transactions.opening import committed_table
-from workbench.core.transactions.transaction import TableChange, Transaction
+from workbench.core.transactions.rollforward import MOVED_FROM
+from workbench.core.transactions.table_change import TableChange
+from workbench.core.transactions.transaction import Transaction
 
 
 @dataclass(frozen=True)
@@ -230,7 +234,7 @@ def _publish_table(
         return
     branch_table = _open_on(txn, bound, key, head)
     if change.pinned is None or change.pinned.incarnation != head.incarnation:
-        txn.adopt(change, branch_table, created_table_key(bound.record, head.incarnation))
+        _adopt(txn, change, branch_table, created_table_key(bound.record, head.incarnation))
     else:  # the branch's own change since it last matched main, on top of main's table
         assert sync.branch is not None
         since = _open_on(txn, bound, key, sync.branch)
@@ -250,3 +254,15 @@ def _row_counts(bound: Catalog, key: tuple[str, str], since: TableEntry | None) 
             added += row["rows_added"] or 0
             removed += row["rows_removed"] or 0
     return added, removed
+
+
+def _adopt(txn: Transaction, change: TableChange, table: OpenTable, moved_from: str) -> None:
+    """Make ``table``, which a branch created in the folder ``moved_from``, what ``change``
+    commits: the same incarnation at version 0 of the live folder, which the folder moves to
+    when the commit is applied (replacing another incarnation of the name)."""
+    change.incarnation, change.version = table.incarnation, 0
+    change.actions = TableActions()
+    live = live_path(txn.catalog, change.namespace, change.name)
+    change.table = empty_table(change.table.loc, live, table.incarnation)
+    txn.stage_actions(change, creation_actions(replace(table, uri=live)))
+    txn.describe(change, {MOVED_FROM: moved_from})

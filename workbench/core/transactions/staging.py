@@ -30,7 +30,8 @@ from workbench.core.schema.table_schema import Schema
 
 if TYPE_CHECKING:
     from workbench.core.catalog.locations import Location, OpenTable
-    from workbench.core.transactions.transaction import TableChange, Transaction
+    from workbench.core.transactions.table_change import TableChange
+    from workbench.core.transactions.transaction import Transaction
 
 
 def stage_new_table(

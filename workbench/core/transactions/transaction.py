@@ -16,11 +16,9 @@ user of the catalog finishes the job.
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.errors import (
@@ -32,31 +30,17 @@ from workbench.core.base.errors import (
     WorkbenchError,
     WriteFailedError,
 )
-from workbench.core.base.json_text import standard_json
-from workbench.core.base.types import DEFAULT_ENGINE
 from workbench.core.catalog.branch_records import (
-    BRANCH_TABLE_MARKER,
-    created_table_key,
     leased_name,
-)
-from workbench.core.catalog.folders import (
-    dropped_key,
-    folder_identity,
-    live_key,
-    live_path,
-    move_folder,
-    remove_folder,
 )
 from workbench.core.delta.commits import (
     TableActions,
     add_action,
-    commit_key,
     kept_add_action,
     now_ms,
     remove_action,
 )
 from workbench.core.delta.data_files import discard
-from workbench.core.delta.table_cache import head_version
 from workbench.core.storage import leases
 from workbench.core.transactions.catalog_log import (
     NAMESPACE_CREATED,
@@ -65,13 +49,19 @@ from workbench.core.transactions.catalog_log import (
     TableEntry,
     log_of,
 )
-from workbench.core.transactions.net_actions import actions_between, creation_actions
+from workbench.core.transactions.log_rows import log_rows
 from workbench.core.transactions.rollforward import apply_entry, roll_forward
+from workbench.core.transactions.table_change import TableChange
+from workbench.core.transactions.table_folders import (
+    new_table_folder,
+    next_version,
+    remove_new_folder,
+    repair,
+)
 
 if TYPE_CHECKING:
     from workbench.core.catalog.catalogs import Catalog
-    from workbench.core.catalog.locations import OpenTable
-    from workbench.core.delta.data_files import Rewrite, WrittenFile
+    from workbench.core.delta.data_files import Rewrite
 
 MAX_COMMIT_ATTEMPTS = 100  # log versions taken by others before giving up
 
@@ -99,36 +89,6 @@ def on_change(listener: Callable[[Transaction], None]) -> None:
     log notes which run did a transaction's work this way, whenever the transaction commits)."""
     if listener not in _change_listeners:
         _change_listeners.append(listener)
-
-
-@dataclass
-class TableChange:
-    """What a transaction does to one table: its staged Delta actions and their effect."""
-
-    namespace: str
-    name: str
-    incarnation: str
-    pinned: TableEntry | None  # the committed entry the change is based on
-    table: OpenTable  # the table as this transaction sees it: committed plus staged
-    version: int  # the Delta version the commit writes
-    actions: TableActions = field(default_factory=TableActions)
-    written: list[WrittenFile] = field(default_factory=list)
-    superseded: list[WrittenFile] = field(default_factory=list)  # staged, then replaced
-    operations: list[str] = field(default_factory=list)
-    engines: list[str] = field(default_factory=list)
-    rows_added: int = 0
-    rows_removed: int = 0
-    dropped: bool = False
-    details: dict[str, Any] = field(default_factory=dict)  # JSON-able, for the log row
-
-    @property
-    def entry(self) -> TableEntry | None:
-        """The table as this transaction sees it (None when absent or dropped)."""
-        if self.dropped:
-            return None
-        if self.actions.empty:
-            return self.pinned
-        return TableEntry(self.version, self.incarnation)
 
 
 class Transaction:
@@ -257,20 +217,20 @@ class Transaction:
             loc = locate_key(name, namespace, self.catalog_name)
             if latest is None:
                 incarnation = new_transaction_id()
-                folder = self._new_table_folder(namespace, name, incarnation)
+                folder = new_table_folder(self.catalog, namespace, name, incarnation)
                 table = empty_table(loc, folder, incarnation)
                 version = 0
             else:
                 incarnation = latest.incarnation
                 table = committed_table(loc, latest)
-                version = self._next_version(table, latest.version)
+                version = next_version(self.catalog, table, latest.version)
         except BaseException:
             leases.release(self.catalog.storage, namespace, self._leased(name), self.id)
             raise
         change = TableChange(namespace, name, incarnation, latest, table, version)
         self.changes[key] = change
         if latest is not None and version > latest.version + 1:
-            self._repair(change, version - 1)
+            repair(change, version - 1)
         return change
 
     def lease_existing(self, namespace: str, name: str, doing: str) -> TableChange:
@@ -295,18 +255,6 @@ class Transaction:
         """The name this transaction takes a table's lease under (see ``leased_name``)."""
         return leased_name(name, self.catalog.record)
 
-    def _new_table_folder(self, namespace: str, name: str, incarnation: str) -> str:
-        """The folder a table created by this transaction is written to: its live folder on
-        ``main`` (cleared of leftovers), a folder of the branch's own on a branch."""
-        if self.catalog.record is None:
-            self._clear_free_name(namespace, name)
-            return live_path(self.catalog, namespace, name)
-        key = created_table_key(self.catalog.record, incarnation)
-        with self.catalog.writing():
-            marker = json.dumps({"namespace": namespace, "table": name}).encode()
-            self.catalog.storage.put(f"{key}/{BRANCH_TABLE_MARKER}", marker)
-        return self.catalog.uri(*key.split("/"))
-
     def _refuse_tables_of_enclosing(self, key: tuple[str, str]) -> None:
         """A nested transaction cannot write a table an enclosing one is writing: it would
         wait for a lease that is only released after it ends."""
@@ -319,16 +267,6 @@ class Transaction:
                     "the same table. Write it in the enclosing transaction instead."
                 )
             outer = outer.enclosing
-
-    def _next_version(self, table: OpenTable, recorded: int) -> int:
-        """The Delta version this transaction's commit of a live table will write: the one
-        after the recorded version, or after versions someone wrote outside the catalog."""
-        folder = live_key(table.loc.namespace, table.loc.name)
-        if self.catalog.record is not None:  # a branch's versions are only in its log
-            return recorded + 1
-        if not self.catalog.storage.exists(commit_key(folder, recorded + 1)):
-            return recorded + 1  # one existence check instead of listing the Delta log
-        return max(head_version(table.uri, table.incarnation, table.storage_options), recorded) + 1
 
     def _catch_up(self) -> None:
         """Read the newest commits of this transaction's line (on ``main``, applying the newest
@@ -351,41 +289,6 @@ class Transaction:
         latest = log_of(self.catalog).refresh()
         changed = {key for key, seen in self.reads.items() if latest.tables.get(key) != seen}
         return self.wanted | changed
-
-    def _repair(self, change: TableChange, head: int) -> None:
-        """Stage undoing the versions someone wrote into the table's Delta log outside the
-        catalog (after the recorded one), so this transaction's commit builds on what the
-        catalog recorded."""
-        from workbench.core.catalog.locations import from_delta
-        from workbench.core.delta.table_cache import at_version
-
-        recorded = change.table
-        found = from_delta(
-            recorded.loc,
-            recorded.uri,
-            change.incarnation,
-            at_version(recorded.uri, change.incarnation, head, recorded.storage_options),
-        )
-        change.actions = actions_between(found, recorded)
-
-    def _clear_free_name(self, namespace: str, name: str) -> None:
-        """Clear a folder left at a free table name (the lease is held): files staged by a
-        writer that died, or a dropped table whose folder was never moved."""
-        key = live_key(namespace, name)
-        if not self.catalog.storage.list(key):
-            return
-        identity = folder_identity(self.catalog, key)
-        committed = identity and {
-            r["incarnation"]
-            for r in log_of(self.catalog).rows
-            if r["namespace"] == namespace
-            and r["table_name"] == name
-            and (r["incarnation"] == identity[1] or r["transaction_id"] == identity[0])
-        }
-        if committed:
-            move_folder(self.catalog, key, dropped_key(committed.pop()))
-        else:
-            remove_folder(self.catalog, key)
 
     def savepoint(self, change: TableChange) -> Callable[[], None]:
         """A function that puts a table change back as it is now (for a write that fails
@@ -449,20 +352,6 @@ class Transaction:
         change.actions.removes.update(actions.removes)
         change.actions.adds.update(actions.adds)
         change.table = change.table.with_actions(actions, change.version)
-
-    def adopt(self, change: TableChange, table: OpenTable, moved_from: str) -> None:
-        """Make ``table``, which a branch created in the folder ``moved_from``, what this
-        change commits: the same incarnation at version 0 of the live folder, which the folder
-        moves to when the commit is applied (replacing another incarnation of the name)."""
-        from workbench.core.catalog.locations import empty_table
-        from workbench.core.transactions.rollforward import MOVED_FROM
-
-        change.incarnation, change.version = table.incarnation, 0
-        change.actions = TableActions()
-        live = live_path(self.catalog, change.namespace, change.name)
-        change.table = empty_table(change.table.loc, live, table.incarnation)
-        self.stage_actions(change, creation_actions(replace(table, uri=live)))
-        self.describe(change, {MOVED_FROM: moved_from})
 
     def _next_ms(self) -> int:
         """Strictly increasing times for this transaction's writes, so files keep write order."""
@@ -547,7 +436,7 @@ class Transaction:
             self._catch_up()  # on main, the previous entry is applied before ours is published
             latest = log.state
             self._check(latest)
-            rows = self._rows(log.version + 1, max(time.time_ns(), latest.end_time + 1))
+            rows = log_rows(self, log.version + 1, max(time.time_ns(), latest.end_time + 1))
             if not rows:
                 return []
             log.check_live()
@@ -569,58 +458,6 @@ class Transaction:
                 if others:
                     raise self._conflict(f"namespace {ns} gained tables {others}")
 
-    def _rows(self, sequence: int, end_time: int) -> list[dict[str, Any]]:
-        common = {
-            "transaction_id": self.id,
-            "sequence": sequence,
-            "start_time": self.start_time,
-            "end_time": end_time,
-            "commit_message": self.commit_message,
-            "status": "COMMITTED",
-        }
-
-        def namespace_rows(kind: str) -> list[dict[str, Any]]:
-            empty = dict.fromkeys(("table_name", "table_version", "incarnation"))
-            return [
-                {
-                    **common,
-                    **empty,
-                    "operation": kind,
-                    "namespace": ns,
-                    "details": _details_json(self.details),
-                    "rows_added": 0,
-                    "rows_removed": 0,
-                    "engine": None,
-                    "actions": None,
-                }
-                for ns, change in self.namespace_changes.items()
-                if change == kind
-            ]
-
-        rows = namespace_rows(NAMESPACE_CREATED)  # first, so tables' namespaces exist
-        for change in self.changes.values():
-            if change.pinned is None and change.entry is None:
-                continue  # created and dropped (or never written) inside this transaction
-            if not change.operations or (change.actions.empty and not change.dropped):
-                continue
-            rows.append(
-                {
-                    **common,
-                    "operation": "+".join(dict.fromkeys(change.operations)),
-                    "namespace": change.namespace,
-                    "table_name": change.name,
-                    "table_version": None if change.dropped else change.version,
-                    "incarnation": change.incarnation,
-                    "rows_added": change.rows_added,
-                    "rows_removed": change.rows_removed,
-                    "engine": "+".join(change.engines) or DEFAULT_ENGINE,
-                    "details": _details_json({**self.details, **change.details}),
-                    "actions": None if change.dropped else change.actions.to_json(),
-                }
-            )
-        rows += namespace_rows(NAMESPACE_DROPPED)
-        return rows
-
     def abort(self) -> None:
         """Forget every change; the files it staged are deleted. Nothing of it was visible."""
         if self.closed:
@@ -630,18 +467,9 @@ class Transaction:
             for change in self.changes.values():
                 discard(change.written)
                 if change.pinned is None:
-                    self._remove_new_folder(change)
+                    remove_new_folder(self.catalog, change)
         finally:
             self._release()
-
-    def _remove_new_folder(self, change: TableChange) -> None:
-        """Remove the folder of a table this transaction made and did not commit: a branch's
-        whole folder for it; on ``main``, the live folder if nothing else is in it."""
-        if self.catalog.record is not None:
-            remove_folder(self.catalog, created_table_key(self.catalog.record, change.incarnation))
-        elif self.catalog.is_local:
-            folder = live_key(change.namespace, change.name)
-            _remove_if_empty(self.catalog.storage.fs_path(folder))
 
     def _release(self) -> None:
         for namespace, name in self.changes:
@@ -656,19 +484,3 @@ class Transaction:
     def __repr__(self) -> str:
         mode = "read-only" if self.read_only else "read-write"
         return f"Transaction({self.id}, {mode}, catalog={self.catalog_name!r})"
-
-
-def _details_json(details: dict[str, Any]) -> str | None:
-    """A table change's details as the log's JSON (None when there are none)."""
-    return standard_json(details, sort_keys=True, default=str) if details else None
-
-
-def _remove_if_empty(folder: str) -> None:
-    """Remove a folder a transaction made for a table it then did not create, with its empty
-    subfolders (a Spark or Daft write's own folder); folders holding files stay."""
-    import os
-    from contextlib import suppress
-
-    for parent, _, _ in os.walk(folder, topdown=False):
-        with suppress(OSError):
-            os.rmdir(parent)
