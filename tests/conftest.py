@@ -31,6 +31,15 @@ def on_clusters(config: pytest.Config) -> bool:
     return bool(config.getoption("--cluster"))
 
 
+@pytest.fixture(autouse=True)
+def fresh_caches() -> None:
+    """Every test starts with the process-wide caches empty (nothing one test read or wrote
+    answers another from memory)."""
+    from workbench.core.base.caches import clear_process_caches
+
+    clear_process_caches()
+
+
 @pytest.fixture
 def catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dc.Catalog]:
     """A fresh default catalog: in a temporary folder, or with ``--cluster`` on the S3 server."""

@@ -214,6 +214,7 @@ def test_schemaless_content_type_blocked_from_schema_table(cat, content_type):
 def test_schemaless_content_type_allows_schemaless_table(cat, content_type):
     _create(cat, None)
     _write_no_mode(cat, content_type)
+    _assert_one_file_of(cat, content_type)
 
 
 # The readers each format can serve, as DeltaCAT's test declares them.
@@ -234,12 +235,22 @@ def test_schema_content_type_allows_schema_table(cat, content_type):
         table_properties={prop("SUPPORTED_READER_TYPES"): readers},
     )
     _write_no_mode(cat, content_type)
+    rows = dc.read("test-table", "test-namespace", cat, read_as="pyarrow")
+    assert rows.sort_by("id").to_pylist() == five_rows().to_pylist()
 
 
 @pytest.mark.parametrize("content_type", SCHEMA_CONTENT_TYPES)
 def test_schema_content_type_allows_schemaless_table(cat, content_type):
     _create(cat, None)
     _write_no_mode(cat, content_type)
+    _assert_one_file_of(cat, content_type)
+
+
+def _assert_one_file_of(cat, content_type: str) -> None:
+    """The schemaless table's manifest holds the one file written, of that content type."""
+    manifest = dc.read("test-table", "test-namespace", cat, read_as="pyarrow").to_pylist()
+    assert len(manifest) == 1 and manifest[0]["meta_record_count"] == 5
+    assert manifest[0]["meta_content_type"] == ctype(content_type).value
 
 
 SCHEMALESS_NS = "schemaless_namespace"

@@ -113,6 +113,16 @@ def test_auto_mode_combinations(cat, suffix, versions, version):
     table = f"auto_test_{suffix}"
     _set_up(cat, table, versions)
     _write(cat, additional(), table, version, "AUTO")
+    written = dc.read(table, NS, cat, read_as="pandas", table_version=version)
+    expected = len(additional()) + (
+        len(initial()) if version in versions or (version is None and versions) else 0
+    )
+    assert len(written) == expected, (
+        "AUTO appends to a version that exists, creates one that does not"
+    )
+    if version is not None:
+        found = dc.get_table(table, catalog=cat, namespace=NS, table_version=version)
+        assert found.table_version.table_version == version
 
 
 @pytest.mark.parametrize("suffix, versions, version, expected", EXISTING_ONLY)
@@ -171,4 +181,7 @@ def test_backward_compatibility(cat):
     _write(cat, initial(), "compat_table_1", None, "CREATE")
     _write(cat, additional(), "compat_table_1", None, "AUTO")
     _write(cat, additional(), "compat_table_1", None, "APPEND")
+    assert len(dc.read("compat_table_1", NS, cat, read_as="pandas")) == 6
     _write(cat, merge_data(), "compat_table_1", None, "REPLACE")
+    final = dc.read("compat_table_1", NS, cat, read_as="pandas").sort_values("id")
+    assert final.to_dict("list") == merge_data().sort_values("id").to_dict("list")

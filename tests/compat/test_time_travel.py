@@ -87,10 +87,12 @@ def test_read_only_validation_prevents_writes(cat):
 
 def test_parameter_validation(cat):
     """Now and one second ago are both valid ``as_of`` values."""
-    with dc.transaction(catalog_name=cat, as_of=time.time_ns()):
-        pass
-    with dc.transaction(catalog_name=cat, as_of=time.time_ns() - int(1e9)):
-        pass
+    for as_of in (time.time_ns(), time.time_ns() - int(1e9)):
+        with dc.transaction(catalog_name=cat, as_of=as_of) as txn:
+            assert txn.read_only
+            assert dc.list_namespaces(catalog=cat) is not None
+            with pytest.raises(dc.HistoricTransactionError):
+                dc.create_namespace("later", catalog=cat)
 
 
 def test_mvcc_snapshot_isolation(cat):

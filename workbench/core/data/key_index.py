@@ -14,6 +14,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from workbench.core.base.caches import process_cache
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -101,6 +103,11 @@ class IndexCache:
             self.used -= dropped.nbytes
         return index
 
+    def clear(self) -> None:
+        """Forget every index."""
+        self.indexes.clear()
+        self.used = 0
+
 
 def indexable(key_type: pa.DataType) -> bool:
     """True for the key types the index serves (integers)."""
@@ -110,3 +117,4 @@ def indexable(key_type: pa.DataType) -> bool:
 
 
 INDEXES = IndexCache()
+process_cache("data.key_index", INDEXES.clear)

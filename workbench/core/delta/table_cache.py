@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from workbench.core.base.caches import process_cache
+
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
 _handles: dict[tuple[str, str], DeltaTable] = {}
+process_cache("delta.table_cache", _handles.clear)
 
 
 def latest(

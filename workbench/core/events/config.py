@@ -8,6 +8,7 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.base.caches import process_cache
 from workbench.core.base.errors import EventLogUnavailableError, WorkbenchError
 from workbench.core.base.settings import file_settings
 from workbench.core.events.log import parse_event_log_uri
@@ -20,6 +21,7 @@ log = logging.getLogger(__name__)
 EVENTS_KEY = "_workbench/events"
 _configured: dict[str, str | None] = {"uri": None}
 _open: dict[str, EventLog] = {}
+process_cache("events.config", lambda: (_open.clear(), _configured.update(uri=None)))
 
 
 def configure_events(uri: str | None) -> None:

@@ -12,6 +12,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
+from workbench.core.base.caches import process_cache
+
 DEFAULT_MB = 256
 
 _entries: OrderedDict[tuple[Hashable, str], bytes] = OrderedDict()
@@ -69,3 +71,6 @@ def clear() -> None:
     with _lock:
         _entries.clear()
         _size = 0
+
+
+process_cache("storage.file_cache", clear)

@@ -22,6 +22,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.base.caches import process_cache
 from workbench.core.base.errors import (
     BranchNotFoundError,
     CommitOutcomeUnknownError,
@@ -471,6 +472,7 @@ class BranchLog(TransactionLog):
 
 
 _logs: dict[str, TransactionLog] = {}
+process_cache("transactions.catalog_log", _logs.clear)
 
 
 def log_of(catalog: Catalog) -> TransactionLog:

@@ -12,6 +12,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from workbench.core.base.arguments import flag, seconds, text, whole_number
+from workbench.core.base.caches import process_cache
 from workbench.core.base.errors import (
     HistoricTransactionError,
     InvalidArgumentError,
@@ -37,6 +38,7 @@ _beating: set[str] = set()  # transactions whose leases a heartbeat renews (see 
 # moment pinned (ns; None: the state's whole span), while this process reads the catalog pinned
 # to one past state (a report's kernel)
 _pins: dict[str, tuple[CatalogState, str | None, int | None]] = {}
+process_cache("transactions.context.pins", _pins.clear)
 
 
 def pin(catalog: Catalog, transaction_id: str | None, moment: int | None = None) -> None:

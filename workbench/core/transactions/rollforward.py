@@ -17,6 +17,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.base.caches import process_cache
 from workbench.core.base.errors import CatalogReadOnlyError, TableChangedOutsideError
 from workbench.core.catalog.folders import (
     INCARNATION_TAG,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 CHECKPOINT_EVERY = 100  # table versions between Delta checkpoints
 MOVED_FROM = "moved_from"  # details key: the folder a published branch table moves in from
 _applied: dict[str, int] = {}  # catalog root -> newest log sequence known applied here
+process_cache("transactions.rollforward", _applied.clear)
 
 log = logging.getLogger(__name__)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
+from workbench.core.base.caches import process_cache
 from workbench.core.delta.commits import TableActions
 
 if TYPE_CHECKING:
@@ -18,6 +19,7 @@ MAX_REMEMBERED = 256  # table versions kept, least recently used dropped first
 
 # (folder, incarnation, line, version): a branch's versions are its own ("line" is its id)
 _tables: OrderedDict[tuple[str, str, str, int], OpenTable] = OrderedDict()
+process_cache("transactions.snapshot_cache", _tables.clear)
 
 
 def keep(table: OpenTable, line: str = "") -> None:
