@@ -11,7 +11,7 @@ function node(tag, className, text) {
   return element;
 }
 
-function toggle(label, className, open, fill) {
+function toggle(label, className, open, fill, onToggle = () => {}) {
   const item = node("li", className);
   const head = node("div", "wb-sb-head");
   const arrow = node("span", "wb-sb-arrow", open ? "▾" : "▸");
@@ -23,6 +23,7 @@ function toggle(label, className, open, fill) {
     children.hidden = !children.hidden;
     arrow.textContent = children.hidden ? "▸" : "▾";
     if (!children.hidden && !children.childElementCount) fill(children);
+    onToggle(!children.hidden);
   });
   item.append(head, children);
   return item;
@@ -48,6 +49,7 @@ function render({ model, el }) {
   el.append(header, tree, actions, body);
 
   const picked = () => model.get("selected");
+  const openTables = new Set(); // tables whose columns are shown, kept across redraws
   const key = (c, b, t) => `${c}/${b}/${t}`;
 
   function columnsOf(children, catalog, branch, table) {
@@ -67,8 +69,13 @@ function render({ model, el }) {
 
   function tableItem(catalog, branch, qualified) {
     const table = qualified.split(".").slice(1).join(".");
-    const item = toggle(table, "wb-sb-table", false, (children) =>
-      columnsOf(children, catalog, branch, qualified),
+    const path = key(catalog, branch, qualified);
+    const item = toggle(
+      table,
+      "wb-sb-table",
+      openTables.has(path),
+      (children) => columnsOf(children, catalog, branch, qualified),
+      (opened) => (opened ? openTables.add(path) : openTables.delete(path)),
     );
     item.dataset.table = qualified;
     const label = item.querySelector(".wb-sb-label");

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from html import escape
 from typing import Any
 
@@ -154,6 +154,7 @@ class TableHandle:
                 + (f"{escape(str(error))}</div>")
             )
         commits = recent.select(["end_time", "commit_message", "operations", "rows_added"])
+        commits = commits.set_column(0, "committed", [[_moment(t) for t in recent["end_time"]]])
         return (
             title
             + info._repr_html_()
@@ -162,6 +163,11 @@ class TableHandle:
             + f"<b>first {preview.num_rows} of {info.row_count} rows</b>"
             + arrow_html(preview)
         )
+
+
+def _moment(ns: Any) -> str:
+    """A commit time (ns since the epoch) as local time to the second."""
+    return datetime.fromtimestamp(ns.as_py() / 1e9).isoformat(sep=" ", timespec="seconds")
 
 
 def arrow_html(rows: Any) -> str:
