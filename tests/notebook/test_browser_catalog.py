@@ -56,6 +56,13 @@ def _completions(page) -> list[str]:
     return found
 
 
+def _dismiss_news(page) -> None:
+    """Answer JupyterLab's "get notified about news?" toast, so screenshots are clear of it."""
+    toast = page.get_by_role("button", name="No")
+    if toast.count():
+        toast.first.click()
+
+
 def _run_cell(page) -> None:
     page.keyboard.press("Shift+Enter")
 
@@ -107,4 +114,11 @@ def test_sidebar_lists_follows_writes_and_inserts(lab, tmp_path):
         sidebar.locator(".wb-sb-insert-handle").click()
         active = page.locator(".jp-Notebook .jp-Cell.jp-mod-active .cm-content")
         expect(active).to_contain_text('dc.table("shop.orders")', timeout=30_000)
+        _new_cell(page, "")
+        sidebar.locator(".wb-sb-insert-sql").click()
+        expect(active).to_contain_text("SELECT * FROM shop.orders LIMIT 10", timeout=30_000)
+        _dismiss_news(page)
+        _new_cell(page, "%%dc sql\nSELECT item FROM shop.orders o WHERE o.")
+        page.keyboard.press("Tab")  # the screenshot shows the completer beside the sidebar
+        expect(page.locator(".jp-Completer")).to_contain_text("item", timeout=20_000)
     assert aborted == [], "the page tried to load from outside 127.0.0.1"
