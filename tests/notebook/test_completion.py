@@ -236,3 +236,10 @@ def test_text_readers_on_their_own():
     assert call_string("dc.read('''a\nb") is not None
     assert call_string('dc.read("a\\"b') is not None
     assert call_string('dc.read("a"\n"') is None  # joined to the string before it
+
+
+def test_a_table_written_after_a_tab_on_its_name_completes_at_once(shell):
+    cell = "%%dc sql\nSELECT * FROM shop.later l WHERE l."
+    assert texts(shell, cell) == []  # unknown yet: its columns cannot be read
+    dc.write(pd.DataFrame({"a": [1]}), "shop.later")
+    assert texts(shell, cell) == ["a"], "a quick failure is not held against the table"

@@ -16,7 +16,7 @@ from workbench.core.ops.names import CatalogNames, Column, catalog_names, table_
 
 T = TypeVar("T")
 WAIT_S = 0.3  # the longest a keystroke waits for a listing not cached yet
-RETRY_AFTER_S = 15.0  # after a failure or a time-out, how long the same listing is not retried
+RETRY_AFTER_S = 15.0  # after a slow failure (a store that does not answer), no retry for this long
 
 
 class _Pending:
@@ -27,6 +27,7 @@ class _Pending:
         self.result: Any = None
         self.failed = False
         self.started = time.monotonic()
+        self.took = 0.0  # seconds, once done
         context = contextvars.copy_context()  # the caller's branch and catalog scopes
         self.thread = threading.Thread(target=self._run, args=(context, work), daemon=True)
         self.thread.start()
@@ -37,6 +38,7 @@ class _Pending:
         except Exception:  # a listing that fails gives no names: completion must not raise
             self.failed = True
         finally:
+            self.took = time.monotonic() - self.started
             self.done.set()
 
 
@@ -46,14 +48,19 @@ _lock = threading.Lock()
 
 def within(key: tuple, work: Callable[[], T], wait: float = WAIT_S) -> T | None:
     """``work()``'s result if it comes within ``wait`` seconds, else None (it goes on in the
-    background, at most one per ``key``; a failed or late one is not retried for a while)."""
+    background, at most one per ``key``; one that failed slowly is not retried for a while)."""
     with _lock:
         pending = _pending.get(key)
         now = time.monotonic()
         stale = pending is not None and pending.done.is_set()
         if pending is not None and not pending.done.is_set():
             wait = 0.0 if now - pending.started > wait else wait  # late: do not wait again
-        elif stale and pending.failed and now - pending.started < RETRY_AFTER_S:
+        elif (
+            stale
+            and pending.failed
+            and pending.took > wait
+            and now - pending.started < RETRY_AFTER_S
+        ):
             return None
         else:
             pending = _pending[key] = _Pending(work)
