@@ -41,6 +41,7 @@ from workbench.core.inference.infer import infer
 from workbench.core.inference.model import Model, model
 from workbench.core.inference.result import InferResult
 from workbench.core.io.diff import BranchDiff, TableDiff, diff, diff_branch
+from workbench.core.io.handle import TableHandle, TableMap, table
 from workbench.core.io.reader import read
 from workbench.core.io.reader import read as read_table  # DeltaCAT's long name
 from workbench.core.io.sql import sql
@@ -100,6 +101,8 @@ def default_namespace() -> str:
     return DEFAULT_NAMESPACE
 
 
+tables = TableMap()  # dc.tables["ns.t"]: a handle per table of the default catalog
+
 # dc.list, dc.copy, dc.get and dc.put stay out of __all__ so a star import cannot shadow builtins.
 
 __all__ = [
@@ -144,6 +147,8 @@ __all__ = [
     "TableWriteMode",
     "Transaction",
     "TransactionRecord",
+    "TableHandle",
+    "TableMap",
     "VacuumResult",
     "WriteResult",
     "create_namespace",
@@ -191,7 +196,9 @@ __all__ = [
     "run_transaction",
     "search",
     "sql",
+    "table",
     "table_exists",
+    "tables",
     "tag",
     "tags",
     "to_pandas",

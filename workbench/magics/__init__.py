@@ -11,7 +11,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from workbench.core.base.errors import WorkbenchError
 from workbench.magics.commands import Commands, Message, Session
-from workbench.magics.completion import completions
+from workbench.magics.completion import MATCHER, matcher_for
 from workbench.magics.parser import HelpRequested, parse
 
 __all__ = ["WorkbenchMagics", "load"]
@@ -53,13 +53,10 @@ class WorkbenchMagics(Magics):
         return result
 
 
-def _complete(shell: Any, event: Any) -> list[str]:
-    line = event.line.split(None, 1)
-    return completions(line[1] if len(line) > 1 else "")
-
-
 def load(ipython: Any) -> None:
-    """Register the magics and the completer on an IPython shell."""
+    """Register the magics and the catalog completer on an IPython shell (once)."""
     ipython.register_magics(WorkbenchMagics)
-    ipython.set_hook("complete_command", _complete, str_key="%dc")
-    ipython.set_hook("complete_command", _complete, str_key="%%dc")
+    magics = ipython.magics_manager.registry["WorkbenchMagics"]
+    matchers = ipython.Completer.custom_matchers
+    matchers[:] = [m for m in matchers if getattr(m, "matcher_identifier", "") != MATCHER]
+    matchers.append(matcher_for(ipython, lambda: magics.session.catalog))

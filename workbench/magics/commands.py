@@ -410,6 +410,12 @@ class Commands:
 
         return CatalogBrowser(catalog=self.session.catalog)
 
+    def do_sidebar(self, args: Args, cell: str | None) -> Message:
+        from workbench.widgets.sidebar import open_sidebar
+
+        open_sidebar()
+        return Message("catalog sidebar open in JupyterLab's left area")
+
     def do_timeline(self, args: Args, cell: str | None) -> Any:
         from workbench.widgets import HistoryBrowser
 

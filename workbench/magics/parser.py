@@ -204,6 +204,7 @@ def _commands() -> dict[str, tuple[str, Arguments]]:
         ),
         "branch": ("list, create, use, drop or merge catalog branches", []),
         "browse": ("open the catalog browser", []),
+        "sidebar": ("open the catalog sidebar in JupyterLab's left area", []),
         "timeline": ("open the transaction history browser", []),
         "timetravel": ("open the time-travel view of a table", [table]),
         "gallery": (

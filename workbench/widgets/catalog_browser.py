@@ -45,8 +45,19 @@ class CatalogBrowser(widgets.HBox):
         self.branch_picker.observe(lambda _: self._branch_picked(), names="value")
         self.filter_box.observe(lambda change: self.set_filter(change["new"]), names="value")
         self.table_list.observe(lambda change: self._show(change["new"]), names="value")
+        self.sidebar_button = widgets.Button(
+            description="open in sidebar", tooltip="keep the catalog beside the notebook"
+        )
+        self.sidebar_button.add_class("wb-open-sidebar")
+        self.sidebar_button.on_click(lambda _: self.open_sidebar())
         left = widgets.VBox(
-            [self.catalog_picker, self.branch_picker, self.filter_box, self.table_list],
+            [
+                self.catalog_picker,
+                self.branch_picker,
+                self.filter_box,
+                self.table_list,
+                self.sidebar_button,
+            ],
             layout={"flex": "0 0 auto"},
         )
         super().__init__([left, self.details])
@@ -153,6 +164,18 @@ class CatalogBrowser(widgets.HBox):
         )
         self.preview.show(rows, f"first {len(rows)} of {info.row_count} rows")
         self.recent.show(readable(history), f"recent transactions on {self.branch}")
+
+    def open_sidebar(self) -> None:
+        """Open the catalog sidebar in JupyterLab's left area, with this table picked."""
+        from workbench.widgets.sidebar import open_sidebar
+
+        try:
+            content = open_sidebar()
+        except dc.WorkbenchError as error:
+            self.summary.value = error_html(error)
+            return
+        if self.table_list.value:
+            content.select(self.catalog, self.branch, self.table_list.value)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(

@@ -44,6 +44,20 @@ def validate_name(
     return name
 
 
+def split_qualified(table: object, namespace: str | None) -> tuple[object, str | None]:
+    """``("ns.t", None)`` as ``("t", "ns")``: every call that takes a table and a namespace also
+    takes the table as ``namespace.table`` (names hold no dots, so the split is unambiguous)."""
+    if not isinstance(table, str) or table.count(".") != 1:
+        return table, namespace
+    named, _, short = table.partition(".")
+    if namespace is not None and namespace != named:
+        raise InvalidNameError(
+            f"Table {table!r} names namespace {named!r}, but namespace={namespace!r} was given; "
+            f"pass {short!r} with namespace={namespace!r}, or {table!r} alone."
+        )
+    return short, named
+
+
 def validate_branch_name(name: object, max_length: int = MAX_NAME_LENGTH) -> str:
     """Return ``name`` if it is a legal branch name (dots allowed, as in ``release-1.2``)."""
     return validate_name("branch", name, max_length, dots=True)

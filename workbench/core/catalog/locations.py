@@ -11,7 +11,7 @@ from workbench.core.base.errors import (
     NamespaceNotFoundError,
     TableVersionNotFoundError,
 )
-from workbench.core.base.names import validate_name
+from workbench.core.base.names import split_qualified, validate_name
 from workbench.core.base.types import (
     DatasetType,
     SchemaEvolutionMode,
@@ -89,7 +89,8 @@ def locate(table: str, namespace: str | None = None, catalog: str | None = None)
 
 def locate_in(cat: Catalog, table: str, namespace: str | None = None) -> Location:
     """Validate names and place a table in a catalog object (a line of it: main or a branch),
-    registered or not."""
+    registered or not; ``table`` may be ``namespace.table``."""
+    table, namespace = split_qualified(table, namespace)
     loc = Location(
         cat,
         catalog_name(cat),

@@ -1,0 +1,124 @@
+"""Completion from the catalog and the catalog sidebar in a real JupyterLab in headless
+Chromium: Tab in a ``%%dc sql`` cell and in ``dc.read("``; the sidebar opens in the left area,
+lists tables, follows a write made in a cell, and inserts a snippet into the active cell."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.notebook import test_browser
+from tests.notebook.test_browser import _notebook_page
+
+lab = test_browser.lab  # the same fixture: a JupyterLab server for this module's tests
+
+pytestmark = pytest.mark.browser
+
+SETUP_CELL = """\
+import tempfile
+import pandas as pd
+import pyarrow as pa
+import workbench as dc
+%load_ext workbench
+
+dc.init_local(tempfile.mkdtemp())
+keyed = dc.Schema.of([dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True),
+                      pa.field("item", pa.string())])
+dc.write(pd.DataFrame({"id": [1, 2], "item": ["tea", "jam"]}), "shop.orders", schema=keyed,
+         auto_create_namespace=True)
+dc.write(pd.DataFrame({"sku": [7], "count": [3]}), "shop.stock")
+dc.write(pd.DataFrame({"note": ["hi"]}), "default.notes")
+"""
+
+
+def _new_cell(page, text: str) -> None:
+    """Add a code cell at the end of the notebook and type ``text`` into it."""
+    page.locator(".jp-Notebook .jp-Cell").last.click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("b")  # command mode: a new cell below, then edit it
+    page.keyboard.press("Enter")
+    page.keyboard.insert_text(text)
+
+
+def _completions(page) -> list[str]:
+    """Press Tab and read the completer's items that came from the kernel, with their kind
+    (JupyterLab's own context provider adds the words of the editor, without a kind)."""
+    from playwright.sync_api import expect
+
+    page.keyboard.press("Tab")
+    items = page.locator(".jp-Completer .jp-Completer-item")
+    expect(items.first).to_be_visible(timeout=20_000)
+    found = page.locator(".jp-Completer .jp-Completer-item").evaluate_all(
+        "items => items.filter(i => i.getAttribute('title')).map(i => i.getAttribute('data-value'))"
+    )
+    page.keyboard.press("Escape")
+    return found
+
+
+def _dismiss_news(page) -> None:
+    """Answer JupyterLab's "get notified about news?" toast, so screenshots are clear of it."""
+    toast = page.get_by_role("button", name="No")
+    if toast.count():
+        toast.first.click()
+
+
+def _run_cell(page) -> None:
+    page.keyboard.press("Shift+Enter")
+
+
+def test_tab_completes_tables_and_columns(lab, tmp_path):
+    from playwright.sync_api import expect
+
+    with _notebook_page(lab, tmp_path, "completion", SETUP_CELL) as (page, aborted):
+        expect(page.locator(".jp-Cell .jp-OutputArea-output").first).to_be_visible(timeout=120_000)
+        page.wait_for_timeout(1000)
+        _new_cell(page, "%%dc sql\nSELECT * FROM ")
+        assert _completions(page) == ["default.notes", "shop.orders", "shop.stock"]
+        _new_cell(page, "%%dc sql\nSELECT * FROM shop.orders WHERE orders.")
+        assert _completions(page) == ["id", "item"]
+        _new_cell(page, 'dc.read("')
+        assert _completions(page) == ["default.notes", "shop.orders", "shop.stock"]
+    assert aborted == [], "the page tried to load from outside 127.0.0.1"
+
+
+def test_sidebar_lists_follows_writes_and_inserts(lab, tmp_path):
+    from playwright.sync_api import expect
+
+    cell = SETUP_CELL + "%dc sidebar\n"
+    with _notebook_page(lab, tmp_path, "sidebar", cell) as (page, aborted):
+        sidebar = page.locator("#wb-catalog-sidebar .wb-sidebar")
+        expect(sidebar).to_be_visible(timeout=120_000)
+        tables = sidebar.locator(".wb-sb-table")
+        expect(tables).to_have_count(3, timeout=30_000)
+        expect(sidebar).to_contain_text("shop")
+
+        _new_cell(page, 'dc.write(pd.DataFrame({"x": [1]}), "shop.fresh")')
+        _run_cell(page)
+        idle = page.get_by_text("| Idle").first
+        expect(idle).to_be_visible(timeout=60_000)
+        finished = time.monotonic()
+        expect(sidebar.locator('[data-table="shop.fresh"]')).to_be_visible(timeout=5_000)
+        shown_after = time.monotonic() - finished
+        assert shown_after < 1.0, f"the new table showed {shown_after:.2f} s after the cell"
+
+        sidebar.locator('[data-table="shop.orders"] > .wb-sb-head').click()  # open: columns
+        expect(sidebar.locator(".wb-sb-column")).to_have_count(2, timeout=30_000)
+        expect(sidebar.locator(".wb-sb-key")).to_have_count(1)
+        sidebar.locator('[data-table="shop.orders"] .wb-sb-label').first.click()  # pick
+        detail = sidebar.locator(".wb-sb-detail")
+        expect(detail).to_contain_text("first 2 of 2 rows", timeout=30_000)
+        expect(detail).to_contain_text("jam")
+
+        _new_cell(page, "")
+        sidebar.locator(".wb-sb-insert-handle").click()
+        active = page.locator(".jp-Notebook .jp-Cell.jp-mod-active .cm-content")
+        expect(active).to_contain_text('dc.table("shop.orders")', timeout=30_000)
+        _new_cell(page, "")
+        sidebar.locator(".wb-sb-insert-sql").click()
+        expect(active).to_contain_text("SELECT * FROM shop.orders LIMIT 10", timeout=30_000)
+        _dismiss_news(page)
+        _new_cell(page, "%%dc sql\nSELECT item FROM shop.orders o WHERE o.")
+        page.keyboard.press("Tab")  # the screenshot shows the completer beside the sidebar
+        expect(page.locator(".jp-Completer")).to_contain_text("item", timeout=20_000)
+    assert aborted == [], "the page tried to load from outside 127.0.0.1"

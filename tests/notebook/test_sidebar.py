@@ -1,0 +1,80 @@
+"""The catalog sidebar's content operated from Python: its tree, columns, picked table,
+insert snippets and refresh after a commit (the browser test drives it in JupyterLab)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pyarrow as pa
+
+import workbench as dc
+from workbench.core.ops.names import forget_names
+from workbench.widgets.sidebar import CatalogSidebar
+
+
+def _seed() -> None:
+    keyed = dc.Schema.of(
+        [dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True), pa.field("item", pa.string())]
+    )
+    dc.write(
+        pd.DataFrame({"id": [1, 2], "item": ["tea", "jam"]}),
+        "shop.orders",
+        schema=keyed,
+        auto_create_namespace=True,
+    )
+
+
+def test_tree_lists_catalogs_branches_namespaces_and_tables(catalog, new_catalog, tmp_path):
+    forget_names()
+    _seed()
+    dc.create_branch("exp")
+    with dc.branch("exp"):
+        dc.write(pd.DataFrame({"x": [1]}), "default.scratch")
+    dc.put_catalog("lake", new_catalog(tmp_path / "lake"))
+    inserted: list[str] = []
+    sidebar = CatalogSidebar(insert=inserted.append)
+    default, lake = sidebar.tree
+    assert (default["catalog"], lake["catalog"]) == ("default", "lake")
+    main, exp = default["branches"]
+    assert (main["branch"], main["current"], exp["branch"]) == ("main", True, "exp")
+    assert main["namespaces"] == {"default": [], "shop": ["shop.orders"]}
+    assert exp["namespaces"]["default"] == ["default.scratch"]
+
+    sidebar.expand("default", "main", "shop.orders")
+    assert sidebar.columns["default/main/shop.orders"] == [
+        ["id", "int64", True],
+        ["item", "string", False],
+    ]
+    sidebar._message(
+        None,
+        {"kind": "select", "catalog": "default", "branch": "main", "table": "shop.orders"},
+        None,
+    )
+    assert "first 2 of 2 rows" in sidebar.detail and "jam" in sidebar.detail
+    sidebar._message(None, {"kind": "insert", "what": "handle"}, None)
+    sidebar._message(None, {"kind": "insert", "what": "sql"}, None)
+    assert inserted == [
+        'dc.table("shop.orders")',
+        "%%dc sql\nSELECT * FROM shop.orders LIMIT 10\n",
+    ]
+    sidebar.select("default", "exp", "default.scratch")
+    assert sidebar.snippet("handle") == "dc.table(\"default.scratch\", branch='exp')"
+    dc.write(pd.DataFrame({"v": [1]}), "raw.events", catalog="lake", auto_create_namespace=True)
+    sidebar.refresh()
+    sidebar.select("lake", "main", "raw.events")
+    assert sidebar.snippet("handle") == 'dc.table("dc://lake/raw/events")'
+    assert sidebar.snippet("sql") == "%%dc sql\nSELECT * FROM lake.raw.events LIMIT 10\n"
+
+
+def test_refresh_shows_a_commit_at_once_and_drops_a_dropped_pick(catalog):
+    forget_names()
+    _seed()
+    sidebar = CatalogSidebar()
+    sidebar.select("default", "main", "shop.orders")
+    dc.write(pd.DataFrame({"sku": [1]}), "shop.stock")
+    sidebar.refresh()  # what the hook after each cell does
+    assert sidebar.tree[0]["branches"][0]["namespaces"]["shop"] == ["shop.orders", "shop.stock"]
+    dc.drop_table("shop.orders")
+    sidebar.refresh()
+    assert sidebar.selected is None and "pick a table" in sidebar.detail
+    sidebar.select("default", "main", "shop.gone")
+    assert "TableNotFoundError" in sidebar.detail

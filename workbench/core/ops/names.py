@@ -1,0 +1,137 @@
+"""Every name a catalog holds (namespaces, tables, branches, tags) and the columns of its tables,
+for completion and the catalog sidebar: cached per catalog line and state, so asking again costs
+nothing until a commit (in this process, or seen at the next check) changes the state."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from workbench.core.base.caches import process_cache
+from workbench.core.catalog.branch_records import records
+from workbench.core.catalog.locations import locate_in
+from workbench.core.catalog.registry import MAIN, catalog_name
+from workbench.core.catalog.scope import current_branch, main_catalog
+from workbench.core.catalog.versions import split_key
+from workbench.core.transactions.catalog_log import log_of
+from workbench.core.transactions.table_versions import open_table
+from workbench.core.transactions.time_travel import tags
+from workbench.core.transactions.transaction import on_commit
+
+# How long a listing is used without asking storage whether the catalog changed (commits made
+# in this process clear it at once; other processes' commits show within this time).
+RECHECK_S = 1.0
+MAX_CACHED_TABLES = 4096  # column lists kept, least recently used dropped first
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a table: name, Arrow type as text, and whether it is a merge key."""
+
+    name: str
+    type: str
+    key: bool = False
+
+
+@dataclass(frozen=True)
+class CatalogNames:
+    """The names one catalog line (``catalog`` on ``branch``) shows at state ``sequence``."""
+
+    catalog: str
+    branch: str
+    sequence: int
+    namespaces: tuple[str, ...]
+    tables: tuple[str, ...]  # "namespace.table", sorted
+    branches: tuple[str, ...]  # main first, then the others oldest first
+    tags: tuple[str, ...]
+
+
+@dataclass
+class _Cached:
+    names: CatalogNames
+    checked: float  # time.monotonic() of the last check against storage
+
+
+_lock = threading.Lock()
+_listings: dict[tuple[str, str], _Cached] = {}  # (root, branch) -> listing
+_columns: OrderedDict[tuple, tuple[Column, ...]] = OrderedDict()
+_listening = False
+
+
+def catalog_names(catalog: str | None = None, branch: str | None = None) -> CatalogNames:
+    """The names of ``catalog`` (default: the default one) as ``branch`` (default: the one in
+    use) shows them; reads storage at most once per ``RECHECK_S`` while nothing commits here."""
+    _listen()
+    trunk = main_catalog(catalog)
+    branch = branch or current_branch(trunk)
+    key = (trunk.root, branch)
+    cached = _listings.get(key)
+    now = time.monotonic()
+    if cached is not None and now - cached.checked < RECHECK_S:
+        return cached.names
+    line = trunk.on_branch(branch)
+    state = log_of(line).refresh()
+    tables = {(ns, split_key(name)[0]) for ns, name in state.tables}
+    names = CatalogNames(
+        catalog=catalog_name(trunk),
+        branch=branch,
+        sequence=state.sequence,
+        namespaces=tuple(sorted(state.namespaces)),
+        tables=tuple(sorted(f"{ns}.{t}" for ns, t in tables)),
+        branches=(MAIN, *(r.name for r in records(trunk.storage))),  # not in the log: read too
+        tags=tuple(tags(catalog_name(trunk))),
+    )
+    with _lock:
+        _listings[key] = _Cached(names, now)
+    return names
+
+
+def table_columns(
+    table: str, namespace: str | None = None, catalog: str | None = None, branch: str | None = None
+) -> tuple[Column, ...]:
+    """The columns of a table (``"ns.t"`` or ``t`` with ``namespace``) at the state
+    ``catalog_names`` shows, cached per table version."""
+    names = catalog_names(catalog, branch)
+    trunk = main_catalog(catalog)
+    loc = locate_in(trunk, table, namespace)
+    key = (trunk.root, names.branch, names.sequence, loc.namespace, loc.table_name)
+    with _lock:
+        found = _columns.get(key)
+        if found is not None:
+            _columns.move_to_end(key)
+            return found
+    opened = open_table(locate_in(trunk.on_branch(names.branch), table, namespace))
+    keys = set(opened.schema.merge_keys)
+    found = tuple(Column(f.name, str(f.type), f.name in keys) for f in opened.schema)
+    with _lock:
+        _columns[key] = found
+        while len(_columns) > MAX_CACHED_TABLES:
+            _columns.popitem(last=False)
+    return found
+
+
+def forget_names() -> None:
+    """Drop every cached listing and column list (the next call reads storage)."""
+    with _lock:
+        _listings.clear()
+        _columns.clear()
+
+
+def _forget_catalog(root: str) -> None:
+    with _lock:
+        for key in [k for k in _listings if k[0] == root]:
+            del _listings[key]
+
+
+def _listen() -> None:
+    """Clear a catalog's listings when this process commits to it (any line: publishing a
+    branch changes ``main``)."""
+    global _listening
+    if not _listening:
+        _listening = True
+        on_commit(lambda txn, rows: _forget_catalog(txn.catalog.trunk.root))
+
+
+process_cache("ops.names", forget_names)

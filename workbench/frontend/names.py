@@ -1,0 +1,95 @@
+"""The catalog's names for front ends, within a time limit: a listing that takes longer (an
+object store that does not answer) is left to finish in the background, and the caller gets
+nothing now instead of waiting. Never raises."""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from workbench.core.base.errors import WorkbenchError
+from workbench.core.catalog.registry import list_catalogs
+from workbench.core.ops.names import CatalogNames, Column, catalog_names, table_columns
+
+T = TypeVar("T")
+WAIT_S = 0.3  # the longest a keystroke waits for a listing not cached yet
+RETRY_AFTER_S = 15.0  # after a slow failure (a store that does not answer), no retry for this long
+
+
+class _Pending:
+    """One background listing: its thread, and its result or error when done."""
+
+    def __init__(self, work: Callable[[], Any]):
+        self.done = threading.Event()
+        self.result: Any = None
+        self.failed = False
+        self.started = time.monotonic()
+        self.took = 0.0  # seconds, once done
+        context = contextvars.copy_context()  # the caller's branch and catalog scopes
+        self.thread = threading.Thread(target=self._run, args=(context, work), daemon=True)
+        self.thread.start()
+
+    def _run(self, context: contextvars.Context, work: Callable[[], Any]) -> None:
+        try:
+            self.result = context.run(work)
+        except Exception:  # a listing that fails gives no names: completion must not raise
+            self.failed = True
+        finally:
+            self.took = time.monotonic() - self.started
+            self.done.set()
+
+
+_pending: dict[tuple, _Pending] = {}
+_lock = threading.Lock()
+
+
+def within(key: tuple, work: Callable[[], T], wait: float = WAIT_S) -> T | None:
+    """``work()``'s result if it comes within ``wait`` seconds, else None (it goes on in the
+    background, at most one per ``key``; one that failed slowly is not retried for a while)."""
+    with _lock:
+        pending = _pending.get(key)
+        now = time.monotonic()
+        stale = pending is not None and pending.done.is_set()
+        if pending is not None and not pending.done.is_set():
+            wait = 0.0 if now - pending.started > wait else wait  # late: do not wait again
+        elif (
+            stale
+            and pending.failed
+            and pending.took > wait
+            and now - pending.started < RETRY_AFTER_S
+        ):
+            return None
+        else:
+            pending = _pending[key] = _Pending(work)
+    if not pending.done.wait(wait):
+        return None
+    return None if pending.failed else pending.result
+
+
+def listing(catalog: str | None = None, branch: str | None = None) -> CatalogNames | None:
+    """The names of a catalog line (see ``catalog_names``), or None when they cannot be had now."""
+    return within(("names", catalog, branch), lambda: catalog_names(catalog, branch))
+
+
+def columns(
+    table: str, catalog: str | None = None, branch: str | None = None
+) -> tuple[Column, ...]:
+    """The columns of ``"ns.t"``, or none when the table is unknown or cannot be read now."""
+    found = within(
+        ("columns", table, catalog, branch), lambda: table_columns(table, None, catalog, branch)
+    )
+    return found or ()
+
+
+def catalogs() -> list[str]:
+    """The registered catalogs' names (no storage is read)."""
+    try:
+        return sorted(list_catalogs())
+    except WorkbenchError:
+        return []
+
+
+__all__ = ["CatalogNames", "Column", "catalogs", "columns", "listing", "within"]

@@ -1,0 +1,146 @@
+// The catalog sidebar's view (an anywidget ES module): a tree of catalogs, branches,
+// namespaces, tables and columns; a table's summary, preview and history when picked; buttons
+// that insert code into the active notebook cell. Python does every read and every insert.
+
+const POLL_MS = 3000; // commits made elsewhere show within this (the kernel checks cheaply)
+
+function node(tag, className, text) {
+  const element = document.createElement(tag);
+  if (className) element.className = className;
+  if (text !== undefined) element.textContent = text;
+  return element;
+}
+
+function toggle(label, className, open, fill, onToggle = () => {}) {
+  const item = node("li", className);
+  const head = node("div", "wb-sb-head");
+  const arrow = node("span", "wb-sb-arrow", open ? "▾" : "▸");
+  head.append(arrow, node("span", "wb-sb-label", label));
+  const children = node("ul", "wb-sb-children");
+  children.hidden = !open;
+  if (open) fill(children);
+  head.addEventListener("click", () => {
+    children.hidden = !children.hidden;
+    arrow.textContent = children.hidden ? "▸" : "▾";
+    if (!children.hidden && !children.childElementCount) fill(children);
+    onToggle(!children.hidden);
+  });
+  item.append(head, children);
+  return item;
+}
+
+function render({ model, el }) {
+  el.classList.add("wb-sidebar");
+  const header = node("div", "wb-sb-toolbar");
+  const refresh = node("button", "wb-sb-refresh", "⟳");
+  refresh.title = "refresh";
+  const filter = node("input", "wb-sb-filter");
+  filter.placeholder = "filter tables";
+  header.append(node("b", "", "Catalog"), filter, refresh);
+  const tree = node("ul", "wb-sb-tree");
+  const detail = node("div", "wb-sb-detail");
+  const actions = node("div", "wb-sb-actions");
+  const insertHandle = node("button", "wb-sb-insert-handle", "insert dc.table(…)");
+  const insertSql = node("button", "wb-sb-insert-sql", "insert %%dc sql");
+  actions.append(insertHandle, insertSql);
+  actions.hidden = true;
+  const body = node("div", "wb-sb-body");
+  body.append(detail);
+  el.append(header, tree, actions, body);
+
+  const picked = () => model.get("selected");
+  const openTables = new Set(); // tables whose columns are shown, kept across redraws
+  const key = (c, b, t) => `${c}/${b}/${t}`;
+
+  function columnsOf(children, catalog, branch, table) {
+    const found = model.get("columns")[key(catalog, branch, table)];
+    if (!found) {
+      model.send({ kind: "expand", catalog, branch, table });
+      children.append(node("li", "wb-sb-loading", "…"));
+      return;
+    }
+    for (const [name, type, isKey] of found) {
+      const row = node("li", "wb-sb-column");
+      row.append(node("span", "wb-sb-column-name", name), node("span", "wb-sb-type", type));
+      if (isKey) row.append(node("span", "wb-sb-key", "key"));
+      children.append(row);
+    }
+  }
+
+  function tableItem(catalog, branch, qualified) {
+    const table = qualified.split(".").slice(1).join(".");
+    const path = key(catalog, branch, qualified);
+    const item = toggle(
+      table,
+      "wb-sb-table",
+      openTables.has(path),
+      (children) => columnsOf(children, catalog, branch, qualified),
+      (opened) => (opened ? openTables.add(path) : openTables.delete(path)),
+    );
+    item.dataset.table = qualified;
+    const label = item.querySelector(".wb-sb-label");
+    const current = picked();
+    if (current && current.catalog === catalog && current.branch === branch
+        && current.table === qualified) {
+      label.classList.add("wb-sb-picked");
+    }
+    label.addEventListener("click", (event) => {
+      event.stopPropagation();
+      model.send({ kind: "select", catalog, branch, table: qualified });
+    });
+    return item;
+  }
+
+  function draw() {
+    const text = filter.value.toLowerCase();
+    const open = new Set(
+      [...tree.querySelectorAll(".wb-sb-children:not([hidden])")].map((c) => c.dataset.path),
+    );
+    tree.replaceChildren();
+    for (const catalog of model.get("tree")) {
+      const catalogItem = toggle(catalog.catalog, "wb-sb-catalog", true, (branches) => {
+        if (catalog.error) branches.append(node("li", "wb-sb-error", catalog.error));
+        for (const branch of catalog.branches) {
+          const path = `${catalog.catalog}/${branch.branch}`;
+          const opened = branch.current || open.has(path);
+          const label = branch.branch + (branch.current ? " (in use)" : "");
+          const branchItem = toggle(label, "wb-sb-branch", opened, (namespaces) => {
+            for (const [namespace, tables] of Object.entries(branch.namespaces)) {
+              const shown = tables.filter((t) => t.toLowerCase().includes(text));
+              if (text && !shown.length) continue;
+              const nsPath = `${path}/${namespace}`;
+              const nsItem = toggle(namespace, "wb-sb-namespace", true, (list) => {
+                for (const t of shown) list.append(tableItem(catalog.catalog, branch.branch, t));
+              });
+              nsItem.querySelector(".wb-sb-children").dataset.path = nsPath;
+              namespaces.append(nsItem);
+            }
+          });
+          branchItem.querySelector(".wb-sb-children").dataset.path = path;
+          branches.append(branchItem);
+        }
+      });
+      tree.append(catalogItem);
+    }
+  }
+
+  function drawDetail() {
+    detail.innerHTML = model.get("detail");
+    actions.hidden = !picked();
+  }
+
+  insertHandle.addEventListener("click", () => model.send({ kind: "insert", what: "handle" }));
+  insertSql.addEventListener("click", () => model.send({ kind: "insert", what: "sql" }));
+  refresh.addEventListener("click", () => model.send({ kind: "refresh" }));
+  filter.addEventListener("input", draw);
+  model.on("change:tree", draw);
+  model.on("change:columns", draw);
+  model.on("change:selected", draw);
+  model.on("change:detail", drawDetail);
+  draw();
+  drawDetail();
+  const poll = setInterval(() => model.send({ kind: "poll" }), POLL_MS);
+  return () => clearInterval(poll);
+}
+
+export default { render };

@@ -1,0 +1,190 @@
+"""The catalog sidebar: a panel in JupyterLab's left area that stays while the user works.
+
+Catalogs > branches > namespaces > tables > columns (types, merge keys); picking a table shows
+its summary, preview and recent history; buttons insert ``dc.table("ns.t")`` or a ``%%dc sql``
+snippet into the active cell. It follows the catalog: after every cell (a commit there shows at
+once) and every few seconds (commits of other processes).
+
+Why anywidget and ipylab: both ship prebuilt JupyterLab extensions in their PyPI wheels, so
+``pip install 'workbench[jupyter]'`` is all it takes (no Node.js, no build); the view is an
+ES module of this package (``sidebar.js``), and ipylab's shell access puts the widget in the
+left area and runs JupyterLab's own "replace selection in notebook cell" command to insert.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets
+
+import workbench.api as dc
+from workbench.frontend import names
+from workbench.widgets.render import error_html
+
+HERE = Path(__file__).parent
+PANEL_ID = "wb-catalog-sidebar"
+INSERT_COMMAND = "notebook:replace-selection"  # JupyterLab's notebook command
+ACTIVATE_COMMAND = "tabsmenu:activate-by-id"  # JupyterLab's command that shows a panel
+
+
+class CatalogSidebar(anywidget.AnyWidget):
+    """The sidebar's content: the catalog tree and the picked table's detail."""
+
+    _esm = HERE / "sidebar.js"
+    _css = HERE / "sidebar.css"
+    tree = traitlets.List().tag(sync=True)
+    columns = traitlets.Dict().tag(sync=True)  # "catalog/branch/ns.t" -> [[name, type, key]]
+    selected = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
+    detail = traitlets.Unicode("<i>pick a table</i>").tag(sync=True)
+
+    def __init__(self, insert: Any = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self._insert = insert  # inserts a snippet into the active cell (None: nowhere)
+        self.on_msg(self._message)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """List the catalogs again (a no-op for the browser when nothing changed)."""
+        self.tree = [_catalog_tree(name) for name in names.catalogs()]
+        if self.selected and not self._still_listed():
+            self.selected, self.detail = None, "<i>pick a table</i>"
+
+    def select(self, catalog: str, branch: str, table: str) -> None:
+        """Show ``table`` (``ns.t``) of ``catalog`` on ``branch``: summary, preview, history."""
+        self.selected = {"catalog": catalog, "branch": branch, "table": table}
+        try:
+            handle = dc.table(table, catalog=catalog, branch=branch)
+            self.detail = handle._repr_html_()
+        except dc.WorkbenchError as error:
+            self.detail = error_html(error)
+
+    def expand(self, catalog: str, branch: str, table: str) -> None:
+        """Load the columns of a table opened in the tree."""
+        found = names.columns(table, catalog, branch)
+        rows = [[c.name, c.type, c.key] for c in found]
+        self.columns = {**self.columns, f"{catalog}/{branch}/{table}": rows}
+
+    def snippet(self, what: str) -> str | None:
+        """The code the insert buttons put in the cell, for the picked table."""
+        if not self.selected:
+            return None
+        return _snippet(what, **self.selected)
+
+    def _still_listed(self) -> bool:
+        wanted = self.selected or {}
+        for catalog in self.tree:
+            for branch in catalog["branches"] if catalog["catalog"] == wanted["catalog"] else ():
+                tables = [t for ts in branch["namespaces"].values() for t in ts]
+                if branch["branch"] == wanted["branch"] and wanted["table"] in tables:
+                    return True
+        return False
+
+    def _message(self, _: Any, content: dict, buffers: Any) -> None:
+        kind = content.get("kind")
+        if kind in ("refresh", "poll"):
+            self.refresh()
+        elif kind == "select":
+            self.select(content["catalog"], content["branch"], content["table"])
+        elif kind == "expand":
+            self.expand(content["catalog"], content["branch"], content["table"])
+        elif kind == "insert" and self._insert is not None:
+            text = self.snippet(content.get("what", "handle"))
+            if text:
+                self._insert(text)
+
+
+def _catalog_tree(catalog: str) -> dict:
+    """One catalog's branches and, for each, its namespaces' tables (JSON for the view)."""
+    main = names.listing(catalog)
+    if main is None:
+        return {"catalog": catalog, "branches": [], "error": "not reachable now"}
+    branches = []
+    for branch in main.branches:
+        listing = main if branch == main.branch else names.listing(catalog, branch)
+        namespaces: dict[str, list[str]] = {ns: [] for ns in listing.namespaces} if listing else {}
+        for table in listing.tables if listing else ():
+            namespaces.setdefault(table.split(".", 1)[0], []).append(table)
+        branches.append(
+            {"branch": branch, "current": branch == main.branch, "namespaces": namespaces}
+        )
+    return {"catalog": catalog, "branches": branches, "error": ""}
+
+
+def _snippet(what: str, catalog: str, branch: str, table: str) -> str:
+    """``dc.table("ns.t")`` (with its catalog and branch when not the defaults) or a SQL cell."""
+    default = dc.get_catalog()
+    is_default = dc.list_catalogs().get(catalog) is default
+    if what == "sql":
+        name = table if is_default else f"{catalog}.{table}"
+        return f"%%dc sql\nSELECT * FROM {name} LIMIT 10\n"
+    address = table if is_default else "dc://{}/{}".format(catalog, table.replace(".", "/", 1))
+    on = "" if branch == dc.current_branch(catalog) else f", branch={branch!r}"
+    return f'dc.table("{address}"{on})'
+
+
+class _Sidebar:
+    """The one sidebar of this kernel: its panel in JupyterLab and the app it lives in."""
+
+    def __init__(self) -> None:
+        try:
+            from ipylab import JupyterFrontEnd, Panel
+        except ImportError as missing:
+            raise dc.MissingDependencyError(
+                "The catalog sidebar needs ipylab (JupyterLab's shell from Python): "
+                "pip install 'workbench[jupyter]'."
+            ) from missing
+        self.app = JupyterFrontEnd()
+        self.content = CatalogSidebar(insert=self.insert)
+        self.panel = Panel([self.content])
+        self.panel.title.label = "Catalog"
+        self.panel.title.caption = "workbench catalog"
+        self.panel.add_class("wb-sidebar-panel")
+        self.shown = False
+        self.app.shell.observe(lambda _: self.activate(), names="_widgets")
+
+    def show(self) -> None:
+        """Put the panel in the left area (once) and bring it to the front."""
+        if not self.shown:
+            from ipywidgets import widget_serialization
+
+            widget = widget_serialization["to_json"](self.panel, None)
+            payload = {"serializedWidget": widget, "area": "left", "args": {"rank": 1000}}
+            payload["id"] = PANEL_ID  # ipylab names the panel so; activate finds it by it
+            self.app.shell.send({"func": "add", "payload": payload})
+            self.shown = True
+        self.activate()
+
+    def activate(self) -> None:
+        """Bring the panel to the front of the left area (once JupyterLab has added it)."""
+        if any(w.get("id") == PANEL_ID for w in self.app.shell._widgets):
+            self.app.commands.execute(ACTIVATE_COMMAND, {"id": PANEL_ID})
+
+    def insert(self, text: str) -> None:
+        """Replace the selection in the active notebook cell with ``text``."""
+        self.app.commands.execute(INSERT_COMMAND, {"text": text})
+
+
+_sidebar: _Sidebar | None = None
+
+
+def open_sidebar() -> CatalogSidebar:
+    """Open (or bring back) the catalog sidebar in JupyterLab's left area; refreshed after every
+    cell. Returns its content widget."""
+    global _sidebar
+    if _sidebar is None:
+        _sidebar = _Sidebar()
+        _follow_cells(_sidebar.content)
+    _sidebar.content.refresh()
+    _sidebar.show()
+    return _sidebar.content
+
+
+def _follow_cells(content: CatalogSidebar) -> None:
+    """Refresh after each cell, so a table a cell wrote shows as soon as the cell ends."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is not None:
+        shell.events.register("post_run_cell", lambda result: content.refresh())
