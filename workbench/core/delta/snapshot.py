@@ -85,7 +85,7 @@ def data_files_of(delta: DeltaTable, table_uri: str) -> list[DataFile]:
     """The files of a Delta table version in write order, with statistics."""
     import pyarrow as pa
 
-    actions = pa.table(delta.get_add_actions(flatten=True))
+    actions = pa.RecordBatchReader.from_stream(delta.get_add_actions(flatten=True)).read_all()
     if not actions.num_rows:
         return []
     stats = {

@@ -22,6 +22,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.base.arrow_rows import arrow_rows
 from workbench.core.base.caches import process_cache
 from workbench.core.base.errors import (
     BranchNotFoundError,
@@ -332,15 +333,12 @@ class TransactionLog:
         """Publish ``rows`` as the log's next version (their ``sequence``) with a
         put-if-absent: the commit point of a catalog transaction. False if another commit took
         that version (the caller validates again and retries)."""
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         sequence = rows[0]["sequence"]
         buffer = io.BytesIO()
         collected: list[Any] = []
-        pq.write_table(
-            pa.Table.from_pylist(rows, schema=log_schema()), buffer, metadata_collector=collected
-        )
+        pq.write_table(arrow_rows(rows, log_schema()), buffer, metadata_collector=collected)
         data_name = f"part-{sequence:020d}-{uuid.uuid4().hex[:12]}.snappy.parquet"
         self.storage.put(f"{self.key}/{data_name}", buffer.getvalue())
         content = self._commit_bytes(rows, data_name, collected[0], buffer)
