@@ -1,8 +1,11 @@
 """The public API as one module: what ``import workbench as dc`` gives, importable by the
 front ends (widgets, magics, CLI) without the IPython extension hook of ``workbench``."""
 
+from typing import Any
+
 from workbench.builtin_models.registry import models
 from workbench.builtin_models.search import search
+from workbench.core.base.names import MAIN as MAIN_BRANCH
 from workbench.core.base.types import (
     ContentType,
     DatasetType,
@@ -94,6 +97,14 @@ from workbench.reports import ReportResult, report
 from workbench.version import __version__ as __version__
 
 
+def spark_session() -> Any:
+    """The shared SparkSession workbench's Spark work runs in (started on first use, with the
+    settings of ``dc.init(spark=...)``)."""
+    from workbench.engines.spark import spark_session as shared
+
+    return shared()
+
+
 def default_namespace() -> str:
     """The namespace used when none is named (``default``; every catalog has it)."""
     from workbench.core.catalog.registry import DEFAULT_NAMESPACE
@@ -106,6 +117,7 @@ tables = TableMap()  # dc.tables["ns.t"]: a handle per table of the default cata
 # dc.list, dc.copy, dc.get and dc.put stay out of __all__ so a star import cannot shadow builtins.
 
 __all__ = [
+    "MAIN_BRANCH",
     "alter_table",
     "Branch",
     "BranchDiff",
@@ -195,6 +207,7 @@ __all__ = [
     "read_transaction",
     "run_transaction",
     "search",
+    "spark_session",
     "sql",
     "table",
     "table_exists",

@@ -85,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.as_of,
                 branch=args.branch,
             )
-            start = "an empty catalog" if result.branch == "main" else "the branch's start"
+            start = "an empty catalog" if result.branch == dc.MAIN_BRANCH else "the branch's start"
             state = f"transaction {result.as_of}" if result.as_of else start
             print(f"{result.html}\n{result.notebook}\nas of {state} (branch {result.branch})")
         else:

@@ -123,7 +123,6 @@ def infer_media(step: Any) -> None:
 def run() -> list[Path]:
     """Run the pipeline twice (before and after late data), infer over the sample media, then
     render the reports with papermill; returns their paths."""
-    from workbench.engines.spark.session import spark_session
 
     dc.init_local()
 
@@ -131,7 +130,7 @@ def run() -> list[Path]:
         print(f"[demo] {text}", flush=True)
 
     started = time.perf_counter()
-    spark = spark_session()
+    spark = dc.spark_session()
     step(f"Spark session ready ({spark.sparkContext.master})")
     if dc.namespace_exists(NAMESPACE):
         dc.drop_namespace(NAMESPACE, purge=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
-from workbench.core.base.errors import WorkbenchError
+from workbench.api import WorkbenchError
 from workbench.magics.commands import Commands, Message, Session
 from workbench.magics.completion import MATCHER, matcher_for
 from workbench.magics.parser import HelpRequested, parse

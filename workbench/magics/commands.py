@@ -16,8 +16,8 @@ from html import escape
 from typing import Any
 
 import workbench.api as dc
-from workbench.core.base.errors import InvalidArgumentError, InvalidUrlError
-from workbench.core.io.url_names import parse_url
+from workbench.api import InvalidArgumentError, InvalidUrlError
+from workbench.frontend.views import catalog_name_of
 from workbench.magics.parser import MagicUsageError, help_text
 from workbench.reports import parse_parameters
 
@@ -73,10 +73,10 @@ class Listing:
 def resolve_table(text: str, session: Session) -> tuple[str, str | None, str | None]:
     """(table, namespace, catalog) from ``ns.table``, ``table`` or a ``dc://`` URL."""
     if text.startswith("dc://"):
-        url = parse_url(text)
+        url = dc.DeltaCatUrl(text)
         if url.table is None:
             raise InvalidUrlError(f"{text!r} does not name a table (dc://catalog/namespace/table).")
-        return url.table, url.namespace, url.catalog
+        return url.table, url.namespace, url.catalog_name
     namespace, _, table = text.rpartition(".")
     return table, namespace or session.namespace, session.catalog
 
@@ -381,8 +381,8 @@ class Commands:
         return dc.diff_branch(args.name, self.session.catalog)
 
     def do_branch_use(self, args: Args, cell: str | None) -> Message:
-        if args.name == "main":  # always there: the way back from a branch dropped elsewhere
-            dc.use_branch("main", self.session.catalog)
+        if args.name == dc.MAIN_BRANCH:  # always there: the way back from a branch dropped
+            dc.use_branch(dc.MAIN_BRANCH, self.session.catalog)
             return Message("on main")
         dc.use_branch(args.name, self.session.catalog)  # checks the name and that it exists
         return Message(
@@ -445,9 +445,7 @@ class Commands:
 
 
 def _default_catalog_name() -> str:
-    from workbench.core.catalog.registry import catalog_name
-
-    return catalog_name(dc.get_catalog())
+    return catalog_name_of()
 
 
 def evaluate_cell(shell: Any, cell: str) -> Any:

@@ -6,7 +6,7 @@ import argparse
 import shlex
 from typing import NoReturn
 
-from workbench.core.base.errors import WorkbenchError
+from workbench.api import WorkbenchError
 from workbench.reports.arguments import REPORT_ARGUMENTS
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import sys
 
+from workbench.core.base.names import MAIN
+
 CATALOG_ROOT = "WORKBENCH_REPORT_CATALOG"
 CATALOG_NAME = "WORKBENCH_REPORT_CATALOG_NAME"
 AS_OF = "WORKBENCH_REPORT_AS_OF"  # a transaction id; empty: the catalog had none yet
@@ -19,7 +21,7 @@ def pinned_environment(
     root: str,
     name: str,
     transaction_id: str | None,
-    branch: str = "main",
+    branch: str = MAIN,
     moment: int | None = None,
 ) -> dict[str, str]:
     """The kernel environment that makes ``open_pinned_catalog`` open this catalog on
@@ -47,7 +49,7 @@ def open_pinned_catalog() -> None:
         return
     try:
         catalog = Catalog(CatalogProperties(root))
-        branch = os.environ.get(BRANCH) or "main"
+        branch = os.environ.get(BRANCH) or MAIN
         init({os.environ.get(CATALOG_NAME) or "default": catalog}, branch=branch)
         moment = int(os.environ[MOMENT]) if os.environ.get(MOMENT) else None
         pin(catalog.on_branch(branch), os.environ.get(AS_OF) or None, moment)

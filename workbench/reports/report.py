@@ -21,6 +21,7 @@ from workbench.core.base.arguments import flag
 from workbench.core.base.dependencies import require
 from workbench.core.base.errors import InvalidArgumentError, ReportFailedError
 from workbench.core.base.json_text import standard_json
+from workbench.core.base.names import MAIN
 from workbench.core.base.resources import package_path
 from workbench.core.catalog.descriptions import html_table
 from workbench.reports.kernel import START_UP, pinned_environment
@@ -46,7 +47,7 @@ class ReportResult:
     parameters: dict[str, Any] = field(default_factory=dict)
     run_id: str | None = None
     seconds: float = 0.0
-    branch: str = "main"  # the branch it read
+    branch: str = MAIN  # the branch it read
     as_of_time: int | None = None  # the moment (ns) ``as_of`` named, when it was a time
 
     def __str__(self) -> str:

@@ -9,13 +9,11 @@ from typing import Any
 import ipywidgets as widgets
 
 import workbench.api as dc
-from workbench.core.base.errors import WorkbenchError
-from workbench.core.catalog.registry import catalog_name
+from workbench.api import WorkbenchError
+from workbench.frontend.views import catalog_name_of
 from workbench.widgets.grid import Grid
 from workbench.widgets.history import readable
 from workbench.widgets.render import error_html
-
-MAIN = "main"
 
 
 class CatalogBrowser(widgets.HBox):
@@ -25,11 +23,13 @@ class CatalogBrowser(widgets.HBox):
         self, catalog: str | None = None, preview_rows: int = 20, branch: str | None = None
     ):
         self.preview_rows = preview_rows
-        default = catalog_name(dc.get_catalog(catalog))  # an unknown name: CatalogNotFoundError
+        default = catalog_name_of(catalog)  # an unknown name: CatalogNotFoundError
         self.catalog_picker = widgets.Dropdown(
             options=list(dc.list_catalogs()), value=default, description="catalog"
         )
-        self.branch_picker = widgets.Dropdown(options=[MAIN], value=MAIN, description="branch")
+        self.branch_picker = widgets.Dropdown(
+            options=[dc.MAIN_BRANCH], value=dc.MAIN_BRANCH, description="branch"
+        )
         self.branch_picker.add_class("wb-branch-picker")
         self.filter_box = widgets.Text(placeholder="filter tables", description="filter")
         self.table_list = widgets.Select(options=[], rows=18, layout={"width": "300px"})
@@ -86,7 +86,7 @@ class CatalogBrowser(widgets.HBox):
         self._offering = True
         try:
             self.branch_picker.options = names
-            self.branch_picker.value = wanted if wanted in names else MAIN
+            self.branch_picker.value = wanted if wanted in names else dc.MAIN_BRANCH
         finally:
             self._offering = False
         self._list_tables()

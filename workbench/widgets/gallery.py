@@ -10,9 +10,8 @@ import ipywidgets as widgets
 import pyarrow as pa
 
 import workbench.api as dc
-from workbench.core.catalog.locations import locate
-from workbench.core.media.columns import URI_PROPERTY, arrow_schema
-from workbench.core.media.html import media_cells
+from workbench.frontend.views import MEDIA_URI_PROPERTY as URI_PROPERTY
+from workbench.frontend.views import media_cells_of, media_columns
 from workbench.widgets.render import error_html
 
 PROVENANCE_PREFIXES = ("_model_", "_input_")  # dc.infer's bookkeeping columns, not predictions
@@ -23,7 +22,7 @@ WHOLE_LABEL = {"description_width": "initial"}  # a description as wide as its t
 
 def prediction_columns(schema: pa.Schema) -> list[str]:
     """The columns a media table gained beyond its own (predictions), bookkeeping left out."""
-    own = set(arrow_schema().names)
+    own = set(media_columns())
     return [
         f.name for f in schema if f.name not in own and not f.name.startswith(PROVENANCE_PREFIXES)
     ]
@@ -162,8 +161,7 @@ class Gallery(widgets.VBox):
     def _grid_html(self, rows: list[dict[str, Any]]) -> str:
         if not rows:
             return "<div class='wb-gallery-empty'>no file matches these filters</div>"
-        storage = locate(self.table, self.namespace, self.catalog).catalog.storage
-        cells = media_cells(rows, self.uri_column, storage)
+        cells = media_cells_of(self.table, self.namespace, self.catalog, rows, self.uri_column)
         cards = "".join(
             f"<figure class='wb-gallery-card' style='margin:0;padding:6px;border:1px solid #ddd;"
             f"border-radius:4px'>{cell}<figcaption style='font-size:11px'>"

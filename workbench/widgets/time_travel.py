@@ -7,7 +7,7 @@ from typing import Any
 import ipywidgets as widgets
 
 import workbench.api as dc
-from workbench.core.base.errors import WorkbenchError
+from workbench.api import WorkbenchError
 from workbench.widgets.grid import Grid
 from workbench.widgets.render import error_html, text, when
 
