@@ -29,7 +29,7 @@ from workbench.core.inference.resolve import (
 )
 from workbench.core.inference.result import InferResult
 from workbench.core.inference.targets import check_target, record_owners
-from workbench.core.inference.work import Work, scope_of, select_here, select_on_engine
+from workbench.core.inference.work import Scope, Work, scope_of, select_here, select_on_engine
 from workbench.core.inference.worker import typed_by_first_batch, worker_error
 from workbench.core.schema.table_schema import Field, Schema
 from workbench.core.transactions.context import operation
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from workbench.core.data.engine import Engine
     from workbench.core.inference.model import Model
+    from workbench.core.storage.store import Storage
     from workbench.core.transactions.transaction import Transaction
 
 INFER_OPERATION = "INFER"
@@ -76,17 +77,7 @@ def infer(
     runner = get_engine(engine)
     loc = locate(table, namespace, catalog)
     target_loc = _into(into, loc, catalog)
-    parameters = {
-        "table": loc.qualified,
-        "into": target_loc.qualified,
-        "model": chosen.name,
-        "model_version": chosen.version,
-        "model_parameters": dict(chosen.parameters),
-        "outputs": chosen.output_schema().names if chosen.outputs_known else None,
-        "engine": runner.name,
-        "force": bool(force),
-        "where": None if where is None else str(where),
-    }
+    parameters = _run_parameters(chosen, loc, target_loc, runner, force, where)
     started = time.perf_counter()
     message = f"infer {chosen.name} on {loc.qualified}"
     with (
@@ -109,24 +100,13 @@ def infer(
             check_target(chosen, keys, target, read_here)
         with current.step("read") as step:
             scope = scope_of(chosen, source, target, keys, bindings, fetch, force)
-            if folder is not None and scope.elsewhere is None:
-                work = select_on_engine(runner, source, scope, where, folder)
-            else:
-                work = select_here(source, scope, where)
+            work = _select(runner, source, scope, where, folder)
             step.rows_in, step.rows_out = work.in_scope, work.count
         predicted = work.count
         skipped = work.in_scope - predicted
         if not predicted:
             return _result(loc, chosen, runner, 0, skipped, started, None, None)
-        plan = PredictPlan(
-            keys=tuple(keys),
-            inputs=dict(chosen.inputs),
-            batch_size=batch_size,
-            concurrency=concurrency,
-            fetch=fetch,
-            storage=loc.catalog.storage,
-            key_types={k: work.schema.field(k).type for k in keys},
-        )
+        plan = _plan(chosen, keys, work, fetch, (batch_size, concurrency), loc.catalog.storage)
         with current.step("predict") as step:
             step.rows_in = predicted
             first = None
@@ -143,23 +123,70 @@ def infer(
             step.rows_out = written
         record_owners(txn, change, chosen)
         txn.record(change, INFER_OPERATION, engine=runner.name)
-        txn.describe(
-            change,
-            {
-                "model": chosen.name,
-                "model_version": chosen.version,
-                "parameters": dict(chosen.parameters),
-                "inputs": bindings,
-                "input_table": loc.qualified,
-                "input_table_version": source.version,
-                "engine": runner.name,
-                "rows_predicted": predicted,
-                "rows_skipped": skipped,
-                "outputs": chosen.output_schema().names,
-            },
-        )
+        counts = {"rows_predicted": predicted, "rows_skipped": skipped}
+        txn.describe(change, {**_model_facts(chosen, bindings, source, runner), **counts})
         version = change.version
     return _result(loc, chosen, runner, predicted, skipped, started, txn.id, version)
+
+
+def _run_parameters(
+    chosen: Model, loc: Location, target: Location, runner: Engine, force: bool, where: Any
+) -> dict[str, Any]:
+    """What the run records of a ``dc.infer`` call."""
+    return {
+        "table": loc.qualified,
+        "into": target.qualified,
+        "model": chosen.name,
+        "model_version": chosen.version,
+        "model_parameters": dict(chosen.parameters),
+        "outputs": chosen.output_schema().names if chosen.outputs_known else None,
+        "engine": runner.name,
+        "force": bool(force),
+        "where": None if where is None else str(where),
+    }
+
+
+def _model_facts(
+    chosen: Model, bindings: dict[str, str], source: OpenTable, runner: Engine
+) -> dict[str, Any]:
+    """The model, its inputs and the input table's version, as the log row records them."""
+    return {
+        "model": chosen.name,
+        "model_version": chosen.version,
+        "parameters": dict(chosen.parameters),
+        "outputs": chosen.output_schema().names,
+        "inputs": bindings,
+        "input_table": source.loc.qualified,
+        "input_table_version": source.version,
+        "engine": runner.name,
+    }
+
+
+def _plan(
+    chosen: Model,
+    keys: list[str],
+    work: Work,
+    fetch: tuple[str, ...],
+    sizes: tuple[int, int | None],
+    storage: Storage,
+) -> PredictPlan:
+    """How the engine runs the model: the work's keys and inputs, ``sizes`` (rows a batch,
+    concurrent workers), the inputs to fetch from ``storage``."""
+    batch_size, concurrency = sizes
+    key_types = work.key_types(keys)
+    return PredictPlan(
+        tuple(keys), dict(chosen.inputs), batch_size, concurrency, fetch, storage, key_types
+    )
+
+
+def _select(
+    runner: Engine, source: OpenTable, scope: Scope, where: Any, folder: str | None
+) -> Work:
+    """The rows to predict: chosen by the engine's tasks when it stages files (its rows stay
+    there), else in this process."""
+    if folder is not None and scope.elsewhere is None:
+        return select_on_engine(runner, source, scope, where, folder)
+    return select_here(source, scope, where)
 
 
 def _into(into: str | None, loc: Location, catalog: str | None) -> Location:

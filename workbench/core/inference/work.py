@@ -66,6 +66,10 @@ class Work:
     schema: pa.Schema
     head: pa.Table  # the first rows, enough for a first batch
 
+    def key_types(self, keys: list[str]) -> dict[str, pa.DataType]:
+        """The work rows' types of the merge keys."""
+        return {k: self.schema.field(k).type for k in keys}
+
 
 def scope_of(
     model: Model,

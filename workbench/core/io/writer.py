@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.arguments import choice, flag
@@ -134,55 +135,79 @@ def write(
     engine = engine_for_data(data)
     source = engine.source(data)
     incoming = engine.schema(source)
+    asked = _Asked(data, mode, declared, fmt, accepted, properties, own, dedupe)
     with operation(loc.catalog) as txn:
         txn.require_writable()
         txn.auto_compact = txn.auto_compact and auto_compact
         target = for_write(txn, loc, table_version, mode, mode in CREATING_MODES)
         loc = target.loc
         change = txn.lease_table(loc.namespace, loc.name)  # queue behind another writer
-        if change.entry is None:
-            if mode not in CREATING_MODES:
-                raise TableNotFoundError(
-                    f"Cannot {mode.name} table {loc.qualified!r}: it does not exist in catalog "
-                    f"{loc.catalog_name!r}. Create it with mode=dc.TableWriteMode.CREATE (or AUTO)."
-                )
-            properties = new_configuration(txn, target, properties, own, lifecycle)
-            check_content_type(fmt or ContentType.PARQUET, accepted, loc.qualified)
-            properties.update(encode_content_types(accepted))
-            if not schemaless:
-                _check_schema_table_format(fmt, loc)
-            ensure_namespace(txn, loc, auto_create_namespace)
-            if schemaless:  # a failed first write takes the table's creation back with it
-                with staged_or_undone(txn, change, "the table was not created"):
-                    stage_new_schemaless_table(txn, change, properties)
-                    return _write_schemaless(txn, change, to_pyarrow(data), TableWriteMode.ADD, fmt)
-            plan = plan_new(loc, incoming, declared, mode, properties)
-            check_configuration(plan.schema, properties)
-            return _write_new_table(txn, change, engine, source, plan, properties)
-        if mode is TableWriteMode.CREATE:
-            raise TableAlreadyExistsError(
-                f"Table {loc.qualified!r} already exists, so mode CREATE cannot write to it; use "
-                "mode=dc.TableWriteMode.REPLACE to overwrite it, or ADD/MERGE to add to it."
+        if change.entry is not None:
+            return _into_existing(txn, change, asked, engine, source, incoming)
+        if mode not in CREATING_MODES:
+            raise TableNotFoundError(
+                f"Cannot {mode.name} table {loc.qualified!r}: it does not exist in catalog "
+                f"{loc.catalog_name!r}. Create it with mode=dc.TableWriteMode.CREATE (or AUTO)."
             )
-        opened = change.table
-        stored = accepted_content_types(opened.properties)
-        check_content_type(fmt or ContentType.PARQUET, stored, loc.qualified)
-        if accepted not in (None, stored):
-            warnings.warn(
-                f"content_types= applies when a write creates a table; table {loc.qualified!r} "
-                f"keeps the content types it was created with ({stored or 'any'}).",
-                stacklevel=2,
-            )
-        if opened.schemaless:
-            return _write_schemaless(txn, change, to_pyarrow(data), mode, fmt)
-        _check_schema_table_format(fmt, loc)
-        if is_unnamed_array(data):  # its columns are the table's first columns, in order
-            source = engine.source(by_position(data, opened.schema, loc.qualified))
-            incoming = engine.schema(source)
-        source, incoming = restore_integers(engine, source, incoming, opened.schema)
-        properties = {**properties, **own}
-        mode, plan = plan_existing(opened, incoming, declared, mode, properties)
-        return _write_existing(txn, change, engine, source, mode, plan, properties, dedupe)
+        properties = new_configuration(txn, target, properties, own, lifecycle)
+        check_content_type(fmt or ContentType.PARQUET, accepted, loc.qualified)
+        properties.update(encode_content_types(accepted))
+        if not schemaless:
+            _check_schema_table_format(fmt, loc)
+        ensure_namespace(txn, loc, auto_create_namespace)
+        if schemaless:  # a failed first write takes the table's creation back with it
+            with staged_or_undone(txn, change, "the table was not created"):
+                stage_new_schemaless_table(txn, change, properties)
+                return _write_schemaless(txn, change, to_pyarrow(data), TableWriteMode.ADD, fmt)
+        plan = plan_new(loc, incoming, declared, mode, properties)
+        check_configuration(plan.schema, properties)
+        return _write_new_table(txn, change, engine, source, plan, properties)
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What a ``write`` call asked for, checked."""
+
+    data: Any
+    mode: TableWriteMode
+    declared: Schema | None
+    fmt: ContentType | None
+    accepted: tuple[ContentType, ...] | None
+    properties: dict[str, str]
+    own: dict[str, str]
+    dedupe: str | None
+
+
+def _into_existing(
+    txn: Transaction, change: TableChange, asked: _Asked, engine: Engine, source: Any, incoming: Any
+) -> WriteResult:
+    """Write into a table that exists (a CREATE is refused): its content types, the data's
+    columns by position for an unnamed array, whole-number floats back to integers, then the
+    mode's plan."""
+    loc, opened = change.table.loc, change.table
+    if asked.mode is TableWriteMode.CREATE:
+        raise TableAlreadyExistsError(
+            f"Table {loc.qualified!r} already exists, so mode CREATE cannot write to it; use "
+            "mode=dc.TableWriteMode.REPLACE to overwrite it, or ADD/MERGE to add to it."
+        )
+    stored = accepted_content_types(opened.properties)
+    check_content_type(asked.fmt or ContentType.PARQUET, stored, loc.qualified)
+    if asked.accepted not in (None, stored):
+        warnings.warn(
+            f"content_types= applies when a write creates a table; table {loc.qualified!r} "
+            f"keeps the content types it was created with ({stored or 'any'}).",
+            stacklevel=3,
+        )
+    if opened.schemaless:
+        return _write_schemaless(txn, change, to_pyarrow(asked.data), asked.mode, asked.fmt)
+    _check_schema_table_format(asked.fmt, loc)
+    if is_unnamed_array(asked.data):  # its columns are the table's first columns, in order
+        source = engine.source(by_position(asked.data, opened.schema, loc.qualified))
+        incoming = engine.schema(source)
+    source, incoming = restore_integers(engine, source, incoming, opened.schema)
+    properties = {**asked.properties, **asked.own}
+    mode, plan = plan_existing(opened, incoming, asked.declared, asked.mode, properties)
+    return _write_existing(txn, change, engine, source, mode, plan, properties, asked.dedupe)
 
 
 def _check_schema_table_format(fmt: ContentType | None, loc: Location) -> None:
