@@ -205,14 +205,30 @@ def _commutes(
     ours = actions_between(_open_on(txn, bound, key, sync.branch), branch_head)
     main = txn.catalog
     theirs = actions_between(_open_on(txn, main, key, sync.main), _open_on(txn, main, key, latest))
+    folded = _folded_files(main, latest.incarnation, sync.main.version, latest.version)
     return (
         not branch_head.schema.merge_keys
         and not ours.removes
         and ours.protocol is None
-        and not theirs.removes
+        and set(theirs.removes) <= folded
         and theirs.metadata is None
         and theirs.protocol is None
     )
+
+
+def _folded_files(main: Catalog, incarnation: str, since: int, until: int) -> set[str]:
+    """Files ``main``'s commits of a table after version ``since`` up to ``until`` removed
+    without changing rows (compaction, optimize: ``dataChange: false``); removing them leaves
+    the rows a rebase publishes on top as they were."""
+    log = log_of(main)
+    folded: set[str] = set()
+    for version in range(since + 1, until + 1):
+        found = log.actions_for(incarnation, version)
+        if found is None or found[1] is None:
+            continue
+        actions = TableActions.from_json(found[1])
+        folded |= {p for p, a in actions.removes.items() if not a["remove"].get("dataChange")}
+    return folded
 
 
 def _publish_table(
