@@ -8,7 +8,8 @@ import pytest
 
 import workbench as dc
 from tests.conformance.paths import Where
-from tests.conformance.states import NAMESPACE, PARTNER, TableState, build
+from tests.conformance.states import build
+from tests.conformance.tables import NAMESPACE, PARTNER, TableState
 
 LOCAL = "conformance"
 OBJECT_STORE = "conformance_s3"

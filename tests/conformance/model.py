@@ -12,13 +12,26 @@ Row = dict[str, Any]
 
 class TableModel:
     """The rows a table holds after a sequence of writes: a list in write order without merge
-    keys, a dict by key with one."""
+    keys, a dict by key (one column, or a tuple of columns) with them."""
 
-    def __init__(self, columns: Iterable[str], key: str | None = None):
+    def __init__(self, columns: Iterable[str], key: str | tuple[str, ...] | None = None):
         self.columns = list(columns)
         self.key = key
         self._by_key: dict[Any, Row] = {}
         self._appended: list[Row] = []
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The merge key columns (none without keys)."""
+        if self.key is None:
+            return ()
+        return (self.key,) if isinstance(self.key, str) else tuple(self.key)
+
+    def key_of(self, row: Mapping[str, Any]) -> Any:
+        """A row's key: its key column's value, or the tuple of its key columns' values."""
+        if isinstance(self.key, str):
+            return row[self.key]
+        return tuple(row[k] for k in self.keys)
 
     def rows(self) -> list[Row]:
         """The rows, each with every column (missing values are None)."""
@@ -35,10 +48,11 @@ class TableModel:
     def merge(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """Upsert by key: a row of some columns changes only those columns of its key."""
         for row in rows:
-            known = self._by_key.setdefault(row[self.key], dict.fromkeys(self.columns))
+            known = self._by_key.setdefault(self.key_of(row), dict.fromkeys(self.columns))
             known.update(row)
 
     def delete(self, keys: Iterable[Any]) -> None:
+        """Remove the rows of ``keys`` (key values, as ``key_of`` gives them)."""
         for k in keys:
             self._by_key.pop(k, None)
 

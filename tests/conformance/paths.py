@@ -6,6 +6,7 @@ compares them with the model. Paths whose engine needs Spark or Ray carry that t
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import os
 from collections.abc import Iterator
@@ -32,7 +33,8 @@ from tests.conformance.shapes import (
     aggregate,
     filter_bound,
 )
-from tests.conformance.states import (
+from tests.conformance.states import Traits
+from tests.conformance.tables import (
     AS_OF,
     LATEST,
     NAMESPACE,
@@ -40,8 +42,8 @@ from tests.conformance.states import (
     PARTNER,
     VERSION,
     TableState,
-    Traits,
 )
+from workbench.core.base.identifiers import quote_identifier
 
 EAGER = {
     "pandas": dc.DatasetType.PANDAS,
@@ -98,7 +100,7 @@ def _pandas_rows(frame: Any, columns: list[str]) -> list[tuple]:
 def _missing(v: Any) -> bool:
     import pandas as pd
 
-    return v is None or (not isinstance(v, (str, bytes)) and bool(pd.isna(v)))
+    return v is None or (pd.api.types.is_scalar(v) and bool(pd.isna(v)))
 
 
 class Path:
@@ -302,19 +304,24 @@ def _spark_rows(frame: Any, columns: list[str]) -> list[tuple]:
     return [tuple(r) for r in frame.collect()]
 
 
-def sql_for(state: TableState, shape: str, table: str, partner: str) -> tuple[str, list[str]]:
+def sql_for(
+    state: TableState, shape: str, table: str, partner: str, mark: str = '"'
+) -> tuple[str, list[str]]:
     """The query of a shape over ``table`` (joined with ``partner``: names the engine knows)
-    and its result columns."""
-    everything = ", ".join(state.columns)
+    and its result columns; column names quoted with ``mark`` (the engine's quote)."""
+
+    def q(*names: str) -> str:
+        return ", ".join(quote_identifier(c, mark) for c in names)
+
     if shape == ALL:
-        return f"SELECT {everything} FROM {table}", state.columns
+        return f"SELECT {q(*state.columns)} FROM {table}", state.columns
     if shape == PROJECT:
-        return f"SELECT {', '.join(PROJECTED)} FROM {table}", PROJECTED
+        return f"SELECT {q(*PROJECTED)} FROM {table}", PROJECTED
     if shape == FILTER:
         bound = filter_bound(state)
-        return f"SELECT {', '.join(FILTERED)} FROM {table} WHERE id < {bound}", FILTERED
+        return f"SELECT {q(*FILTERED)} FROM {table} WHERE id < {bound}", FILTERED
     if shape == LIMIT:
-        return f"SELECT {everything} FROM {table} LIMIT {LIMIT_ROWS}", state.columns
+        return f"SELECT {q(*state.columns)} FROM {table} LIMIT {LIMIT_ROWS}", state.columns
     if shape == JOIN:
         return (
             f"SELECT t.id AS id, t.n AS n, p.m AS m FROM {table} t JOIN {partner} p ON t.id = p.id",
@@ -339,7 +346,11 @@ class Sql(Path):
 
     def run(self, where: Where, state: TableState, shape: str) -> Any:
         query, columns = sql_for(
-            state, shape, f"{NAMESPACE}.{state.table}", f"{NAMESPACE}.{PARTNER}"
+            state,
+            shape,
+            f"{NAMESPACE}.{state.table}",
+            f"{NAMESPACE}.{PARTNER}",
+            "`" if self.engine == "spark" else '"',
         )
         answers = []
         for _ in range(REPEATS if shape == REPEATED else 1):
@@ -387,8 +398,10 @@ class FolderReader(Path):
     ) -> pa.Table:
         if self.reader == "duckdb":
             con = _duckdb_with_delta()
-            con.execute(f"CREATE VIEW t AS SELECT * FROM delta_scan('{uri}')")
-            con.execute(f"CREATE VIEW partner AS SELECT * FROM delta_scan('{partner_uri}')")
+            con.execute(f"CREATE OR REPLACE VIEW t AS SELECT * FROM delta_scan('{uri}')")
+            con.execute(
+                f"CREATE OR REPLACE VIEW partner AS SELECT * FROM delta_scan('{partner_uri}')"
+            )
             return con.execute(query).fetch_arrow_table()
         from deltalake import DeltaTable, QueryBuilder
 
@@ -435,8 +448,10 @@ def _polars_rows(frame: Any, columns: list[str]) -> list[tuple]:
     return data.rows()
 
 
+@functools.cache
 def _duckdb_with_delta() -> Any:
-    """A DuckDB connection with the ``delta`` extension from its PyPI wheel."""
+    """A DuckDB connection with the ``delta`` extension from its PyPI wheel (one per process:
+    loading the extension costs a quarter of a second)."""
     import duckdb
     import duckdb_extension_delta
 

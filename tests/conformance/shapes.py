@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from datetime import datetime, timezone
 from typing import Any
 
 from tests.conformance.model import Row, TableModel
-from tests.conformance.states import TableState
+from tests.conformance.tables import TableState
 
 ALL = "all"
 PROJECT = "project"  # two columns, not in schema order
@@ -61,16 +62,17 @@ def changes(before: TableModel, after: TableModel) -> tuple[int, int, int]:
     """Rows added, removed and changed (by key, in the columns both have) from one model to
     another; without keys, rows as multisets, none changed."""
     common = [c for c in after.columns if c in before.columns]
-    old = [tuple(r[c] for c in common) for r in before.rows()]
-    new = [tuple(r[c] for c in common) for r in after.rows()]
+    old = [tuple(_value(r[c]) for c in common) for r in before.rows()]
+    new = [tuple(_value(r[c]) for c in common) for r in after.rows()]
     if after.key is None:
         return (
             sum((Counter(new) - Counter(old)).values()),
             sum((Counter(old) - Counter(new)).values()),
             0,
         )
-    at = common.index(after.key)
-    old_by, new_by = {r[at]: r for r in old}, {r[at]: r for r in new}
+    at = [common.index(k) for k in after.keys]
+    old_by = {tuple(r[i] for i in at): r for r in old}
+    new_by = {tuple(r[i] for i in at): r for r in new}
     changed = sum(1 for k in old_by.keys() & new_by.keys() if old_by[k] != new_by[k])
     return len(new_by.keys() - old_by.keys()), len(old_by.keys() - new_by.keys()), changed
 
@@ -84,11 +86,41 @@ def aggregate(rows: list[Row]) -> tuple[int, int, int]:
 
 
 def _value(v: Any) -> Any:
-    """One cell as plain Python: numpy scalars unwrapped, NaN as null, floats rounded."""
-    if hasattr(v, "item") and not isinstance(v, (bytes, str)):
+    """One cell as plain Python, whichever library gave it: numpy scalars and arrays, pandas
+    and numpy times, Spark rows unwrapped; NaN and NaT as null, floats rounded, times in UTC
+    without a zone, lists as tuples, structs as sorted (name, value) tuples."""
+    if isinstance(v, (bytearray, memoryview)):
+        return bytes(v)
+    if isinstance(v, (str, bytes)) or v is None:
+        return v
+    if hasattr(v, "asDict"):  # a Spark Row (a struct)
+        v = v.asDict(recursive=True)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _value(x)) for k, x in v.items()))
+    if isinstance(v, (list, tuple)) or getattr(v, "ndim", 0) > 0:
+        return tuple(_value(x) for x in v)
+    v = _time(v)
+    if hasattr(v, "item"):
         v = v.item()
     if isinstance(v, float):
         return None if math.isnan(v) else round(v, 9)
+    return v
+
+
+def _time(v: Any) -> Any:
+    """A pandas or numpy time as a ``datetime`` (null for NaT), an aware one in UTC without
+    its zone (as Spark gives it, in its session's UTC); other values as they are."""
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(v, np.datetime64):
+        v = pd.Timestamp(v)
+    if v is pd.NaT or v is pd.NA:
+        return None
+    if isinstance(v, pd.Timestamp):
+        v = v.to_pydatetime()
+    if isinstance(v, datetime) and v.tzinfo is not None:
+        v = v.astimezone(timezone.utc).replace(tzinfo=None)
     return v
 
 
