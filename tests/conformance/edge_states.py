@@ -1,6 +1,8 @@
 """Lived-in tables at the edges of what users write: columns of many Arrow types under odd
 names, a column widened by a merge, a DeltaCAT table version, string and two-column merge keys,
-several engines writing one table, and a branch published and written on again."""
+several engines writing one table, a branch published and written on again, and versions that
+``dc.vacuum`` removed (a read of those must raise ``TableVersionNotFoundError``, never return
+other rows)."""
 
 from __future__ import annotations
 
@@ -16,9 +18,11 @@ import workbench as dc
 from tests.conformance.model import Row, TableModel
 from tests.conformance.tables import (
     KEYED,
+    NAMESPACE,
     TYPES,
     TableState,
     Writer,
+    last_transaction,
     rows,
 )
 
@@ -196,4 +200,28 @@ def _published(catalog: str, rng: np.random.Generator, size: int) -> dict[str, T
     }
 
 
+def _vacuumed(catalog: str, rng: np.random.Generator, size: int) -> dict[str, TableState]:
+    """Two tables' early versions removed by ``dc.vacuum``: one whose first file survives
+    (the others and the vectors of that version are gone), one optimized away whole. Built
+    first, so the vacuum removes no file another state reads."""
+    kept = Writer(catalog, "vacuumed", TableModel(["id", "n", "s"], key="id"))
+    kept.create(rows(rng, range(600)), KEYED)
+    kept.merge(rows(rng, range(600, 700)))
+    kept.delete(range(0, 700, 3))  # a third of each file: vectors, no purge
+    partly = kept.state("vacuumed_partly", as_of=last_transaction(catalog))
+    kept.delete(range(600, 700))  # the second file goes whole
+    whole = Writer(catalog, "optimized_away", TableModel(["id", "n", "s"], key="id"))
+    whole.create(rows(rng, range(300)), KEYED)
+    whole.delete(range(0, 300, 3))
+    gone = whole.state("vacuumed_whole", version=whole.version())
+    dc.optimize("optimized_away", NAMESPACE, catalog)
+    dc.vacuum(catalog, retain=0)
+    return {
+        "vacuumed_partly": partly,
+        "vacuumed_whole": gone,
+        "vacuumed": kept.state("vacuumed"),
+    }
+
+
+FIRST_BUILDERS = (_vacuumed,)  # before any other table: vacuum removes only their files
 EDGE_BUILDERS = (_many_types, _widened, _table_version, _keys, _engines, _published)

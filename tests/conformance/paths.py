@@ -370,10 +370,14 @@ class Sql(Path):
 
 class FolderReader(Path):
     """A reader of the table folder that applies deletion vectors (polars, deltalake's
-    ``QueryBuilder``, DuckDB's ``delta_scan``): main's states only, at their Delta version."""
+    ``QueryBuilder``, DuckDB's ``delta_scan``): main's states only, at their Delta version,
+    while their files are there (other tools' errors for vacuumed files are their own)."""
 
     shapes = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, JOIN, REPEATED)
     addresses = (LATEST, VERSION, AS_OF)
+
+    def applies(self, traits: Traits, shape: str) -> bool:
+        return super().applies(traits, shape) and not traits.gone
 
     def __init__(self, reader: str):
         self.reader, self.name = reader, f"folder:{reader}"
@@ -472,6 +476,9 @@ class RefusingFolderReader(Path):
 
     def __init__(self, reader: str):
         self.reader, self.name = reader, f"folder:{reader}"
+
+    def applies(self, traits: Traits, shape: str) -> bool:
+        return super().applies(traits, shape) and not traits.gone
 
     def run(self, where: Where, state: TableState, shape: str) -> Any:
         uri = dc.get_table(state.table, NAMESPACE, where.catalog).uri

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 import workbench as dc
-from tests.conformance.edge_states import EDGE_BUILDERS
+from tests.conformance.edge_states import EDGE_BUILDERS, FIRST_BUILDERS
 from tests.conformance.model import TableModel
 from tests.conformance.tables import (
     AS_OF,
@@ -32,11 +32,14 @@ from tests.conformance.tables import (
 @dataclass(frozen=True)
 class Traits:
     """What a state is, known before it is built: how it is addressed, whether ``dc.diff``
-    has a first point to compare it with, whether a small (object-store) build has it."""
+    has a first point to compare it with, whether a small (object-store) build has it, and
+    whether ``dc.vacuum`` removed files it needs (a read raises ``TableVersionNotFoundError``,
+    or returns its rows where the files it reads are left; never other rows)."""
 
     address: str = LATEST
     diffable: bool = True
     small: bool = True
+    gone: bool = False
 
 
 STATES = {
@@ -57,6 +60,9 @@ STATES = {
     "compacted": Traits(),
     "compacted_version": Traits(VERSION),
     "compacted_appends": Traits(),
+    "vacuumed": Traits(),
+    "vacuumed_partly": Traits(AS_OF, gone=True),
+    "vacuumed_whole": Traits(VERSION, gone=True),
     "many_types": Traits(),
     "widened": Traits(),
     "widened_before": Traits(VERSION),
@@ -85,7 +91,7 @@ def build(catalog: str, *, small: bool = False) -> dict[str, TableState]:
     )
     partner.create([{"id": i, "m": i * 7} for i in range(0, size * 2, 3)], partner_schema)
     builders = (_plain, _vectors, _inline, _purged, _evolved, _copy_on_write, _turned_off)
-    for builder in (*builders, _compacted, *EDGE_BUILDERS):
+    for builder in (*FIRST_BUILDERS, *builders, _compacted, *EDGE_BUILDERS):
         states.update(builder(catalog, rng, size))
     if not small:
         states.update(_many_commits(catalog, rng))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+import workbench as dc
 from tests.conformance.paths import PATHS, Path
 from tests.conformance.shapes import SHAPES, check
 from tests.conformance.states import STATES
@@ -36,7 +37,12 @@ def cases(marks: set[str], object_store: bool = False) -> list:
 
 def conforms(lived, path: Path, state: str, shape: str) -> None:
     table_state = lived.states[state]
-    answer = path.run(lived.where, table_state, shape)
+    try:
+        answer = path.run(lived.where, table_state, shape)
+    except dc.TableVersionNotFoundError:
+        if STATES[state].gone:
+            return  # files the state needs were vacuumed: this error, or its exact rows
+        raise
     check(table_state, shape, answer, lived.partner, ordered=path.keeps_write_order)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -214,3 +216,12 @@ def vacuumed(opened: OpenTable, cause: Exception) -> TableVersionNotFoundError:
         f"Version {opened.version} of table {opened.loc.qualified!r} can no longer be read: "
         f"dc.vacuum removed files it needs ({cause})."
     )
+
+
+@contextmanager
+def reading(opened: OpenTable) -> Iterator[None]:
+    """A block that reads ``opened``: a file it finds gone raises ``vacuumed``'s error."""
+    try:
+        yield
+    except FileNotFoundError as e:
+        raise vacuumed(opened, e) from e

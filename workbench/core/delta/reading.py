@@ -8,7 +8,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.core.delta.data_files import DataFile
-from workbench.core.delta.deletion_vectors import read_vector, undeleted_mask, without_deleted
+from workbench.core.delta.deletion_vectors import (
+    read_vector,
+    undeleted_mask,
+    vector_uri,
+    without_deleted,
+)
 from workbench.core.storage.store import is_local
 
 if TYPE_CHECKING:
@@ -47,6 +52,18 @@ MIN_KEPT_RUN = 512
 
 # Files of an object store read together are fetched whole, at once, up to this many bytes in all.
 WHOLE_FILES_BYTES = 64 * 1024**2
+
+
+def check_files_readable(opened: StoredTable, files: list[DataFile]) -> None:
+    """Raise ``FileNotFoundError`` when a file of ``files`` or a deletion vector file they
+    need is gone (``dc.vacuum`` removed it), ``StorageUnreachableError`` when the store
+    refuses: what a lazy read checks before it plans, so it never fails half-way in an engine's
+    own words (a listing per folder, not a request per file)."""
+    uris = [f.absolute for f in files]
+    vectors = [f.deletion_vector for f in files if f.deletion_vector is not None]
+    uris += sorted({vector_uri(opened.uri, v) for v in vectors if not v.inline})
+    if uris:
+        opened.storage.check_readable(*uris)
 
 
 def plain_schema(opened: StoredTable) -> pa.Schema:

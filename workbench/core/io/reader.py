@@ -12,7 +12,7 @@ from workbench.core.base.errors import (
     TableValidationError,
 )
 from workbench.core.base.types import DatasetType
-from workbench.core.catalog.locations import OpenTable, locate, vacuumed
+from workbench.core.catalog.locations import OpenTable, locate, reading
 from workbench.core.catalog.scope import branch_scope
 from workbench.core.data.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.data.engine import engine_for_dataset_type, require_vectors_applied
@@ -80,13 +80,10 @@ def read(
                 "and load the files with dc.from_manifest_table(...)."
             )
         return from_pyarrow(manifest_view(opened, columns), read_as)
-    try:
-        engine = engine_for_dataset_type(read_as)
-        require_vectors_applied(engine, opened, "read")
-        with opened.loc.catalog.storage.access_errors():
-            return engine.read(opened, read_as, columns, limit, file_path_column)
-    except FileNotFoundError as e:
-        raise vacuumed(opened, e) from e
+    engine = engine_for_dataset_type(read_as)
+    require_vectors_applied(engine, opened, "read")
+    with reading(opened), opened.loc.catalog.storage.access_errors():
+        return engine.read(opened, read_as, columns, limit, file_path_column)
 
 
 def _check_columns(

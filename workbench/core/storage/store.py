@@ -301,18 +301,45 @@ class Storage:
         if not is_local(self.root):
             self._bucket_listed  # noqa: B018 - the listing raises when there is no bucket
 
-    def check_readable(self, uri: str) -> None:
-        """Raise ``FileNotFoundError`` when no file is at ``uri`` (under the root), and
-        ``StorageUnreachableError`` when the store refuses or does not answer: one request, so
-        a lazy read fails now with a typed error, not later in an engine's own words."""
-        if not self.exists(self._key(uri)):
-            raise FileNotFoundError(uri)
+    def check_readable(self, *uris: str) -> None:
+        """Raise ``FileNotFoundError`` naming the first of ``uris`` (under the root) that is not
+        there, and ``StorageUnreachableError`` when the store refuses or does not answer: one
+        request for one file, one listing per folder for more (a request per thousand entries
+        on an object store), so a lazy read fails now with a typed error, not later in an
+        engine's own words."""
+        if len(uris) == 1:
+            if not self.exists(self._key(uris[0])):
+                raise FileNotFoundError(uris[0])
+            return
+        keys = {self._key(uri): uri for uri in uris}
+        present: set[str] = set()
+        for folder in {key.rpartition("/")[0] for key in keys}:
+            present.update(self._files_in(folder))
+        missing = [uri for key, uri in keys.items() if key not in present]
+        if missing:
+            raise FileNotFoundError(missing[0])
+
+    def _files_in(self, folder: str) -> list[str]:
+        """Keys of the files directly in ``folder`` ('' for the root)."""
+        import obstore
+
+        store = self._store()
+        if store is None:
+            return []
+        try:
+            with _os_errors(self.root):
+                listed = obstore.list_with_delimiter(store, folder or None)
+        except FileNotFoundError:
+            self.check_bucket()
+            return []
+        return [entry["path"] for entry in listed["objects"]]
 
     @contextmanager
     def access_errors(self) -> Iterator[None]:
         """Errors other libraries (pyarrow, deltalake) raise reaching this root, typed: on an
-        object store any ``OSError`` but a missing file is ``StorageUnreachableError`` saying
-        which options to check; a local folder's errors pass unchanged."""
+        object store a missing object is ``FileNotFoundError`` and any other ``OSError``
+        ``StorageUnreachableError`` saying which options to check; a local folder's errors pass
+        unchanged."""
         from workbench.core.base.errors import StorageUnreachableError
 
         try:
@@ -322,6 +349,8 @@ class Storage:
         except OSError as e:
             if is_local(self.root):
                 raise
+            if _MISSING_OBJECT.search(str(e)):  # pyarrow's words for a key that is not there
+                raise FileNotFoundError(str(e)) from e
             raise _unreachable(self.root, e) from e
 
     @cached_property
@@ -421,6 +450,7 @@ class _Sink:
 _OS_ERROR = re.compile(r"\(os error (\d+)\)")
 _TERMINAL_CODES = re.compile(r"\x1b\[[0-9;]*m")  # colours in delta-rs's messages
 _NO_BUCKET = "<Code>NoSuchBucket</Code>"
+_MISSING_OBJECT = re.compile(r"AWS Error (RESOURCE_NOT_FOUND|NO_SUCH_KEY)\b")
 
 
 @contextmanager

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from workbench.core.base.errors import InvalidArgumentError
-from workbench.core.catalog.locations import vacuumed
+from workbench.core.catalog.locations import reading, vacuumed
 from workbench.core.data.datasets import brief
 from workbench.core.delta.reading import ordered_dataset
 
@@ -31,7 +31,8 @@ def run(query: str, tables: Mapping[str, OpenTable]) -> pa.Table:
     try:
         statements = _statements(connection, query)
         for name, opened in tables.items():
-            connection.register(name, ordered_dataset(opened))
+            with reading(opened):  # files with a vector are read now
+                connection.register(name, ordered_dataset(opened))
         connection.execute("SET lock_configuration = true")
         return connection.execute(statements[0].query).fetch_arrow_table()
     except duckdb.Error as e:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from workbench.core.base.errors import TableValidationError
-from workbench.core.catalog.locations import OpenTable
+from workbench.core.catalog.locations import OpenTable, reading
+from workbench.core.delta.reading import check_files_readable
 from workbench.core.schema.table_schema import Schema
 from workbench.core.storage.store import Storage, is_local
 from workbench.engines.spark.files import spark_schema
@@ -64,6 +65,8 @@ def read_table(opened: OpenTable, path_column: str | None = None) -> DataFrame:
             f"{sorted(unreadable) or ['column mapping']}, which Spark without the Delta jars "
             "cannot apply to its Parquet files."
         )
+    with reading(opened):  # a vacuumed file, or a store refusing, fails now with a typed error
+        check_files_readable(opened, opened.files)
     return read_files(
         opened.files, opened.uri, opened.schema, opened.loc.catalog.storage, path_column
     )
