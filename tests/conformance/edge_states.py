@@ -1,8 +1,8 @@
 """Lived-in tables at the edges of what users write: columns of many Arrow types under odd
 names, a column widened by a merge, a DeltaCAT table version, string and two-column merge keys,
-several engines writing one table, a branch published and written on again, and versions that
-``dc.vacuum`` removed (a read of those must raise ``TableVersionNotFoundError``, never return
-other rows)."""
+several engines writing one table, a table every row was deleted from, a branch published and
+written on again, and versions that ``dc.vacuum`` removed (a read of those must raise
+``TableVersionNotFoundError``, never return other rows)."""
 
 from __future__ import annotations
 
@@ -178,6 +178,16 @@ def _engines(catalog: str, rng: np.random.Generator, size: int) -> dict[str, Tab
     return {"engines": w.state("engines")}
 
 
+def _emptied(catalog: str, rng: np.random.Generator, size: int) -> dict[str, TableState]:
+    """Every row deleted (a vector first, then the files go): an empty table that has lived."""
+    w = Writer(catalog, "emptied", TableModel(["id", "n", "s"], key="id"))
+    w.create(rows(rng, range(200)), KEYED)
+    w.merge(rows(rng, range(150, 250)))
+    w.delete(range(0, 250, 4))
+    w.delete(range(250))
+    return {"emptied": w.state("emptied")}
+
+
 def _published(catalog: str, rng: np.random.Generator, size: int) -> dict[str, TableState]:
     """A branch published onto main, then both written on again."""
     w = Writer(catalog, "published", TableModel(["id", "n", "s"], key="id"))
@@ -224,4 +234,12 @@ def _vacuumed(catalog: str, rng: np.random.Generator, size: int) -> dict[str, Ta
 
 
 FIRST_BUILDERS = (_vacuumed,)  # before any other table: vacuum removes only their files
-EDGE_BUILDERS = (_many_types, _widened, _table_version, _keys, _engines, _published)
+EDGE_BUILDERS = (
+    _many_types,
+    _widened,
+    _table_version,
+    _keys,
+    _engines,
+    _emptied,
+    _published,
+)

@@ -70,6 +70,7 @@ STATES = {
     "string_key": Traits(),
     "two_keys": Traits(),
     "engines": Traits(),
+    "emptied": Traits(),
     "published_branch": Traits(ON_BRANCH),
     "published_main": Traits(),
 }

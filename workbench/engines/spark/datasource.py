@@ -178,6 +178,8 @@ class _Reader(DataSourceReader):
         if self.manifest is not None:
             yield from self.manifest.to_batches()
             return
+        if not isinstance(partition, _File):  # Spark reads a version without files as one
+            return  # partition of its own making: no rows
         arrow = self.schema.arrow.remove_metadata()
         yield from live_file_rows(partition.file, self.table_uri, arrow, self.storage).to_batches()
 
