@@ -179,13 +179,17 @@ def _engines(catalog: str, rng: np.random.Generator, size: int) -> dict[str, Tab
 
 
 def _emptied(catalog: str, rng: np.random.Generator, size: int) -> dict[str, TableState]:
-    """Every row deleted (a vector first, then the files go): an empty table that has lived."""
+    """Every row deleted (a vector first, then the files go): an empty table that has lived;
+    and a table created with a schema and never written."""
     w = Writer(catalog, "emptied", TableModel(["id", "n", "s"], key="id"))
     w.create(rows(rng, range(200)), KEYED)
     w.merge(rows(rng, range(150, 250)))
     w.delete(range(0, 250, 4))
     w.delete(range(250))
-    return {"emptied": w.state("emptied")}
+    dc.create_table("never_written", NAMESPACE, catalog, schema=KEYED)
+    empty = Writer(catalog, "never_written", TableModel(["id", "n", "s"], key="id"))
+    empty.first = (empty.model.snapshot(), empty.version())
+    return {"emptied": w.state("emptied"), "never_written": empty.state("never_written")}
 
 
 def _published(catalog: str, rng: np.random.Generator, size: int) -> dict[str, TableState]:

@@ -71,6 +71,7 @@ STATES = {
     "two_keys": Traits(),
     "engines": Traits(),
     "emptied": Traits(),
+    "never_written": Traits(),
     "published_branch": Traits(ON_BRANCH),
     "published_main": Traits(),
 }
