@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.arguments import flag, seconds
 from workbench.core.base.types import DEFAULT_ENGINE
@@ -30,9 +30,13 @@ from workbench.core.ops.branch_files import (
     branch_writers_held,
     remove_dropped_branch_folders,
 )
-from workbench.core.transactions.catalog_log import log_of
+from workbench.core.storage import leases
+from workbench.core.transactions.catalog_log import TransactionLog, log_of
 from workbench.core.transactions.context import operation
 from workbench.core.transactions.staging import staged_or_undone
+
+if TYPE_CHECKING:
+    from workbench.core.transactions.transaction import Transaction
 
 
 def optimize(
@@ -99,28 +103,23 @@ def vacuum(
     branch_versions, branch_files = branch_needs(cat)
     log = log_of(cat)
     current = log.refresh()
-    at_cutoff = [r for r in log.rows if r["end_time"] <= cutoff]
-    oldest = log.state_at(at_cutoff[-1]["sequence"]) if at_cutoff else None
-    keep: dict[tuple[str, str, str], set[int]] = {}  # (ns, table, incarnation) -> versions
-    for state in (current, oldest):
-        for (ns, name), entry in state.tables.items() if state else ():
-            keep.setdefault((ns, name, entry.incarnation), set()).add(entry.version)
-    for row in log.rows:
-        if row["end_time"] > cutoff and row["table_version"] is not None:
-            key = (row["namespace"], row["table_name"], row["incarnation"])
-            keep.setdefault(key, set()).add(row["table_version"])
-    for key, versions in branch_versions.items():  # what live branches started from
-        keep.setdefault(key, set()).update(versions)
+    keep = _retained(log, cutoff, branch_versions)
+    start = log.version  # commits after it (while vacuum runs) are all kept
     result = VacuumResult()
     tables = {(ns, name) for ns, name, _ in keep}
     with operation(cat, "vacuum") as txn, branch_writers_held(cat, tables, txn.id) as busy:
-        for (ns, name), entry in current.tables.items():
-            txn.lease_table(ns, name)  # its lease keeps writers from staging files meanwhile
+        for ns, name in current.tables:
+            # its lease keeps writers from staging files meanwhile; the table as it is now,
+            # after any write vacuum waited for
+            latest = txn.lease_table(ns, name).entry
             if (ns, name) in busy:
                 result.busy_tables.append(f"{ns}.{name}")
                 continue
-            versions = keep[(ns, name, entry.incarnation)]
-            branches = branch_files.get(entry.incarnation, set())
+            if latest is None:
+                continue  # dropped while vacuum waited: its folder moved with it
+            key = (ns, name, latest.incarnation)
+            versions = keep.get(key, set()) | _versions_since(log, start, key) | {latest.version}
+            branches = branch_files.get(latest.incarnation, set())
             result.files += _vacuum_table(cat, live_key(ns, name), versions, branches, dry_run)
         for (ns, name, incarnation), versions in keep.items():
             if (ns, name) in busy:
@@ -129,9 +128,50 @@ def vacuum(
                 branches = branch_files.get(incarnation, set())
                 key = dropped_key(incarnation)
                 result.files += _vacuum_table(cat, key, versions, branches, dry_run)
-    _remove_unneeded_folders(cat, {k[2] for k in keep}, current.tables, dry_run, result)
+        needed = {k[2] for k in keep} | {r["incarnation"] for r in _rows_since(log, start)}
+        _remove_unneeded_folders(cat, txn, needed, dry_run, result)
     result.dropped_branches = remove_dropped_branch_folders(cat, dry_run)
     return result
+
+
+def _retained(
+    log: TransactionLog, cutoff: int, branch_versions: dict[tuple[str, str, str], set[int]]
+) -> dict[tuple[str, str, str], set[int]]:
+    """The versions of each table incarnation (namespace, table, incarnation) that a retained
+    point reads: the latest state's, the state's at ``cutoff``, every version committed after
+    it, and the ``main`` versions live branches started from."""
+    at_cutoff = [r for r in log.rows if r["end_time"] <= cutoff]
+    oldest = log.state_at(at_cutoff[-1]["sequence"]) if at_cutoff else None
+    keep: dict[tuple[str, str, str], set[int]] = {}
+    for state in (log.state, oldest):
+        for (ns, name), entry in state.tables.items() if state else ():
+            keep.setdefault((ns, name, entry.incarnation), set()).add(entry.version)
+    for row in log.rows:
+        if row["end_time"] > cutoff and row["table_version"] is not None:
+            key = (row["namespace"], row["table_name"], row["incarnation"])
+            keep.setdefault(key, set()).add(row["table_version"])
+    for key, versions in branch_versions.items():
+        keep.setdefault(key, set()).update(versions)
+    return keep
+
+
+def _rows_since(log: TransactionLog, version: int) -> list[dict[str, Any]]:
+    """The log's rows committed after its ``version`` (as far as it was last refreshed)."""
+    rows = log.rows
+    first = len(rows)
+    while first and rows[first - 1]["sequence"] > version:
+        first -= 1
+    return rows[first:]
+
+
+def _versions_since(log: TransactionLog, version: int, key: tuple[str, str, str]) -> set[int]:
+    """The versions of table incarnation ``key`` committed after log ``version``."""
+    return {
+        r["table_version"]
+        for r in _rows_since(log, version)
+        if (r["namespace"], r["table_name"], r["incarnation"]) == key
+        and r["table_version"] is not None
+    }
 
 
 def _vacuum_table(
@@ -161,35 +201,50 @@ def _vacuum_table(
 
 
 def _remove_unneeded_folders(
-    cat: Catalog,
-    needed: set[str],
-    live: dict[tuple[str, str], Any],
-    dry_run: bool,
-    result: VacuumResult,
+    cat: Catalog, txn: Transaction, needed: set[str], dry_run: bool, result: VacuumResult
 ) -> None:
-    """Dropped tables no retained point needs; table folders of creates that never committed;
-    expired leases."""
+    """Dropped tables no retained point needs; table folders of creates that never committed
+    (each decided holding the table's lease, against the log as it is then, so a table created
+    while vacuum ran is never taken for one)."""
     storage = cat.storage
     for incarnation in storage.folders(DROPPED_KEY):
         if incarnation not in needed:
             result.dropped_tables.append(incarnation)
             if not dry_run:
                 remove_folder(cat, f"{DROPPED_KEY}/{incarnation}")
-    committed = {(r["namespace"], r["table_name"], r["incarnation"]) for r in log_of(cat).rows}
     for ns in storage.folders(""):
         if ns.startswith(("_", ".")):
             continue
         for name in storage.folders(ns):
-            if (ns, name) in live:
-                continue
-            identity = folder_identity(cat, live_key(ns, name))
-            if identity is None:
-                continue  # no Delta log: a create may be staging files here right now
-            dropped = [i for (n, t, i) in committed if (n, t) == (ns, name) and i in identity]
-            if dropped and dropped[0] in needed:  # a drop whose folder move was interrupted
-                if not dry_run:
-                    move_folder(cat, live_key(ns, name), dropped_key(dropped[0]))
-                continue
-            result.orphan_tables.append(f"{ns}.{name}")
-            if not dry_run:
-                remove_folder(cat, live_key(ns, name))
+            live = (ns, name) in log_of(cat).state.tables
+            if live or folder_identity(cat, live_key(ns, name)) is None:
+                continue  # live, or no Delta log: a create may be staging files here right now
+            if not leases.try_acquire(storage, ns, name, txn.id, txn.since_ns):
+                continue  # a writer is at work in it
+            try:
+                _remove_unneeded_folder(cat, ns, name, needed, dry_run, result)
+            finally:
+                leases.release(storage, ns, name, txn.id)
+
+
+def _remove_unneeded_folder(
+    cat: Catalog, ns: str, name: str, needed: set[str], dry_run: bool, result: VacuumResult
+) -> None:
+    """A table folder the log as it is now does not name as live (its lease held): a drop whose
+    folder move was cut short is finished, anything else is removed."""
+    log = log_of(cat)
+    if (ns, name) in log.refresh().tables:
+        return  # created while vacuum ran
+    identity = folder_identity(cat, live_key(ns, name)) or ()
+    committed = [
+        r["incarnation"]
+        for r in log.rows
+        if (r["namespace"], r["table_name"]) == (ns, name) and r["incarnation"] in identity
+    ]
+    if committed and committed[0] in needed:  # a drop whose folder move was interrupted
+        if not dry_run:
+            move_folder(cat, live_key(ns, name), dropped_key(committed[0]))
+        return
+    result.orphan_tables.append(f"{ns}.{name}")
+    if not dry_run:
+        remove_folder(cat, live_key(ns, name))
