@@ -660,7 +660,7 @@ elif point == "create_before_record":  # the base state saved, the record not ye
     dc.create_branch("late")
 elif point == "drop_after_record":  # the record deleted, nothing freed yet
     from workbench.core.ops import branches
-    branches._free = lambda *args: stall()
+    branches.free_branch_files = lambda *args: stall()
     dc.drop_branch("exp")
 """
 
