@@ -71,6 +71,8 @@ def test_sql_history_diff_tag_and_time_travel(shell):
     assert sorted(old["id"]) == [1, 2]
     frame, _ = run(shell, "sql --as-of before", "SELECT max(id) AS top FROM shop.orders")
     assert frame["top"].tolist() == [2]
+    frame, _ = run(shell, "sql --engine daft", "SELECT count(*) AS n FROM shop.orders")
+    assert frame["n"].tolist() == [3]  # dc.sql's engines: Daft too
 
 
 def test_transaction_cell_is_atomic(shell):

@@ -129,7 +129,7 @@ def _commands() -> dict[str, tuple[str, Arguments]]:
         "sql": (
             "(cell) run the cell's SQL over namespace.table names",
             [
-                (("--engine",), {"choices": ["local", "spark"], "default": "local"}),
+                (("--engine",), {"choices": ["local", "daft", "spark"], "default": "local"}),
                 as_of,
             ],
         ),
