@@ -181,6 +181,20 @@ def test_time_travel_slider_moves_preview_and_diff(catalog):
     assert list(travel.chart.data[0].y) == [2, 3]
 
 
+def test_time_travel_opens_on_a_table_dropped_made_again_and_vacuumed(catalog):
+    dc.write(pd.DataFrame({"x": [1, 2]}), "t")
+    dc.write(pd.DataFrame({"x": [3]}), "t")
+    dc.drop_table("t")
+    dc.write(pd.DataFrame({"x": [7, 8, 9]}), "t")
+    dc.vacuum(retain=0)  # the first incarnation's files go
+    travel = TimeTravel("t")
+    assert list(travel.chart.data[0].y) == [2, 3, None, 3]  # a gap where it was dropped
+    assert travel.then.frame["x"].tolist() == [7, 8, 9]
+    for point in (2, 0):  # the drop, and a point vacuum removed: typed errors in the pane
+        travel.slider.value = point
+        assert "Error" in travel.changes.value and travel.then.layout.display == "none"
+
+
 def _lost_run(root: Path) -> None:
     """Record a run whose process exits without ending it, as a killed kernel leaves one."""
     code = (

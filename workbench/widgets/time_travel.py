@@ -60,9 +60,14 @@ class TimeTravel(widgets.VBox):
         self.progress.max = len(points)
         counts, sizes = [], []
         for i, txn in enumerate(points["transaction_id"]):
-            info = dc.get_table(self.table, self.namespace, self.catalog, as_of=txn)
-            counts.append(info.row_count)
-            sizes.append(info.size_bytes)
+            try:
+                info = dc.get_table(self.table, self.namespace, self.catalog, as_of=txn)
+            except (dc.TableNotFoundError, dc.TableVersionNotFoundError):
+                counts.append(None)  # dropped then (made again later), or vacuumed: a gap
+                sizes.append(None)
+            else:
+                counts.append(info.row_count)
+                sizes.append(info.size_bytes)
             self.progress.value = i + 1
         x = [when(t) for t in points["end_time"]]
         figure = go.FigureWidget(
