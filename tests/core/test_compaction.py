@@ -339,3 +339,25 @@ def test_compaction_on_a_branch_stays_on_it_and_folds_only_its_own_files(catalog
     assert [r["id"] for r in table_rows()] == list(range(5))
     dc.merge_branch("exp")
     assert [r["id"] for r in table_rows()] == list(range(20))
+
+
+def test_a_vacuum_between_a_steps_files_and_its_commit_makes_it_yield(catalog, monkeypatch):
+    """Vacuum deletes files no version names, which a step's are until it commits: the step
+    finds them gone once it holds the table and gives up, so no version names a missing file."""
+    for i in range(9):
+        dc.write(rows([i]), "t", auto_compact=False)
+    engine = get_engine("local")
+    real = type(engine).compact
+
+    def vacuum_meanwhile(self, table, files):
+        written = real(self, table, files)
+        dc.vacuum(retain=0)
+        return written
+
+    monkeypatch.setattr(type(engine), "compact", vacuum_meanwhile)
+    assert compaction.compact_step(locate("t")) is None
+    monkeypatch.undo()
+    assert "AUTO_COMPACT" not in operations()
+    assert [r["id"] for r in table_rows()] == list(range(9))
+    uri = dc.get_table("t").uri
+    assert sorted(r["id"] for r in delta_rows(DeltaTable(uri)).to_pylist()) == list(range(9))

@@ -119,7 +119,8 @@ def _commit(loc: Location, planned: OpenTable, rewrite: Rewrite, engine: str) ->
             txn.abort()
             return False
         current = {f.identity for f in change.table.files}
-        if change.entry is None or any(f.identity not in current for f in rewrite.removed):
+        changed = change.entry is None or any(f.identity not in current for f in rewrite.removed)
+        if changed or not _still_there(loc, rewrite):
             txn.abort()
             return False
         txn.stage(change, rewrite, in_place_of=rewrite.removed[0].modified)
@@ -128,3 +129,10 @@ def _commit(loc: Location, planned: OpenTable, rewrite: Rewrite, engine: str) ->
 
 
 on_commit(compact_after_commit)
+
+
+def _still_there(loc: Location, rewrite: Rewrite) -> bool:
+    """Whether every file the step wrote is still in the folder: a vacuum that held the table
+    before the step took it deletes files no version names, which the step's were until now."""
+    storage = loc.catalog.storage
+    return all(storage.exists(storage.key_of(w.uri)) for w in rewrite.written)

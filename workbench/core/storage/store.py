@@ -221,7 +221,7 @@ class Storage:
 
         with (
             _os_errors(self.root),
-            obstore.open_writer(self._store(write=True), self._key(uri)) as writer,
+            obstore.open_writer(self._store(write=True), self.key_of(uri)) as writer,
         ):
             yield _Sink(writer)
 
@@ -265,7 +265,7 @@ class Storage:
         fetched at once: one request per object, all under way together (obstore's requests
         leave the GIL). ``immutable`` files (never changed once written, as a Delta table's
         data files) of an object store are kept in the process's file cache."""
-        keys = [self._key(u) for u in uris]
+        keys = [self.key_of(u) for u in uris]
         if immutable and not is_local(self.root):
             identity = (self.root, tuple(sorted(self.options.items())))
             return file_cache.get_many(identity, keys, self._fetch)
@@ -308,10 +308,10 @@ class Storage:
         on an object store), so a lazy read fails now with a typed error, not later in an
         engine's own words."""
         if len(uris) == 1:
-            if not self.exists(self._key(uris[0])):
+            if not self.exists(self.key_of(uris[0])):
                 raise FileNotFoundError(uris[0])
             return
-        keys = {self._key(uri): uri for uri in uris}
+        keys = {self.key_of(uri): uri for uri in uris}
         present: set[str] = set()
         for folder in {key.rpartition("/")[0] for key in keys}:
             present.update(self._files_in(folder))
@@ -378,7 +378,7 @@ class Storage:
             with suppress(FileNotFoundError):
                 self.filesystem.delete_file(self.fs_path(uri))
             return
-        self.delete(self._key(uri))
+        self.delete(self.key_of(uri))
 
     def move(self, uri: str, target: str) -> None:
         """Move the file at ``uri`` to ``target`` (both under the root); on an object store a
@@ -389,9 +389,9 @@ class Storage:
         import obstore
 
         with _os_errors(self.root):
-            obstore.rename(self._store(write=True), self._key(uri), self._key(target))
+            obstore.rename(self._store(write=True), self.key_of(uri), self.key_of(target))
 
-    def _key(self, uri: str) -> str:
+    def key_of(self, uri: str) -> str:
         """The key of a URI under an object store root."""
         return self.fs_path(uri)[len(self.fs_path("")) :]
 
