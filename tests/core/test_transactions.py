@@ -428,3 +428,37 @@ def test_tables_created_together_can_be_dropped_together(catalog):
     dc.drop_namespace("default", purge=True)
     assert not dc.namespace_exists("default")
     assert ids("x", as_of="both") == [1] and ids("y", as_of="both") == [2]
+
+
+def test_threads_sharing_a_catalog_leave_no_gap_in_its_log(catalog):
+    """Threads reading and writing one catalog share its log reader: a commit read by two of
+    them at once used to be counted twice, and the next commit left a gap that made the log
+    unreadable to a fresh process."""
+    import threading
+
+    from deltalake import DeltaTable
+
+    dc.write(pd.DataFrame({"id": [0]}), "t", auto_compact=False)
+    stop = time.monotonic() + 3
+
+    def write(k: int) -> None:
+        for i in range(10_000):
+            if time.monotonic() > stop:
+                return
+            dc.write(pd.DataFrame({"id": [k * 100_000 + i]}), "t", auto_compact=False)
+
+    def read() -> None:
+        while time.monotonic() < stop:
+            dc.read("t", read_as="pyarrow")
+
+    threads = [threading.Thread(target=write, args=(1,))]
+    threads += [threading.Thread(target=read) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    folder = os.path.join(catalog.root, "_workbench", "transactions", "_delta_log")
+    versions = sorted(int(n.split(".")[0]) for n in os.listdir(folder) if n.endswith(".json"))
+    assert versions == list(range(len(versions))), "the log's versions are contiguous"
+    log = DeltaTable(os.path.join(catalog.root, "_workbench", "transactions"))
+    assert log.version() == versions[-1]

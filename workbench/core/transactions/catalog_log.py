@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -184,6 +185,9 @@ class TransactionLog:
         self._states: dict[int, CatalogState] = {}
         self._by_version: dict[tuple[str, int], dict[str, Any]] = {}  # rows read, by table version
         self._schema_version = LOG_SCHEMA_VERSION
+        # Threads share a catalog's log reader: one advances it at a time (two reading the same
+        # new commit would both count it, and the next commit would leave a gap in the log).
+        self._lock = threading.RLock()
 
     @property
     def uri(self) -> str:
@@ -206,12 +210,13 @@ class TransactionLog:
     def refresh(self) -> CatalogState:
         """Bring the cache up to the newest log commit and return the latest state (one request
         when nothing is new: the fetch of the next commit)."""
-        if self.version < 0:
-            if not self.storage.exists(commit_key(self.key, 0)):
-                return self.state
-            self._load_saved_state()
-        self._load_new()
-        return self.state
+        with self._lock:
+            if self.version < 0:
+                if not self.storage.exists(commit_key(self.key, 0)):
+                    return self.state
+                self._load_saved_state()
+            self._load_new()
+            return self.state
 
     def _load_saved_state(self) -> None:
         pointer = self.storage.get(f"{self.state_key}/_latest")
@@ -280,16 +285,17 @@ class TransactionLog:
         return self._full_history()
 
     def _full_history(self) -> list[dict[str, Any]]:
-        if self._history is None and self.version < 0:
-            self.refresh()  # never read: the log may well hold commits
-        if self._history is None and self.version < 0:
-            self._history = []  # nothing committed yet: no log table to read
-        if self._history is None:
-            version = self.version
-            self._load_history()
-            if self.version < version:  # compaction raced the read: read what is missing
-                self._load_new()
-        return self._history
+        with self._lock:
+            if self._history is None and self.version < 0:
+                self.refresh()  # never read: the log may well hold commits
+            if self._history is None and self.version < 0:
+                self._history = []  # nothing committed yet: no log table to read
+            if self._history is None:
+                version = self.version
+                self._load_history()
+                if self.version < version:  # compaction raced the read: read what is missing
+                    self._load_new()
+            return self._history
 
     def recorded_versions(self, incarnation: str) -> list[int]:
         """The Delta versions of a table incarnation that committed transactions recorded: the
@@ -354,11 +360,15 @@ class TransactionLog:
         if not published:
             self.storage.delete(f"{self.key}/{data_name}")
             return False
-        self.version = sequence
-        self._schema_version = LOG_SCHEMA_VERSION
-        if sequence == 0:
-            self._history = []  # this process made the log: it knows the whole history
-        self._extend(rows)
+        with self._lock:
+            if sequence == self.version + 1:  # else another thread read it (or more) already
+                self.version = sequence
+                self._schema_version = LOG_SCHEMA_VERSION
+                if sequence == 0:
+                    self._history = []  # this process made the log: it knows all its history
+                self._extend(rows)
+            else:
+                self._load_new()
         self._maintain(sequence)
         return True
 
