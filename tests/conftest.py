@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import workbench as dc
-from workbench.core.storage.store import Storage, is_local, local_path, storage_for
+from workbench.core.storage.known import storage_for
+from workbench.core.storage.store import Storage, is_local, local_path
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

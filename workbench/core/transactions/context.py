@@ -21,6 +21,7 @@ from workbench.core.base.errors import (
     TransactionError,
 )
 from workbench.core.storage import leases
+from workbench.core.storage.known import using
 from workbench.core.transactions.catalog_log import CatalogState, log_of
 from workbench.core.transactions.rollforward import roll_forward
 from workbench.core.transactions.transaction import Transaction
@@ -34,9 +35,10 @@ T = TypeVar("T")
 
 _current: ContextVar[Transaction | None] = ContextVar("workbench_transaction", default=None)
 _beating: set[str] = set()  # transactions whose leases a heartbeat renews (see ``_kept``)
-# catalog root -> the state its reads see, the transaction that made it (None: empty) and the
-# moment pinned (ns; None: the state's whole span), while this process reads the catalog pinned
-# to one past state (a report's kernel)
+# catalog line key -> the state its reads see, the transaction that made it (None: empty) and
+# the moment pinned (ns; None: the state's whole span), while this process reads the catalog
+# pinned to one past state (a report's kernel). Popping a catalog keeps its pin (no ``forget``):
+# putting it back must not let a report's kernel write.
 _pins: dict[str, tuple[CatalogState, str | None, int | None]] = {}
 process_cache("transactions.context.pins", _pins.clear)
 
@@ -96,21 +98,24 @@ def current_transaction() -> Transaction | None:
 @contextmanager
 def _open(txn: Transaction, scoped: bool = True) -> Iterator[Transaction]:
     """Make ``txn`` current for the block (and, when ``scoped``, its catalog the only one calls
-    may name); commit it if the block succeeds, else abort it."""
+    may name); commit it if the block succeeds, else abort it. Files written by URI in the block
+    (an engine's into a table folder) go out with the catalog's own storage options."""
     from workbench.core.catalog.scope import branch_scope, catalog_scope
 
     token = _current.set(txn)
     try:
-        with (
-            catalog_scope(txn.catalog) if scoped else nullcontext(),
-            branch_scope(txn.catalog.branch, txn.catalog) if scoped else nullcontext(),
-        ):
-            yield txn
-    except BaseException:
-        txn.abort()
-        raise
-    else:
-        txn.commit()
+        with using(txn.catalog.storage):
+            try:
+                with (
+                    catalog_scope(txn.catalog) if scoped else nullcontext(),
+                    branch_scope(txn.catalog.branch, txn.catalog) if scoped else nullcontext(),
+                ):
+                    yield txn
+            except BaseException:
+                txn.abort()
+                raise
+            else:
+                txn.commit()
     finally:
         _current.reset(token)
 
@@ -201,7 +206,7 @@ def operation(catalog: Catalog, message: str | None = None) -> Iterator[Transact
 
     open_txn = _current.get()
     if open_txn is not None:
-        if open_txn.catalog.root != catalog.root:
+        if open_txn.catalog.identity != catalog.identity:
             raise TransactionCatalogError(
                 "Transaction and catalog parameters are mutually exclusive: the open "
                 f"transaction is on catalog {open_txn.catalog_name!r}, so catalog "
