@@ -116,7 +116,9 @@ def test_refused_credentials_on_a_root_another_catalog_read_fail_typed_on_every_
         assert WRONG_SECRET not in shown[-1], name
     assert tree_digest(root, good) == before  # nothing written
     assert sorted(dc.read("t", catalog="good", read_as="pandas")["id"]) == [1, 3]  # good as before
-    shown += [repr(dc.list_catalogs()), caplog.text, *_history_of("good")]
+    handles = [dc.get_table("t", catalog="good"), dc.table("t", catalog="good")]
+    shown += [repr(x) for x in [dc.list_catalogs(), dc.delta_table("t", catalog="good"), *handles]]
+    shown += [caplog.text, *_history_of("good")]
     for secret in (WRONG_SECRET, good["AWS_SECRET_ACCESS_KEY"]):
         assert not any(secret in text for text in shown)
         assert secret.encode() not in _stored_bytes(root, good)

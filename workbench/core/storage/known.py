@@ -23,7 +23,8 @@ def storage_for(uri: str, preferred: Storage | None = None) -> Storage:
     for storage in ([preferred] if preferred else []) + list(reversed(_in_use.get())):
         if _holds(storage.root, uri):
             return storage
-    matches = [s for s in reversed(_known.values()) if _holds(s.root, uri)]
+    known = list(_known.values())  # at once: other threads remember storages meanwhile
+    matches = [s for s in reversed(known) if _holds(s.root, uri)]
     if matches:
         return max(matches, key=lambda s: len(s.root))  # the innermost root, used last
     if is_local(uri):
@@ -39,8 +40,9 @@ def _holds(root: str, uri: str) -> bool:
 def remember(storage: Storage) -> Storage:
     """Make a catalog's storage the one ``storage_for`` finds first for paths under its root
     (outside a ``using`` block of another storage there)."""
-    _known.pop(storage.identity, None)
-    _known[storage.identity] = storage
+    if next(reversed(_known), None) != storage.identity:
+        _known.pop(storage.identity, None)
+        _known[storage.identity] = storage
     return storage
 
 
