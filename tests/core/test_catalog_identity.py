@@ -217,6 +217,27 @@ def test_pop_catalog_forgets_what_was_cached_of_it(tmp_path: Path):
     assert dc.transactions().num_rows == 1
 
 
+def test_a_pin_holds_every_catalog_on_its_root_and_outlives_a_pop(tmp_path: Path):
+    """A report's kernel pins its catalog; a catalog the notebook makes on that root with
+    options of its own, or the catalog popped and put back, still reads pinned and cannot
+    write."""
+    from workbench.core.transactions.context import pin
+
+    root = str(tmp_path / "lake")
+    dc.put_catalog("lake", dc.Catalog(dc.CatalogProperties(root)), default=True)
+    dc.write(pa.table({"n": [1]}), "t")
+    first = dc.transactions()["transaction_id"][0].as_py()
+    dc.write(pa.table({"n": [2]}), "t", mode="append")
+    pin(dc.get_catalog(), first)
+    popped = dc.pop_catalog("lake")
+    own = dc.Catalog(dc.CatalogProperties(root, {"max_retries": "2"}))
+    for catalog in (own, popped):
+        dc.put_catalog("lake", catalog, default=True)
+        assert dc.read("t", read_as="pyarrow").num_rows == 1
+        with pytest.raises(dc.HistoricTransactionError):
+            dc.write(pa.table({"n": [3]}), "t", mode="append")
+
+
 def test_every_cache_but_a_reports_pin_forgets_one_catalog():
     from workbench.core.base.caches import cache_names
 

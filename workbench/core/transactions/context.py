@@ -35,12 +35,17 @@ T = TypeVar("T")
 
 _current: ContextVar[Transaction | None] = ContextVar("workbench_transaction", default=None)
 _beating: set[str] = set()  # transactions whose leases a heartbeat renews (see ``_kept``)
-# catalog line key -> the state its reads see, the transaction that made it (None: empty) and
-# the moment pinned (ns; None: the state's whole span), while this process reads the catalog
-# pinned to one past state (a report's kernel). Popping a catalog keeps its pin (no ``forget``):
-# putting it back must not let a report's kernel write.
-_pins: dict[str, tuple[CatalogState, str | None, int | None]] = {}
+# (catalog root, branch id or None) -> the state its reads see, the transaction that made it
+# (None: empty) and the moment pinned (ns; None: the state's whole span), while this process
+# reads the catalog pinned to one past state (a report's kernel). A pin holds the place, not
+# one catalog's options: a notebook's own catalog on that root with options of its own reads
+# pinned too, and a pop keeps the pin (no ``forget``), so neither lets a report's kernel write.
+_pins: dict[tuple[str, str | None], tuple[CatalogState, str | None, int | None]] = {}
 process_cache("transactions.context.pins", _pins.clear)
+
+
+def _pin_key(catalog: Catalog) -> tuple[str, str | None]:
+    return catalog.root, None if catalog.record is None else catalog.record.id
 
 
 def pin(catalog: Catalog, transaction_id: str | None, moment: int | None = None) -> None:
@@ -55,25 +60,25 @@ def pin(catalog: Catalog, transaction_id: str | None, moment: int | None = None)
         state = log_of(catalog).initial_state()
     else:
         state = state_as_of(catalog, transaction_id)
-    _pins[catalog.line_key] = (state, transaction_id, moment)
+    _pins[_pin_key(catalog)] = (state, transaction_id, moment)
 
 
 def pinned_state(catalog: Catalog) -> CatalogState | None:
     """The state ``catalog`` is pinned to in this process (None when it is not pinned)."""
-    found = _pins.get(catalog.line_key)
+    found = _pins.get(_pin_key(catalog))
     return None if found is None else found[0]
 
 
 def pinned_moment(catalog: Catalog) -> int | None:
     """The moment ``catalog`` is pinned at in this process (None: not pinned, or pinned to a
     state for as long as it held)."""
-    found = _pins.get(catalog.line_key)
+    found = _pins.get(_pin_key(catalog))
     return None if found is None else found[2]
 
 
 def _pinned_reason(catalog: Catalog) -> str | None:
     """Why writes to a pinned catalog are refused (None when it is not pinned)."""
-    found = _pins.get(catalog.line_key)
+    found = _pins.get(_pin_key(catalog))
     if found is None:
         return None
     point = f"transaction {found[1]}" if found[1] else "its empty state (before any transaction)"
