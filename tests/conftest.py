@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import workbench as dc
-from workbench.core.storage.store import Storage, is_local, local_path, storage_for
+from workbench.core.storage.known import storage_for
+from workbench.core.storage.store import Storage, is_local, local_path
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -63,18 +64,19 @@ def new_catalog(request: pytest.FixtureRequest) -> Callable[[Path], dc.Catalog]:
     return make
 
 
-def _storage(root: str | Path) -> Storage:
-    """The storage under ``root`` (a folder, or a URI under a registered catalog's root)."""
+def _storage(root: str | Path, options: dict[str, str] | None = None) -> Storage:
+    """The storage under ``root`` (a folder, or a URI under a registered catalog's root) with
+    ``options`` (default: those of the catalog whose root holds it)."""
     root = str(root).rstrip("/")
-    return Storage(root, storage_for(root + "/").options)
+    return Storage(root, storage_for(root + "/").options if options is None else options)
 
 
-def tree_digest(root: str | Path) -> str:
-    """Hash of every file path and content under ``root`` (a folder or an object-store URI):
-    equal digests mean nothing changed."""
+def tree_digest(root: str | Path, options: dict[str, str] | None = None) -> str:
+    """Hash of every file path and content under ``root`` (a folder or an object-store URI,
+    read with ``options`` when given): equal digests mean nothing changed."""
     digest = hashlib.sha256()
     if not is_local(str(root)):
-        storage = _storage(root)
+        storage = _storage(root, options)
         for key in sorted(entry["path"] for entry in storage.list("")):
             digest.update(key.encode())
             digest.update(storage.get(key) or b"")
@@ -187,6 +189,16 @@ def s3():
         yield server
 
 
+@pytest.fixture(scope="session")
+def checking_s3():
+    """A moto server of its own that checks every request's credentials (IAM checks on)."""
+    pytest.importorskip("moto")
+    from workbench.testing import LocalS3
+
+    with LocalS3(check_credentials=True) as server:
+        yield server
+
+
 @pytest.fixture
 def s3_catalog(s3):
     """A fresh default catalog at s3://<new bucket>/catalog on the moto server."""
@@ -214,7 +226,13 @@ def media_folder(tmp_path: Path) -> Path:
 
 
 # Test tiers: `make test-fast` leaves these out; `make test` runs everything.
-FIXTURE_TIERS = {"spark": "spark", "ray_cluster": "ray", "s3": "s3", "s3_catalog": "s3"}
+FIXTURE_TIERS = {
+    "spark": "spark",
+    "ray_cluster": "ray",
+    "s3": "s3",
+    "s3_catalog": "s3",
+    "checking_s3": "s3",
+}
 CLUSTER_ENGINES = {"spark", "ray_cluster"}
 
 

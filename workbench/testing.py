@@ -112,9 +112,9 @@ class LocalS3:
             return False
         return True
 
-    def new_bucket(self) -> str:
-        """Create a fresh, empty bucket and return its name."""
-        name = f"lake-{uuid.uuid4().hex[:12]}"
+    def new_bucket(self, name: str | None = None) -> str:
+        """Create a fresh, empty bucket (called ``name``, else a new name) and return its name."""
+        name = name or f"lake-{uuid.uuid4().hex[:12]}"
         self._client("s3").create_bucket(Bucket=name)
         return name
 

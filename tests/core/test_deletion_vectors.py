@@ -377,8 +377,12 @@ def test_the_key_index_finds_keys_and_keeps_to_its_budget():
     assert positions.tolist() == [2, 0] and found.tolist() == [0, 2]
     cache = IndexCache(budget=index.nbytes * 2)
     for name in ("a", "b", "c"):
-        cache.get(name, 1, lambda: pa.array([1, 2, 3, 4], pa.int64()))
-    assert list(k for k, _ in cache.indexes) == ["b", "c"] and cache.used <= cache.budget
+        cache.get("store", name, 1, lambda: pa.array([1, 2, 3, 4], pa.int64()))
+    assert list(k for _, k, _ in cache.indexes) == ["b", "c"] and cache.used <= cache.budget
+    cache.get("other store", "b", 1, lambda: pa.array([1], pa.int64()))
+    cache.forget("store")
+    (kept,) = cache.indexes.values()
+    assert list(cache.indexes) == [("other store", "b", 1)] and cache.used == kept.nbytes
 
 
 def test_concurrent_deletes_of_one_file_lose_nothing(vectored):

@@ -292,15 +292,6 @@ def test_branches_on_s3_publish_created_tables_and_drop(s3_catalog):
     assert [b.name for b in dc.branches()] == ["main"]
 
 
-@pytest.fixture(scope="module")
-def checking_s3():
-    """A moto server of its own that checks every request's credentials (IAM checks on)."""
-    from workbench.testing import LocalS3
-
-    with LocalS3(check_credentials=True) as server:
-        yield server
-
-
 READ_AS = ["daft", "pandas", "pyarrow", "polars", "numpy", "pyarrow_parquet"]
 
 
@@ -344,17 +335,19 @@ for root in ({fresh!r}, {known!r}):
         with pytest.raises(dc.StorageUnreachableError, match="AWS_SECRET_ACCESS_KEY") as raised:
             call()
         assert "wrong" not in str(raised.value), name
-    # A catalog this process read with the right secret, then with a wrong one: what it
-    # remembers of the catalog can answer for the metadata (issue 37), but no data file is
-    # read, and no raw OSError gets out.
+    # One root this process read with the right secret, then with a wrong one: nothing it
+    # remembers of the first catalog answers for the second (issue 37), and no raw OSError
+    # gets out.
     dc.init({"default": dc.Catalog(dc.CatalogProperties(known, good))})
     assert sorted(dc.read("t", read_as="pandas")["id"]) == [1, 3]
+    assert len(dc.list_tables()) == 2 and dc.transactions().num_rows and dc.runs().num_rows == 0
     dc.init({"default": dc.Catalog(dc.CatalogProperties(known, wrong))})
     reads = {**_reads("plain"), **_reads("t")}  # Daft's own reader, and its vectored files
     reads["read pyarrow_parquet"] = _reads("plain")["read pyarrow_parquet"]  # no vectors
-    for call in reads.values():
-        with pytest.raises(dc.StorageUnreachableError, match="credentials"):
+    for name, call in {**first_use, **reads}.items():
+        with pytest.raises(dc.StorageUnreachableError, match="credentials") as raised:
             call()
+        assert "wrong" not in str(raised.value), name
 
 
 def test_a_dead_endpoint_fails_within_seconds_with_a_typed_error():

@@ -13,7 +13,7 @@ import workbench as dc
 from tests.conftest import tree_digest
 from tests.engine_parity import KEYED, STEPS, outcome, random_steps, run_sequence
 from workbench.core.catalog.locations import locate
-from workbench.core.storage.store import storage_for
+from workbench.core.storage.known import storage_for
 from workbench.core.transactions.table_versions import open_table
 
 pytestmark = pytest.mark.ray

@@ -1,17 +1,26 @@
 """The process-wide caches of workbench, each registered where it lives, so they can all be
-dropped at once: between tests (``tests/conftest.py`` does so before each test), or to free
-their memory. Each cache only speeds things up: dropping one changes no result."""
+dropped at once (between tests ``tests/conftest.py`` does so before each test, or to free
+their memory), or only what they hold of one catalog (``dc.pop_catalog`` does so). Each cache
+only speeds things up: dropping one changes no result."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 _clearers: dict[str, Callable[[], None]] = {}
+_forgetters: dict[str, Callable[[str], None]] = {}
 
 
-def process_cache(name: str, clear: Callable[[], None]) -> None:
-    """Register the cache ``name`` (e.g. ``"delta.table_cache"``) and how to empty it."""
+def process_cache(
+    name: str, clear: Callable[[], None], forget: Callable[[str], None] | None = None
+) -> None:
+    """Register the cache ``name`` (e.g. ``"delta.table_cache"``), how to empty it, and how to
+    drop what it holds of one catalog given the catalog's identity (``Catalog.identity``: its
+    root and a digest of its storage options); no ``forget`` for a cache that holds nothing a
+    popped catalog should lose."""
     _clearers[name] = clear
+    if forget is not None:
+        _forgetters[name] = forget
 
 
 def clear_process_caches() -> None:
@@ -20,6 +29,12 @@ def clear_process_caches() -> None:
         clear()
 
 
-def cache_names() -> list[str]:
-    """The registered caches, by name."""
-    return sorted(_clearers)
+def forget_catalog(identity: str) -> None:
+    """Drop what every registered cache holds of the catalog with this identity."""
+    for forget in _forgetters.values():
+        forget(identity)
+
+
+def cache_names(forgetting: bool = False) -> list[str]:
+    """The registered caches, by name (``forgetting``: those that drop one catalog's part)."""
+    return sorted(_forgetters if forgetting else _clearers)

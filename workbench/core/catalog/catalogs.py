@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING
 from workbench.core.base.errors import CatalogReadOnlyError, CatalogRootError, InvalidArgumentError
 from workbench.core.base.names import MAIN, MAX_NAME_LENGTH
 from workbench.core.catalog.branch_records import BranchRecord, require_record
+from workbench.core.storage.identity import masked
+from workbench.core.storage.known import remember
 from workbench.core.storage.limits import Limits
-from workbench.core.storage.store import Storage, is_local, remember
+from workbench.core.storage.store import Storage, is_local
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -43,6 +45,10 @@ class CatalogProperties:
         object.__setattr__(self, "root", root.rstrip("/") or "/")
         object.__setattr__(self, "storage_options", _option_strings(self.storage_options))
         Limits.of(self.storage_options)  # a malformed retry or timeout option fails now
+
+    def __repr__(self) -> str:
+        options = masked(self.storage_options)  # credentials are never shown
+        return f"CatalogProperties(root={self.root!r}, storage_options={options!r})"
 
 
 def _option_strings(options: object) -> dict[str, str]:
@@ -79,9 +85,16 @@ class Catalog:
         return self
 
     @property
+    def identity(self) -> str:
+        """What tells this catalog from every other in this process's caches and stores: its
+        root and a digest of its storage options (another endpoint or other credentials on
+        the same root make another catalog; no secret can be read back from it)."""
+        return self._own_storage.identity
+
+    @property
     def line_key(self) -> str:
         """What tells this line of the catalog from every other, in caches and comparisons."""
-        return self.root
+        return self.identity
 
     def on_branch(self, name: str) -> Catalog:
         """This catalog as branch ``name`` shows it (``main``: the catalog itself); raises
@@ -149,10 +162,15 @@ class Catalog:
         except (OSError, ValueError):
             return MAX_NAME_LENGTH
 
-    @cached_property
+    @property
     def storage(self) -> Storage:
-        """Object access under the root (puts, put-if-absent, gets) and its pyarrow filesystem."""
-        return remember(Storage(self.root, dict(self.properties.storage_options)))
+        """Object access under the root (puts, put-if-absent, gets) and its pyarrow filesystem;
+        the one ``storage_for`` finds first for URIs under the root, having been used last."""
+        return remember(self._own_storage)
+
+    @cached_property
+    def _own_storage(self) -> Storage:
+        return Storage(self.root, dict(self.properties.storage_options))
 
     @property
     def filesystem(self) -> pafs.FileSystem:
@@ -179,7 +197,7 @@ class BranchCatalog(Catalog):
         self._trunk = trunk
         self.record = record
         self.branch = record.name
-        self.__dict__["storage"] = trunk.storage  # one storage per root
+        self.__dict__["_own_storage"] = trunk.storage  # the trunk's connections
 
     @property
     def trunk(self) -> Catalog:
@@ -187,7 +205,7 @@ class BranchCatalog(Catalog):
 
     @property
     def line_key(self) -> str:
-        return f"{self.root}#{self.branch_id}"
+        return f"{self.identity}/{self.branch_id}"
 
     @property
     def branch_id(self) -> str:

@@ -176,8 +176,9 @@ class OpenTable:
 
     @property
     def storage_options(self) -> dict[str, str] | None:
-        """Options for reaching the catalog's storage (credentials, endpoint)."""
-        return self.loc.catalog.properties.storage_options or None
+        """Options deltalake reaches the catalog's storage with (credentials, endpoint, the
+        fail-fast limits on an object store)."""
+        return self.storage.delta_options
 
     @property
     def schemaless(self) -> bool:

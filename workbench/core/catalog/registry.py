@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from workbench.core.base.caches import forget_catalog
 from workbench.core.base.errors import CatalogNotFoundError, InvalidArgumentError
 from workbench.core.base.names import MAIN, validate_name
 from workbench.core.catalog.catalogs import DEFAULT_LOCAL_ROOT, Catalog, CatalogProperties
@@ -22,7 +23,7 @@ class _Registry:
     def __init__(self) -> None:
         self.catalogs: dict[str, Catalog] = {}
         self.default: str | None = None
-        self.branches: dict[str, str] = {}  # catalog root -> branch calls on it use
+        self.branches: dict[str, str] = {}  # catalog identity -> branch calls on it use
         self.cleared = False  # emptied on purpose: no local catalog is set up on first use
 
     def set(self, catalogs: dict[str, Catalog], default: str | None) -> None:
@@ -38,7 +39,7 @@ class _Registry:
 
 
 _registry = _Registry()
-session_branches = _registry.branches  # catalog root -> the branch calls on it use (``scope``)
+session_branches = _registry.branches  # catalog identity -> the branch calls on it use
 
 
 def resolved(
@@ -75,7 +76,7 @@ def register(
     _registry.set(catalogs, default)
     _registry.branches.clear()
     if branch is not None and branch != MAIN and _registry.default is not None:
-        _registry.branches[_registry.catalogs[_registry.default].root] = branch
+        _registry.branches[_registry.catalogs[_registry.default].identity] = branch
     _notify()
     return dict(_registry.catalogs)
 
@@ -127,10 +128,12 @@ def put_catalog(
 
 
 def pop_catalog(name: str) -> Catalog | None:
-    """Unregister the catalog called ``name`` and return it (None if there is none). Its
-    tables stay where they are."""
+    """Unregister the catalog called ``name`` and return it (None if there is none), dropping
+    what this process cached of it (its log's state, table versions and handles, listings,
+    stores, run log): put back, it reads its storage afresh. Its tables stay where they are."""
     catalog = _registry.catalogs.pop(name, None) if isinstance(name, str) else None
     if catalog is not None:
+        forget_catalog(catalog.identity)
         if _registry.default == name:
             _registry.default = next(iter(_registry.catalogs), None)
         _notify()

@@ -16,7 +16,7 @@ from workbench.core.catalog.registry import catalog_name, registered, session_br
 _in_scope: ContextVar[Catalog | None] = ContextVar("workbench_catalog_in_scope", default=None)
 
 
-# trunk root -> branch, for calls in ``dc.branch`` blocks (replaced, never changed in place)
+# trunk identity -> branch, for calls in ``dc.branch`` blocks (replaced, never changed in place)
 _branch_in_scope: ContextVar[dict[str, str] | None] = ContextVar(
     "workbench_branch_in_scope", default=None
 )
@@ -25,11 +25,12 @@ _branch_in_scope: ContextVar[dict[str, str] | None] = ContextVar(
 def current_branch(catalog: str | Catalog | None = None) -> str:
     """The branch calls on a catalog (the default one) use when they name none: the innermost
     ``dc.branch`` block's, else the one ``dc.init(branch=...)`` chose, else ``main``."""
-    return _branch_of(main_catalog(catalog).root)
+    return _branch_of(main_catalog(catalog))
 
 
-def _branch_of(root: str) -> str:
-    return (_branch_in_scope.get() or {}).get(root) or session_branches.get(root, MAIN)
+def _branch_of(catalog: Catalog) -> str:
+    identity = catalog.trunk.identity
+    return (_branch_in_scope.get() or {}).get(identity) or session_branches.get(identity, MAIN)
 
 
 def main_catalog(catalog: str | Catalog | None = None) -> Catalog:
@@ -48,13 +49,13 @@ def set_default_branch(name: str, catalog: str | None = None) -> None:
     blocks; raises ``BranchNotFoundError`` when it has no such branch."""
     trunk = main_catalog(catalog)
     trunk.on_branch(name)
-    session_branches[trunk.root] = name
+    session_branches[trunk.identity] = name
 
 
 def leave_branch(catalog: Catalog, name: str) -> None:
     """Stop using branch ``name`` of ``catalog`` by default (it was dropped): back to ``main``."""
-    if session_branches.get(catalog.trunk.root) == name:
-        del session_branches[catalog.trunk.root]
+    if session_branches.get(catalog.trunk.identity) == name:
+        del session_branches[catalog.trunk.identity]
 
 
 @contextmanager
@@ -67,8 +68,8 @@ def branch_scope(name: str | None, catalog: str | Catalog | None = None) -> Iter
         return
     if not isinstance(name, str) or not name:
         raise InvalidArgumentError(f"branch={name!r} is not a branch name; pass e.g. 'exp'.")
-    root = main_catalog(catalog).root
-    token = _branch_in_scope.set({**(_branch_in_scope.get() or {}), root: name})
+    identity = main_catalog(catalog).identity
+    token = _branch_in_scope.set({**(_branch_in_scope.get() or {}), identity: name})
     try:
         yield
     finally:
@@ -95,8 +96,8 @@ def get_catalog(name: str | None = None) -> Catalog:
     scoped = _in_transaction_branch(scoped)
     if name is None:
         return scoped
-    found = registered(name)  # its root is all that is compared
-    if found.root != scoped.root:
+    found = registered(name)  # its identity (root and storage options) is all that is compared
+    if found.identity != scoped.identity:
         raise TransactionCatalogError(
             "Transaction and catalog parameters are mutually exclusive: the open transaction "
             f"is on catalog {catalog_name(scoped)!r}, so catalog={name!r} cannot be used inside "
@@ -107,7 +108,7 @@ def get_catalog(name: str | None = None) -> Catalog:
 
 def _in_transaction_branch(scoped: Catalog) -> Catalog:
     """The open transaction's catalog, unless the block asks for another branch of it."""
-    wanted = _branch_of(scoped.root)
+    wanted = _branch_of(scoped)
     if wanted != scoped.branch:
         raise TransactionCatalogError(
             f"The open transaction is on branch {scoped.branch!r}, so branch {wanted!r} cannot "
@@ -120,4 +121,4 @@ def lookup_catalog(name: str | None = None) -> Catalog:
     """The registered catalog called ``name``, or the default one, on the branch calls on it
     use (see ``current_branch``)."""
     found = registered(name)
-    return found.on_branch(_branch_of(found.root))
+    return found.on_branch(_branch_of(found))

@@ -118,7 +118,10 @@ def merge(opened: OpenTable, source: pa.Table, schema: Schema, keys: list[str]) 
                 found = pc.or_(found, seen)
         inserted = source.filter(pc.invert(found))
         if inserted.num_rows:
-            rewrite.written.append(write_part(inserted, schema, opened.uri, len(rewrite.written)))
+            index = len(rewrite.written)
+            rewrite.written.append(
+                write_part(inserted, schema, opened.uri, index, storage=opened.storage)
+            )
     return rewrite
 
 
@@ -143,7 +146,8 @@ def _replace(
     """Swap a file for its rewritten rows (none: the file is only removed)."""
     rewrite.removed.append(old)
     if data.num_rows:
-        rewrite.written.append(write_part(data, schema, opened.uri, len(rewrite.written)))
+        index = len(rewrite.written)
+        rewrite.written.append(write_part(data, schema, opened.uri, index, storage=opened.storage))
 
 
 def _matches(opened: OpenTable, f: DataFile, source: pa.Table, keys: list[str]) -> MatchedRows:
@@ -159,8 +163,9 @@ def _matches(opened: OpenTable, f: DataFile, source: pa.Table, keys: list[str]) 
         def column() -> pa.ChunkedArray:
             return file_rows(opened, f, keys).column(0)
 
-        if INDEXES.has(f.absolute, f.size) or worth_indexing(f.rows, len(wanted)):
-            positions, sources = INDEXES.get(f.absolute, f.size, column).find(wanted)
+        store = opened.storage.identity
+        if INDEXES.has(store, f.absolute, f.size) or worth_indexing(f.rows, len(wanted)):
+            positions, sources = INDEXES.get(store, f.absolute, f.size, column).find(wanted)
         else:
             values = column().to_numpy(zero_copy_only=False)
             positions, sources = find_in_column(values, wanted)
@@ -168,7 +173,9 @@ def _matches(opened: OpenTable, f: DataFile, source: pa.Table, keys: list[str]) 
         found = match_rows(file_rows(opened, f, keys), source, keys)
         positions = np.flatnonzero(pc.is_valid(found).to_numpy(zero_copy_only=False))
         sources = found.to_numpy(zero_copy_only=False)[positions].astype(np.int64)
-    deleted = read_vector(opened.uri, f.deletion_vector) if f.deletion_vector else None
+    deleted = (
+        read_vector(opened.uri, f.deletion_vector, opened.storage) if f.deletion_vector else None
+    )
     if deleted is not None and len(positions):
         live = undeleted_mask(f.rows, deleted)[positions]
         positions, sources = positions[live], sources[live]
@@ -228,7 +235,7 @@ def _merge_on_read(opened: OpenTable, source: pa.Table, schema: Schema, keys: li
             updated.append(conform(new_rows, schema, True, opened.loc.qualified))
         if updated:
             merged = pa.concat_tables(updated, promote_options="default")
-            rewrite.written += write_parts(merged, schema, opened.uri)
+            rewrite.written += write_parts(merged, schema, opened.uri, opened.storage)
     return rewrite
 
 

@@ -77,20 +77,22 @@ def find_in_column(column: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, 
 
 
 class IndexCache:
-    """Indexes of recently used files, by file URI and size, within a memory budget."""
+    """Indexes of recently used files, by the identity of the store that read them (a catalog
+    never gets what another's credentials read), file URI and size, within a memory budget."""
 
     def __init__(self, budget: int = BUDGET_BYTES):
         self.budget = budget
         self.used = 0
-        self.indexes: OrderedDict[tuple[str, int], KeyIndex] = OrderedDict()
+        self.indexes: OrderedDict[tuple[str, str, int], KeyIndex] = OrderedDict()
 
-    def has(self, uri: str, size: int) -> bool:
+    def has(self, store: str, uri: str, size: int) -> bool:
         """True when the index of a file is kept."""
-        return (uri, size) in self.indexes
+        return (store, uri, size) in self.indexes
 
-    def get(self, uri: str, size: int, load: Callable[[], pa.Array]) -> KeyIndex:
-        """The index of a file, made from its key column (``load``) when not kept."""
-        key = (uri, size)
+    def get(self, store: str, uri: str, size: int, load: Callable[[], pa.Array]) -> KeyIndex:
+        """The index of a file of ``store`` (its identity), made from its key column
+        (``load``) when not kept."""
+        key = (store, uri, size)
         index = self.indexes.get(key)
         if index is not None:
             self.indexes.move_to_end(key)
@@ -108,6 +110,11 @@ class IndexCache:
         self.indexes.clear()
         self.used = 0
 
+    def forget(self, store: str) -> None:
+        """Forget the indexes of one store's files."""
+        for key in [k for k in self.indexes if k[0] == store]:
+            self.used -= self.indexes.pop(key).nbytes
+
 
 def indexable(key_type: pa.DataType) -> bool:
     """True for the key types the index serves (integers)."""
@@ -117,4 +124,4 @@ def indexable(key_type: pa.DataType) -> bool:
 
 
 INDEXES = IndexCache()
-process_cache("data.key_index", INDEXES.clear)
+process_cache("data.key_index", INDEXES.clear, forget=INDEXES.forget)

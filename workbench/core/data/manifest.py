@@ -19,7 +19,7 @@ from workbench.core.data.datasets import from_pyarrow, parse_dataset_type, to_py
 from workbench.core.data.read_options import check_read_options
 from workbench.core.delta.reading import live_table
 from workbench.core.storage.formats import content_type_of, read_file, write_file
-from workbench.core.storage.store import storage_for
+from workbench.core.storage.known import storage_for
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -201,7 +201,7 @@ def _listed_files(manifest_table: Any, cat: Catalog) -> list[tuple[str, ContentT
 def _locate(path: str, cat: Catalog) -> tuple[pafs.FileSystem, str]:
     """Filesystem and path of a listed file; relative paths are under the catalog root."""
     if "://" in path or path.startswith("/"):
-        return storage_for(path).locate(path)
+        return storage_for(path, cat.storage).locate(path)
     return cat.storage.locate(cat.uri(path))
 
 

@@ -15,7 +15,7 @@ from urllib.parse import unquote
 from workbench.core.base.json_text import standard_json
 from workbench.core.delta.vector_descriptor import Descriptor
 from workbench.core.schema.conform import conform
-from workbench.core.storage.store import storage_for
+from workbench.core.storage.known import storage_for
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -126,29 +126,33 @@ def write_part(
     return WrittenFile(uri, size, footer_stats(collected[0]))
 
 
-def write_parts(data: pa.Table, schema: Schema, folder: str) -> list[WrittenFile]:
+def write_parts(
+    data: pa.Table, schema: Schema, folder: str, storage: Storage | None = None
+) -> list[WrittenFile]:
     """Write ``data`` as parts of at most ``ROWS_PER_FILE`` rows, in order; a big write is
     split into one part per core (each at least ``ROWS_PER_PARALLEL_PART`` rows) written at
-    once. If any part fails, the parts written are deleted."""
+    once. If any part fails, the parts written are deleted. ``storage``: the catalog's (by
+    default the one ``storage_for`` finds here, before the parts go to other threads)."""
     import math
     import os
     from concurrent.futures import ThreadPoolExecutor
 
+    storage = storage or storage_for(folder)
     workers = min(os.cpu_count() or 1, max(data.num_rows // ROWS_PER_PARALLEL_PART, 1))
     size = min(ROWS_PER_FILE, max(math.ceil(data.num_rows / workers), 1))
     starts = range(0, data.num_rows, size)
     if len(starts) == 1:
-        return [write_part(data, schema, folder)]
+        return [write_part(data, schema, folder, storage=storage)]
     batch = new_batch()
     with ThreadPoolExecutor(workers) as pool:  # pyarrow writes without holding the GIL
         futures = [
-            pool.submit(write_part, data.slice(start, size), schema, folder, index, batch)
+            pool.submit(write_part, data.slice(start, size), schema, folder, index, batch, storage)
             for index, start in enumerate(starts)
         ]
     try:
         return [f.result() for f in futures]
     except BaseException:
-        discard_batch(folder, batch)
+        discard_batch(folder, batch, storage)
         raise
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from workbench.core.base.errors import DeletionVectorError
 from workbench.core.delta.data_files import filesystem_of
 from workbench.core.delta.vector_descriptor import Descriptor, z85_decode, z85_encode
-from workbench.core.storage.store import storage_for
+from workbench.core.storage.known import storage_for
 
 if TYPE_CHECKING:
     import numpy as np

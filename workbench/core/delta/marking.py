@@ -37,10 +37,10 @@ def mark_deleted(opened: StoredTable, f: DataFile, deleted: BitMap64, rewrite: R
         rewrite.removed.append(f)
     elif len(deleted) > purge_share(opened.properties) * f.rows:
         rows = file_rows(opened, f).filter(undeleted_mask(f.rows, deleted))
-        rewrite.written.append(write_part(rows, opened.schema, opened.uri))
+        rewrite.written.append(write_part(rows, opened.schema, opened.uri, storage=opened.storage))
         rewrite.removed.append(f)
     else:
-        vector = store_vector(opened.uri, deleted)
+        vector = store_vector(opened.uri, deleted, opened.storage)
         vector_file = (
             None if vector.inline else WrittenFile(vector_uri(opened.uri, vector), 0, "{}")
         )
@@ -52,7 +52,7 @@ def mark_more_deleted(
 ) -> None:
     """``mark_deleted`` for rows ``deleted`` now, besides those ``f``'s vector deleted before."""
     if f.deletion_vector is not None:
-        deleted |= read_vector(opened.uri, f.deletion_vector)
+        deleted |= read_vector(opened.uri, f.deletion_vector, opened.storage)
     mark_deleted(opened, f, deleted, rewrite)
 
 

@@ -12,6 +12,7 @@ from workbench.core.base.caches import process_cache
 from workbench.core.base.errors import EventLogUnavailableError, WorkbenchError
 from workbench.core.base.settings import file_settings
 from workbench.core.events.log import parse_event_log_uri
+from workbench.core.storage.identity import redacted
 
 if TYPE_CHECKING:
     from workbench.core.catalog.catalogs import Catalog
@@ -20,8 +21,19 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 EVENTS_KEY = "_workbench/events"
 _configured: dict[str, str | None] = {"uri": None}
-_open: dict[str, EventLog] = {}
-process_cache("events.config", lambda: (_open.clear(), _configured.update(uri=None)))
+# (URI, identity of the catalog whose storage options opened it; "" for a SQLite log, opened
+# without any) -> the run log: a catalog with other credentials opens the log for itself
+_open: dict[tuple[str, str], EventLog] = {}
+
+
+def _forget(identity: str) -> None:
+    for key in [k for k in _open if k[1] == identity]:
+        del _open[key]
+
+
+process_cache(
+    "events.config", lambda: (_open.clear(), _configured.update(uri=None)), forget=_forget
+)
 
 
 def configure_events(uri: str | None) -> None:
@@ -75,18 +87,20 @@ def event_log_for(catalog: str | None = None) -> EventLog:
 
     cat = get_catalog(catalog)
     uri = events_uri(cat)
-    if uri not in _open:
+    key = (uri, cat.identity if uri.startswith("delta") else "")
+    if key not in _open:
         options = cat.properties.storage_options if uri.startswith("delta+") else {}
         try:
-            _open[uri] = open_event_log(uri, **(options or {}))
+            _open[key] = open_event_log(uri, **(options or {}))
         except WorkbenchError:
             raise
         except Exception as e:  # the backend's own error: say which log and how to fix it
             raise EventLogUnavailableError(
-                f"Cannot open the run log at {uri!r} ({e}); check that the location is "
-                "writable, or choose another with dc.init(events=...) or WORKBENCH_EVENTS."
+                f"Cannot open the run log at {uri!r} ({redacted(str(e), options)}); check "
+                "that the location is writable, or choose another with dc.init(events=...) "
+                "or WORKBENCH_EVENTS."
             ) from e
-    return _open[uri]
+    return _open[key]
 
 
 def open_event_log(uri: str, **options: Any) -> EventLog:

@@ -424,7 +424,8 @@ def _write_schemaless(
     removed = sum(f.live_rows for f in replaced)
     with staged_or_undone(txn, change, "the table was not changed") as made:
         entry = write_data_file(opened, incoming, fmt, change.version)
-        made.append(Rewrite(write_parts(entry, opened.schema, opened.uri), replaced))
+        written = write_parts(entry, opened.schema, opened.uri, opened.storage)
+        made.append(Rewrite(written, replaced))
         txn.stage(change, made[0])
     txn.record(change, f"WRITE_{mode.name}", incoming.num_rows, removed)
     return WriteResult(opened.loc.ref, mode.value, change.version, rows_added=incoming.num_rows)

@@ -81,10 +81,10 @@ def compact_step(loc: Location, engine: str = DEFAULT_ENGINE) -> CompactionStep 
     try:
         committed = _commit(loc, table, Rewrite(written, chosen), engine)
     except BaseException:
-        discard(written)
+        discard(written, table.storage)
         raise
     if not committed:
-        discard(written)
+        discard(written, table.storage)
         return None
     return CompactionStep(
         loc.qualified,

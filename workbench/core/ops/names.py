@@ -15,6 +15,7 @@ from workbench.core.catalog.locations import locate_in
 from workbench.core.catalog.registry import MAIN, catalog_name
 from workbench.core.catalog.scope import current_branch, main_catalog
 from workbench.core.catalog.versions import split_key
+from workbench.core.storage.identity import identity_root
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.table_versions import open_table
 from workbench.core.transactions.time_travel import tags
@@ -55,7 +56,7 @@ class _Cached:
 
 
 _lock = threading.Lock()
-_listings: dict[tuple[str, str], _Cached] = {}  # (root, branch) -> listing
+_listings: dict[tuple[str, str], _Cached] = {}  # (catalog identity, branch) -> listing
 _columns: OrderedDict[tuple, tuple[Column, ...]] = OrderedDict()
 _listening = False
 
@@ -66,7 +67,7 @@ def catalog_names(catalog: str | None = None, branch: str | None = None) -> Cata
     _listen()
     trunk = main_catalog(catalog)
     branch = branch or current_branch(trunk)
-    key = (trunk.root, branch)
+    key = (trunk.identity, branch)
     cached = _listings.get(key)
     now = time.monotonic()
     if cached is not None and now - cached.checked < RECHECK_S:
@@ -96,7 +97,7 @@ def table_columns(
     names = catalog_names(catalog, branch)
     trunk = main_catalog(catalog)
     loc = locate_in(trunk, table, namespace)
-    key = (trunk.root, names.branch, names.sequence, loc.namespace, loc.table_name)
+    key = (trunk.identity, names.branch, names.sequence, loc.namespace, loc.table_name)
     with _lock:
         found = _columns.get(key)
         if found is not None:
@@ -119,19 +120,27 @@ def forget_names() -> None:
         _columns.clear()
 
 
-def _forget_catalog(root: str) -> None:
+def _forget_root(root: str) -> None:
+    """Drop the listings of every catalog on ``root`` (whatever its options: the same tables)."""
     with _lock:
-        for key in [k for k in _listings if k[0] == root]:
+        for key in [k for k in _listings if identity_root(k[0]) == root]:
             del _listings[key]
 
 
+def _forget_catalog(identity: str) -> None:
+    with _lock:
+        for cache in (_listings, _columns):
+            for key in [k for k in cache if k[0] == identity]:
+                del cache[key]
+
+
 def _listen() -> None:
-    """Clear a catalog's listings when this process commits to it (any line: publishing a
+    """Clear a root's listings when this process commits to it (any line: publishing a
     branch changes ``main``)."""
     global _listening
     if not _listening:
         _listening = True
-        on_commit(lambda txn, rows: _forget_catalog(txn.catalog.trunk.root))
+        on_commit(lambda txn, rows: _forget_root(txn.catalog.root))
 
 
-process_cache("ops.names", forget_names)
+process_cache("ops.names", forget_names, forget=_forget_catalog)

@@ -257,4 +257,5 @@ def delta_table(
             "DeltaTable can show them: read it with dc.read(..., branch=...), or publish the "
             "branch with dc.merge_branch(...) first."
         )
-    return DeltaTable(opened.uri, version=opened.version, storage_options=opened.storage_options)
+    options = opened.loc.catalog.properties.storage_options or None  # the user's, as given
+    return DeltaTable(opened.uri, version=opened.version, storage_options=options)

@@ -8,7 +8,8 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from workbench.core.base.errors import MediaNotFoundError
-from workbench.core.storage.store import Storage, is_local, local_path, storage_for
+from workbench.core.storage.known import storage_for
+from workbench.core.storage.store import Storage, is_local, local_path
 
 MAX_THREADS = 16
 
@@ -76,11 +77,12 @@ def read_many(
 
 
 def options_for(uri: str, fallback: Storage | None = None) -> dict[str, str]:
-    """Storage options to read ``uri`` with: those of the catalog whose root holds it, else
-    ``fallback``'s (a catalog's storage) when it is on the same kind of store."""
+    """Storage options to read ``uri`` with: ``fallback``'s (a catalog's storage) when its root
+    holds it, else those of the catalog whose root holds it, else ``fallback``'s when it is on
+    the same kind of store."""
     if is_local(uri):
         return {}
-    options = storage_for(uri).options
+    options = storage_for(uri, fallback).options
     same_kind = fallback is not None and fallback.root.split("://")[0] == uri.split("://")[0]
     return dict(options or (fallback.options if same_kind and fallback else {}))
 

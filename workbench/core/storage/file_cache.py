@@ -1,22 +1,23 @@
 """Bytes of immutable files read from object stores, kept in this process (least recently
 used first out, bounded): a Delta table's data and deletion-vector files never change once
 written (a change writes new files), so a table read again fetches only the files not yet
-seen. Entries are keyed by the store (its root and storage options, so one catalog never sees
-what another's credentials fetched) and the file's key. ``WORKBENCH_FILE_CACHE_MB`` bounds it
-(default 256; 0 turns it off); files bigger than a tenth of it are never kept."""
+seen. Entries are keyed by the store's identity (its root and a digest of its storage
+options, so one catalog never sees what another's credentials fetched) and the file's key.
+``WORKBENCH_FILE_CACHE_MB`` bounds it (default 256; 0 turns it off); files bigger than a tenth
+of it are never kept."""
 
 from __future__ import annotations
 
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 
 from workbench.core.base.caches import process_cache
 
 DEFAULT_MB = 256
 
-_entries: OrderedDict[tuple[Hashable, str], bytes] = OrderedDict()
+_entries: OrderedDict[tuple[str, str], bytes] = OrderedDict()
 _size = 0
 _lock = threading.Lock()
 
@@ -31,10 +32,10 @@ def capacity() -> int:
 
 
 def get_many(
-    store: Hashable, keys: list[str], fetch: Callable[[list[str]], list[bytes | None]]
+    store: str, keys: list[str], fetch: Callable[[list[str]], list[bytes | None]]
 ) -> list[bytes | None]:
-    """The bytes of each key of ``store``: those kept, and the others from ``fetch`` (which
-    gets only the missing keys, at once), kept for next time."""
+    """The bytes of each key of ``store`` (its identity): those kept, and the others from
+    ``fetch`` (which gets only the missing keys, at once), kept for next time."""
     limit = capacity()
     if not limit:
         return fetch(keys)
@@ -51,7 +52,7 @@ def get_many(
     return [found[k] for k in keys]
 
 
-def _keep(key: tuple[Hashable, str], data: bytes | None, limit: int) -> None:
+def _keep(key: tuple[str, str], data: bytes | None, limit: int) -> None:
     global _size
     if data is None or len(data) > limit // 10:
         return
@@ -73,4 +74,12 @@ def clear() -> None:
         _size = 0
 
 
-process_cache("storage.file_cache", clear)
+def forget(store: str) -> None:
+    """Forget the files kept of one store (its identity)."""
+    global _size
+    with _lock:
+        for key in [k for k in _entries if k[0] == store]:
+            _size -= len(_entries.pop(key))
+
+
+process_cache("storage.file_cache", clear, forget=forget)

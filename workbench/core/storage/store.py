@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.storage import file_cache
+from workbench.core.storage.identity import masked, redacted, store_identity
 from workbench.core.storage.limits import KEYS as LIMIT_KEYS
 from workbench.core.storage.limits import Limits, with_fail_fast
 
@@ -50,27 +51,6 @@ def _flag(value: Any) -> bool:
     return str(value).lower() in ("1", "true", "yes")
 
 
-_known: dict[str, Storage] = {}  # root -> storage, for the catalogs of this process
-
-
-def storage_for(uri: str) -> Storage:
-    """The storage holding a path or URI: that of the catalog whose root contains it (with the
-    catalog's credentials), else a plain one for its bucket or the local disk."""
-    matches = [root for root in _known if uri.startswith(root.rstrip("/") + "/")]
-    if matches:
-        return _known[max(matches, key=len)]
-    if is_local(uri):
-        return Storage("/")
-    scheme, _, rest = uri.partition("://")
-    return Storage(f"{scheme}://{rest.split('/', 1)[0]}")
-
-
-def remember(storage: Storage) -> Storage:
-    """Make a catalog's storage the one ``storage_for`` finds for paths under its root."""
-    _known[storage.root] = storage
-    return storage
-
-
 MAX_CONCURRENT_GETS = 16  # requests one get_many keeps under way
 
 
@@ -85,6 +65,15 @@ class Storage:
         # Only the root and options travel to Ray tasks and Spark executors; each side opens
         # its own connections.
         return Storage, (self.root, dict(self.options))
+
+    def __repr__(self) -> str:
+        return f"Storage({self.root!r}, {masked(self.options)!r})"
+
+    @cached_property
+    def identity(self) -> str:
+        """What tells this store from any other in this process's caches: the root and a
+        digest of the options (two catalogs on one root with other options are other stores)."""
+        return store_identity(self.root, self.options)
 
     # -------------------------------------------------------------------- stores and filesystems
     def _store(self, write: bool = False) -> Any:
@@ -220,7 +209,7 @@ class Storage:
         import obstore
 
         with (
-            _os_errors(self.root),
+            _os_errors(self.root, self.options),
             obstore.open_writer(self._store(write=True), self.key_of(uri)) as writer,
         ):
             yield _Sink(writer)
@@ -233,7 +222,7 @@ class Storage:
         from obstore.exceptions import AlreadyExistsError
 
         try:
-            with _os_errors(self.root):
+            with _os_errors(self.root, self.options):
                 obstore.put(self._store(write=True), key, data, mode="create")
         except (AlreadyExistsError, FileExistsError):
             return False
@@ -243,7 +232,7 @@ class Storage:
         """Write (or replace) the object at ``key``."""
         import obstore
 
-        with _os_errors(self.root):
+        with _os_errors(self.root, self.options):
             obstore.put(self._store(write=True), key, data)
 
     def get(self, key: str) -> bytes | None:
@@ -254,7 +243,7 @@ class Storage:
         if store is None:
             return None
         try:
-            with _os_errors(self.root):
+            with _os_errors(self.root, self.options):
                 return bytes(obstore.get(store, key).bytes())
         except FileNotFoundError:
             self.check_bucket()
@@ -267,8 +256,7 @@ class Storage:
         data files) of an object store are kept in the process's file cache."""
         keys = [self.key_of(u) for u in uris]
         if immutable and not is_local(self.root):
-            identity = (self.root, tuple(sorted(self.options.items())))
-            return file_cache.get_many(identity, keys, self._fetch)
+            return file_cache.get_many(self.identity, keys, self._fetch)
         return self._fetch(keys)
 
     def _fetch(self, keys: list[str]) -> list[bytes | None]:
@@ -287,7 +275,7 @@ class Storage:
         if store is None:
             return False
         try:
-            with _os_errors(self.root):
+            with _os_errors(self.root, self.options):
                 obstore.head(store, key)
         except FileNotFoundError:
             self.check_bucket()
@@ -351,13 +339,13 @@ class Storage:
                 raise
             if _MISSING_OBJECT.search(str(e)):  # pyarrow's words for a key that is not there
                 raise FileNotFoundError(str(e)) from e
-            raise _unreachable(self.root, e) from e
+            raise _unreachable(self.root, e, self.options) from e
 
     @cached_property
     def _bucket_listed(self) -> bool:
         import obstore
 
-        with _os_errors(self.root):
+        with _os_errors(self.root, self.options):
             obstore.list_with_delimiter(self.store, None)
         return True
 
@@ -367,7 +355,7 @@ class Storage:
 
         store = self._store()
         if store is not None:
-            with suppress(FileNotFoundError), _os_errors(self.root):
+            with suppress(FileNotFoundError), _os_errors(self.root, self.options):
                 obstore.delete(store, key)
 
     def remove(self, uri: str) -> None:
@@ -388,7 +376,7 @@ class Storage:
             return
         import obstore
 
-        with _os_errors(self.root):
+        with _os_errors(self.root, self.options):
             obstore.rename(self._store(write=True), self.key_of(uri), self.key_of(target))
 
     def key_of(self, uri: str) -> str:
@@ -403,7 +391,7 @@ class Storage:
         if store is None:
             return []
         try:
-            with _os_errors(self.root):
+            with _os_errors(self.root, self.options):
                 return [m for chunk in obstore.list(store, prefix) for m in chunk]
         except FileNotFoundError:
             return []
@@ -416,7 +404,7 @@ class Storage:
         if store is None:
             return []
         try:
-            with _os_errors(self.root):
+            with _os_errors(self.root, self.options):
                 listed = obstore.list_with_delimiter(store, prefix or None)
         except FileNotFoundError:
             return []
@@ -454,7 +442,7 @@ _MISSING_OBJECT = re.compile(r"AWS Error (RESOURCE_NOT_FOUND|NO_SUCH_KEY)\b")
 
 
 @contextmanager
-def _os_errors(root: str) -> Iterator[None]:
+def _os_errors(root: str, options: dict[str, str] | None = None) -> Iterator[None]:
     """obstore's errors from the local filesystem as the ``OSError`` they stand for (so a
     read-only folder raises ``PermissionError``); an object store that cannot be reached, a
     missing bucket or refused credentials as ``StorageUnreachableError`` saying what to check."""
@@ -466,20 +454,22 @@ def _os_errors(root: str) -> Iterator[None]:
         raise
     except NotFoundError as e:
         if _NO_BUCKET in str(e):
-            raise _unreachable(root, e) from e
+            raise _unreachable(root, e, options) from e
         raise
     except BaseError as e:
         found = _OS_ERROR.search(str(e))
         if found is None:  # a network or service failure
-            raise _unreachable(root, e) from e
+            raise _unreachable(root, e, options) from e
         code = int(found.group(1))
-        raise OSError(code, os.strerror(code), str(e).splitlines()[0]) from e
+        raise OSError(code, os.strerror(code), redacted(str(e).splitlines()[0], options)) from e
 
 
-def _unreachable(root: str, error: Exception) -> Exception:
+def _unreachable(root: str, error: Exception, options: dict[str, str] | None) -> Exception:
+    """The typed error for a store that cannot be reached, saying what to check (never an
+    option's secret value, should the library's own words carry one)."""
     from workbench.core.base.errors import StorageUnreachableError
 
-    text = _TERMINAL_CODES.sub("", str(error)).strip() or type(error).__name__
+    text = redacted(_TERMINAL_CODES.sub("", str(error)).strip(), options) or type(error).__name__
     if _NO_BUCKET in text:
         bucket = root.split("://", 1)[1].split("/", 1)[0]
         return StorageUnreachableError(

@@ -44,6 +44,7 @@ from workbench.core.delta.commits import (
     protocol_action,
 )
 from workbench.core.delta.log_compaction import maintain_log
+from workbench.core.storage.identity import made_from
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -173,7 +174,6 @@ class TransactionLog:
 
     key = LOG_KEY
     state_key = STATE_KEY
-    line = ""  # "" for main, the branch id for a branch
 
     def __init__(self, catalog: Catalog):
         self.catalog = catalog
@@ -439,7 +439,6 @@ class BranchLog(TransactionLog):
         self.main = main
         self.key = f"{line_key(self.record)}/transactions"
         self.state_key = f"{line_key(self.record)}/state"
-        self.line = self.record.id
         saved = catalog.storage.get(base_key(self.record))
         if saved is None:
             raise BranchNotFoundError(
@@ -479,12 +478,20 @@ class BranchLog(TransactionLog):
         return super().actions_for(incarnation, version, known_only)
 
 
-_logs: dict[str, TransactionLog] = {}
-process_cache("transactions.catalog_log", _logs.clear)
+_logs: dict[str, TransactionLog] = {}  # line key (the catalog's identity, a branch's id) -> log
+
+
+def _forget(identity: str) -> None:
+    for key in [k for k in _logs if made_from(k, identity)]:
+        del _logs[key]
+
+
+process_cache("transactions.catalog_log", _logs.clear, forget=_forget)
 
 
 def log_of(catalog: Catalog) -> TransactionLog:
-    """The cached log reader of a catalog's line (one per root and branch in this process)."""
+    """The cached log reader of a catalog's line (one per catalog identity and branch in this
+    process: another catalog on the same root with other options reads for itself)."""
     log = _logs.get(catalog.line_key)
     if log is None:
         catalog.check_root()

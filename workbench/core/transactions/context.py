@@ -21,6 +21,7 @@ from workbench.core.base.errors import (
     TransactionError,
 )
 from workbench.core.storage import leases
+from workbench.core.storage.known import using
 from workbench.core.transactions.catalog_log import CatalogState, log_of
 from workbench.core.transactions.rollforward import roll_forward
 from workbench.core.transactions.transaction import Transaction
@@ -34,11 +35,17 @@ T = TypeVar("T")
 
 _current: ContextVar[Transaction | None] = ContextVar("workbench_transaction", default=None)
 _beating: set[str] = set()  # transactions whose leases a heartbeat renews (see ``_kept``)
-# catalog root -> the state its reads see, the transaction that made it (None: empty) and the
-# moment pinned (ns; None: the state's whole span), while this process reads the catalog pinned
-# to one past state (a report's kernel)
-_pins: dict[str, tuple[CatalogState, str | None, int | None]] = {}
+# (catalog root, branch id or None) -> the state its reads see, the transaction that made it
+# (None: empty) and the moment pinned (ns; None: the state's whole span), while this process
+# reads the catalog pinned to one past state (a report's kernel). A pin holds the place, not
+# one catalog's options: a notebook's own catalog on that root with options of its own reads
+# pinned too, and a pop keeps the pin (no ``forget``), so neither lets a report's kernel write.
+_pins: dict[tuple[str, str | None], tuple[CatalogState, str | None, int | None]] = {}
 process_cache("transactions.context.pins", _pins.clear)
+
+
+def _pin_key(catalog: Catalog) -> tuple[str, str | None]:
+    return catalog.root, None if catalog.record is None else catalog.record.id
 
 
 def pin(catalog: Catalog, transaction_id: str | None, moment: int | None = None) -> None:
@@ -53,25 +60,25 @@ def pin(catalog: Catalog, transaction_id: str | None, moment: int | None = None)
         state = log_of(catalog).initial_state()
     else:
         state = state_as_of(catalog, transaction_id)
-    _pins[catalog.line_key] = (state, transaction_id, moment)
+    _pins[_pin_key(catalog)] = (state, transaction_id, moment)
 
 
 def pinned_state(catalog: Catalog) -> CatalogState | None:
     """The state ``catalog`` is pinned to in this process (None when it is not pinned)."""
-    found = _pins.get(catalog.line_key)
+    found = _pins.get(_pin_key(catalog))
     return None if found is None else found[0]
 
 
 def pinned_moment(catalog: Catalog) -> int | None:
     """The moment ``catalog`` is pinned at in this process (None: not pinned, or pinned to a
     state for as long as it held)."""
-    found = _pins.get(catalog.line_key)
+    found = _pins.get(_pin_key(catalog))
     return None if found is None else found[2]
 
 
 def _pinned_reason(catalog: Catalog) -> str | None:
     """Why writes to a pinned catalog are refused (None when it is not pinned)."""
-    found = _pins.get(catalog.line_key)
+    found = _pins.get(_pin_key(catalog))
     if found is None:
         return None
     point = f"transaction {found[1]}" if found[1] else "its empty state (before any transaction)"
@@ -96,21 +103,24 @@ def current_transaction() -> Transaction | None:
 @contextmanager
 def _open(txn: Transaction, scoped: bool = True) -> Iterator[Transaction]:
     """Make ``txn`` current for the block (and, when ``scoped``, its catalog the only one calls
-    may name); commit it if the block succeeds, else abort it."""
+    may name); commit it if the block succeeds, else abort it. Files written by URI in the block
+    (an engine's into a table folder) go out with the catalog's own storage options."""
     from workbench.core.catalog.scope import branch_scope, catalog_scope
 
     token = _current.set(txn)
     try:
-        with (
-            catalog_scope(txn.catalog) if scoped else nullcontext(),
-            branch_scope(txn.catalog.branch, txn.catalog) if scoped else nullcontext(),
-        ):
-            yield txn
-    except BaseException:
-        txn.abort()
-        raise
-    else:
-        txn.commit()
+        with using(txn.catalog.storage):
+            try:
+                with (
+                    catalog_scope(txn.catalog) if scoped else nullcontext(),
+                    branch_scope(txn.catalog.branch, txn.catalog) if scoped else nullcontext(),
+                ):
+                    yield txn
+            except BaseException:
+                txn.abort()
+                raise
+            else:
+                txn.commit()
     finally:
         _current.reset(token)
 
@@ -201,7 +211,7 @@ def operation(catalog: Catalog, message: str | None = None) -> Iterator[Transact
 
     open_txn = _current.get()
     if open_txn is not None:
-        if open_txn.catalog.root != catalog.root:
+        if open_txn.catalog.identity != catalog.identity:
             raise TransactionCatalogError(
                 "Transaction and catalog parameters are mutually exclusive: the open "
                 f"transaction is on catalog {open_txn.catalog_name!r}, so catalog "

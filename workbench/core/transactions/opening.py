@@ -119,7 +119,7 @@ def committed_table(loc: Location, entry: TableEntry, version: int | None = None
                 "catalog log; the table folder was changed outside workbench."
             )
         table = table.with_actions(TableActions.from_json(actions), pending)
-    keep(table, log.line)
+    keep(table, log.catalog.line_key)
     return table
 
 

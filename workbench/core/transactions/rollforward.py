@@ -41,8 +41,10 @@ if TYPE_CHECKING:
 
 CHECKPOINT_EVERY = 100  # table versions between Delta checkpoints
 MOVED_FROM = "moved_from"  # details key: the folder a published branch table moves in from
-_applied: dict[str, int] = {}  # catalog root -> newest log sequence known applied here
-process_cache("transactions.rollforward", _applied.clear)
+_applied: dict[str, int] = {}  # catalog identity -> newest log sequence known applied here
+process_cache(
+    "transactions.rollforward", _applied.clear, forget=lambda identity: _applied.pop(identity, None)
+)
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +66,7 @@ def apply_entry(catalog: Catalog, rows: list[dict[str, Any]]) -> None:
         if row["table_name"] is None and row["operation"] == NAMESPACE_DROPPED:
             _remove_empty_namespace(catalog, row["namespace"])
     if rows:
-        _applied[catalog.root] = max(_applied.get(catalog.root, -1), rows[0]["sequence"])
+        _applied[catalog.identity] = max(_applied.get(catalog.identity, -1), rows[0]["sequence"])
     if clashes:
         raise clashes[0]
 
@@ -165,7 +167,7 @@ def roll_forward(catalog: Catalog) -> None:
     entries = log_of(catalog)
     entries.refresh()
     rows = entries.last_entry
-    if not rows or _applied.get(catalog.root, -1) >= rows[0]["sequence"]:
+    if not rows or _applied.get(catalog.identity, -1) >= rows[0]["sequence"]:
         return
     if not applied(catalog, rows):
         try:
@@ -175,4 +177,4 @@ def roll_forward(catalog: Catalog) -> None:
             return
         except TableChangedOutsideError as e:  # told once; the rest of the catalog works on
             log.warning("%s", e)
-    _applied[catalog.root] = rows[0]["sequence"]
+    _applied[catalog.identity] = rows[0]["sequence"]

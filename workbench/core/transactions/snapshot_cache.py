@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from workbench.core.base.caches import process_cache
 from workbench.core.delta.commits import TableActions
+from workbench.core.storage.identity import made_from
 
 if TYPE_CHECKING:
     from workbench.core.catalog.locations import OpenTable
@@ -17,13 +18,22 @@ if TYPE_CHECKING:
 MAX_ADVANCE = 100  # versions applied on top of a remembered one before reading Delta again
 MAX_REMEMBERED = 256  # table versions kept, least recently used dropped first
 
-# (folder, incarnation, line, version): a branch's versions are its own ("line" is its id)
+# (folder, incarnation, line, version), the line being the catalog's ``line_key``: its identity
+# (so another catalog on the root, with other credentials, never gets what this one read) and
+# on a branch the branch's id (its versions are its own)
 _tables: OrderedDict[tuple[str, str, str, int], OpenTable] = OrderedDict()
-process_cache("transactions.snapshot_cache", _tables.clear)
 
 
-def keep(table: OpenTable, line: str = "") -> None:
-    """Keep a table version of a line (``main``: "") for later opens."""
+def _forget(identity: str) -> None:
+    for key in [k for k in _tables if made_from(k[2], identity)]:
+        del _tables[key]
+
+
+process_cache("transactions.snapshot_cache", _tables.clear, forget=_forget)
+
+
+def keep(table: OpenTable, line: str) -> None:
+    """Keep a table version of a catalog line (its ``line_key``) for later opens."""
     key = (table.uri, table.incarnation, line, table.version)
     _tables[key] = table
     _tables.move_to_end(key)
@@ -39,12 +49,12 @@ def recall(uri: str, incarnation: str, version: int, log: TransactionLog) -> Ope
         for (u, i, line, v) in _tables
         if u == uri
         and i == incarnation
-        and line == log.line
+        and line == log.catalog.line_key
         and version - MAX_ADVANCE <= v <= version
     ]
     if not bases:
         return None
-    return advanced(_tables[(uri, incarnation, log.line, max(bases))], version, log)
+    return advanced(_tables[(uri, incarnation, log.catalog.line_key, max(bases))], version, log)
 
 
 def advanced(table: OpenTable, version: int, log: TransactionLog) -> OpenTable | None:
@@ -57,5 +67,5 @@ def advanced(table: OpenTable, version: int, log: TransactionLog) -> OpenTable |
             return None
         changes.append(TableActions.from_json(found[1]))
     table = table.with_actions(TableActions.in_turn(changes), version)
-    keep(table, log.line)
+    keep(table, log.catalog.line_key)
     return table

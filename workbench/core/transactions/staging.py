@@ -66,7 +66,7 @@ def _folded_vectors(table: OpenTable) -> Rewrite | None:
         return None
     written = []
     for f in vectored:
-        written += write_parts(live_table(table, [f]), table.schema, table.uri)
+        written += write_parts(live_table(table, [f]), table.schema, table.uri, table.storage)
     return Rewrite(written=written, removed=vectored)
 
 
@@ -86,7 +86,8 @@ def stage_schema_and_properties(
 
         rows = live_table(table)
         rows = conform(rows, plan.schema, True, table.loc.qualified, past=True)
-        rewrite = Rewrite(written=write_parts(rows, plan.schema, table.uri), removed=table.files)
+        written = write_parts(rows, plan.schema, table.uri, table.storage)
+        rewrite = Rewrite(written=written, removed=table.files)
     elif not vectors_enabled(configuration):
         rewrite = _folded_vectors(table)
     metadata = metadata_action(plan.schema, configuration, table.table_id or None)
@@ -113,7 +114,8 @@ def staged_or_undone(
     except BaseException as e:
         staged = {w.uri for w in change.written[:before]}
         made_now = change.written[before:] + [w for r in made for w in r.made()]
-        discard(list({w.uri: w for w in made_now if w.uri not in staged}.values()))
+        made_here = {w.uri: w for w in made_now if w.uri not in staged}
+        discard(list(made_here.values()), change.table.storage)
         restore()
         reraise(e, change.table.loc, outcome)
 

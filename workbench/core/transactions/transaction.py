@@ -421,7 +421,7 @@ class Transaction:
                 with self.catalog.writing():
                     apply_entry(self.catalog, rows)
             for change in self.changes.values():
-                discard(change.superseded)
+                discard(change.superseded, self.catalog.storage)
         finally:
             self._release()
         if rows:
@@ -465,7 +465,7 @@ class Transaction:
         self.closed = True
         try:
             for change in self.changes.values():
-                discard(change.written)
+                discard(change.written, self.catalog.storage)
                 if change.pinned is None:
                     remove_new_folder(self.catalog, change)
         finally:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from workbench.core.delta.data_files import WrittenFile, describe_file, new_batch
 from workbench.core.schema.conform import column_plan
-from workbench.core.storage.store import storage_for
+from workbench.core.storage.known import storage_for
 
 if TYPE_CHECKING:
     import daft

@@ -26,7 +26,7 @@ from workbench.core.delta.reading import check_files_readable, plain_schema
 from workbench.core.delta.snapshot import leading_files
 from workbench.core.schema.merge_order import Ranking
 from workbench.core.schema.table_schema import Schema
-from workbench.core.storage.store import storage_for
+from workbench.core.storage.known import storage_for
 from workbench.engines.ray import runtime
 from workbench.engines.ray.keys import unique_blocks
 from workbench.engines.ray.merge import delete_keys, merge_blocks

@@ -18,7 +18,8 @@ from workbench.core.delta.data_files import DataFile, Rewrite, WrittenFile, desc
 from workbench.core.schema.conform import column_plan
 from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema.table_schema import Schema
-from workbench.core.storage.store import is_local, storage_for
+from workbench.core.storage.known import storage_for
+from workbench.core.storage.store import is_local
 from workbench.engines.spark import vectors
 from workbench.engines.spark.files import (
     key_candidates,
