@@ -39,8 +39,11 @@ browser-deps:
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }
 
+# nbval checks each tutorial cell's output against the one saved in the notebook.
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tutorials/sanitize.cfg
+
 test: install java-check browser-deps
-	WORKBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest tests tutorials --nbval --nbval-current-env -p no:cacheprovider -q
+	WORKBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest tests tutorials $(NBVAL) -p no:cacheprovider -q
 
 # The fast tier: no Spark, Ray, S3 server, kernels, browser or process-killing tests.
 FAST := not (spark or ray or s3 or kernel or browser or slow)
@@ -55,7 +58,7 @@ test-cluster: install java-check
 	$(PY) -m pytest $(CLUSTER_SUITES) --cluster -p no:cacheprovider -q
 
 test-notebooks: install
-	$(PY) -m pytest tutorials --nbval --nbval-current-env -q
+	$(PY) -m pytest tutorials $(NBVAL) -p no:cacheprovider -q
 
 lint: install
 	$(VENV)/bin/ruff check workbench tests benchmarks tools
