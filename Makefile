@@ -53,7 +53,7 @@ test-fast: install
 # The engine suites on real clusters: a Spark standalone master with two workers and a two-node
 # Ray cluster, all on 127.0.0.1, with the catalogs on a local S3 server. The test fixtures start
 # and stop everything; only tests that use Spark or Ray run (see --cluster in tests/conftest.py).
-CLUSTER_SUITES := tests/engines tests/features/test_infer.py tests/core/test_s3.py
+CLUSTER_SUITES := tests/engines tests/features/test_infer.py tests/core/storage/test_s3.py
 test-cluster: install java-check
 	$(PY) -m pytest $(CLUSTER_SUITES) --cluster -p no:cacheprovider -q
 

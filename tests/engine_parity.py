@@ -53,7 +53,7 @@ def payload(engine: str, data: dict[str, list], ddl: str, spark: Any = None) -> 
 
 def outcome(table: str = "t") -> dict[str, Any]:
     """What a table holds and what the log recorded of it (every file in declared types)."""
-    from tests.core.test_fidelity import files_use_declared_types
+    from tests.core.schema.test_fidelity import files_use_declared_types
 
     files_use_declared_types("", table)
     rows = dc.read(table, read_as=dc.DatasetType.PYARROW).sort_by("id").to_pylist()

@@ -93,7 +93,7 @@ def test_merge_touches_only_files_holding_matching_keys(spark, catalog, vectors)
 def test_spark_reads_local_merges_and_refuses_unrecorded_versions(spark, catalog):
     from deltalake import DeltaTable, write_deltalake
 
-    from tests.core.test_fidelity import files_use_declared_types
+    from tests.core.schema.test_fidelity import files_use_declared_types
 
     dc.write(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}), "t", schema=KEYED)
     dc.write(pa.table({"id": [2, 4], "v": ["B", "d"]}), "t")  # local engine MERGE

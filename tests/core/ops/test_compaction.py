@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import workbench as dc
 from tests.conftest import tree_digest
-from tests.core.test_deletion_vectors import duckdb_delta_scan
+from tests.core.delta.test_deletion_vectors import duckdb_delta_scan
 from tests.delta_readers import delta_rows
 from workbench.core.catalog.locations import locate
 from workbench.core.data.engine import get_engine
@@ -31,7 +31,7 @@ from workbench.core.ops import compaction
 from workbench.core.storage import leases
 from workbench.core.transactions.table_versions import open_table
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EAGER = {"workbench.autoCompact.minNumFiles": "2"}  # a step every second small commit
 KEYED = dc.Schema.of(
     [

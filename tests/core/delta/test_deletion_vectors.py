@@ -15,7 +15,7 @@ import workbench as dc
 from tests.conftest import tree_digest
 from tests.delta_readers import duckdb_delta_scan
 
-DV_TABLE = Path(__file__).parents[1] / "data" / "delta-rs" / "table-with-dv-small"
+DV_TABLE = Path(__file__).parents[2] / "data" / "delta-rs" / "table-with-dv-small"
 VECTORS = {"delta.enableDeletionVectors": "true"}
 
 

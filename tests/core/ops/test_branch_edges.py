@@ -19,10 +19,10 @@ import pytest
 
 import workbench as dc
 from tests.conftest import tree_digest
-from tests.core.test_branches import folder_rows, frame, keyed, rows, sorted_rows
+from tests.core.ops.test_branches import folder_rows, frame, keyed, rows, sorted_rows
 
 VECTORS = {"delta.enableDeletionVectors": "true"}
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 # ------------------------------------------------------------------------------------ helpers

@@ -16,7 +16,7 @@ import pytest
 import workbench as dc
 
 pytestmark = pytest.mark.slow  # several processes
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BATCHES = 8
 TABLES = [f"t{i}" for i in range(4)]
 
@@ -45,7 +45,7 @@ def spawn(spec: str, branch: str, tables: list[str], tag: str, report: Path) -> 
     env = {**os.environ, "WORKBENCH_HOST_ID": f"host-{tag}", "WORKBENCH_LEASE_WAIT_SECONDS": "60"}
     args = ["appender", spec, branch, ",".join(tables), str(BATCHES), tag, str(report)]
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.core.branch_workers", *args],
+        [sys.executable, "-m", "tests.core.ops.branch_workers", *args],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,

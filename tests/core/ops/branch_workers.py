@@ -9,7 +9,7 @@ import sys
 import pyarrow as pa
 
 import workbench as dc
-from tests.core.reliability_workers import connect
+from tests.core.transactions.reliability_workers import connect
 
 
 def appender(spec: str, branch: str, tables: str, count: int, tag: str, report: str) -> None:

@@ -20,10 +20,10 @@ import pytest
 from deltalake import DeltaTable
 
 import workbench as dc
-from tests.core import reliability_workers as workers
+from tests.core.transactions import reliability_workers as workers
 
 pytestmark = pytest.mark.slow  # processes killed at random points
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TRANSFERS = int(os.environ.get("WORKBENCH_RELIABILITY_TRANSACTIONS", "25"))
 KILLS = int(os.environ.get("WORKBENCH_RELIABILITY_KILLS", "24"))  # a multiple of 4
 LEASE_SECONDS = "2"
@@ -48,7 +48,7 @@ def spawn(*args: object, host: str = "host-0") -> subprocess.Popen:
         "WORKBENCH_LEASE_WAIT_SECONDS": "30",
     }
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.core.reliability_workers", *map(str, args)],
+        [sys.executable, "-m", "tests.core.transactions.reliability_workers", *map(str, args)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
