@@ -4,7 +4,8 @@ compaction steps of the logs workbench writes itself.
 A commit stands without either, so a writer asks for the work and goes on, and one background
 thread does it in order (deltalake and pyarrow work without holding the GIL, so writers do not
 stall). A job asked for again while it waits is not queued twice. Each job opens what it reads
-itself (never a handle a writer uses). A job that fails is logged and skipped; ``flush`` waits
+itself (never a handle a writer uses). A job that fails is logged and skipped (quietly when
+what it read was removed meanwhile, a folder deleted say); ``flush`` waits
 for the jobs asked for (tests, and the end of the process).
 """
 
@@ -65,9 +66,17 @@ def _work() -> None:
         try:
             job()
         except Exception as e:  # upkeep only speeds reads up
-            log.warning("Skipped %s: %s", name, e)
+            level = logging.DEBUG if _removed_meanwhile(e) else logging.WARNING
+            log.log(level, "Skipped %s: %s", name, e)
         finally:
             _jobs.task_done()
+
+
+def _removed_meanwhile(error: Exception) -> bool:
+    """True when a job failed because its table, or a file it read, was removed meanwhile."""
+    from deltalake.exceptions import TableNotFoundError
+
+    return isinstance(error, (FileNotFoundError, TableNotFoundError))
 
 
 atexit.register(flush, EXIT_WAIT_SECONDS)
