@@ -547,7 +547,6 @@ def test_a_prediction_longer_than_the_lease_keeps_it_and_commits(catalog, table,
     assert waited[0] > 2  # it queued past the lease time, behind the live call
     rows = {r["id"]: r["n"] for r in dc.read(table, "lab", read_as="pyarrow").to_pylist()}
     assert rows[99] is None and rows[3] == len("text number 3")
-    assert not [t for t in threading.enumerate() if t.name == "workbench-lease"]  # stopped
     assert not list(Path(catalog.root, "_workbench", "leases").glob("*.json"))  # released
 
 

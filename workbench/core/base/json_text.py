@@ -33,7 +33,10 @@ def standard_json(
     value: Any, *, sort_keys: bool = False, default: Callable[[Any], Any] | None = None
 ) -> str:
     """``value`` as standard JSON text, its non-finite floats as text (see the module)."""
-    return json.dumps(_finite(value), allow_nan=False, sort_keys=sort_keys, default=default)
+    try:  # the common case: nothing to replace, so no walk over the value first
+        return json.dumps(value, allow_nan=False, sort_keys=sort_keys, default=default)
+    except ValueError:  # a non-finite float somewhere
+        return json.dumps(_finite(value), allow_nan=False, sort_keys=sort_keys, default=default)
 
 
 def _finite(value: Any) -> Any:

@@ -6,7 +6,7 @@ when the lease expires. It is advisory: correctness comes from the optimistic ch
 so a lease taken over from a writer that died (it expired) or a race between two takers can
 only cost a conflict, never a wrong commit. Leases name hosts, not processes, so writers on many
 machines share one catalog; a writer renews its leases each time it writes, and a heartbeat
-renews them while a call runs (``Heartbeat``).
+renews them while a call runs (``heartbeat.Heartbeat``).
 
 Queueing cannot deadlock: a writer that already holds leases waits only for younger holders
 and gives way at once to an older one ("wait-die"), so no cycle of writers can wait on each
@@ -18,15 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import random
 import socket
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from types import TracebackType
 from typing import TYPE_CHECKING
 
 from workbench.core.base.errors import TransactionConflictError
@@ -34,7 +30,6 @@ from workbench.core.base.errors import TransactionConflictError
 if TYPE_CHECKING:
     from workbench.core.storage.store import Storage
 
-log = logging.getLogger(__name__)
 LEASE_FOLDER = "_workbench/leases"
 DEFAULT_LEASE_SECONDS = 60.0
 DEFAULT_WAIT_SECONDS = 60.0
@@ -186,36 +181,3 @@ def release(storage: Storage, namespace: str, table: str, transaction_id: str) -
     held = current(storage, namespace, table)
     if held is not None and held.transaction_id == transaction_id:
         storage.delete(lease_key(namespace, table))
-
-
-class Heartbeat:
-    """Renews a writer's leases (``renew()``) on a daemon thread every third of the lease time
-    while a call runs (``with Heartbeat(renew):``), so a call that works longer than a lease
-    (a model predicting for minutes) keeps its tables; a writer whose process dies stops
-    renewing and loses them after the lease time. The thread has stopped when the block ends."""
-
-    def __init__(self, renew: Callable[[], None]):
-        self._renew = renew
-        self._interval = lease_seconds() / 3
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name="workbench-lease", daemon=True)
-
-    def _beat(self) -> None:
-        while not self._stop.wait(self._interval):
-            try:
-                self._renew()
-            except Exception as e:  # a store briefly unreachable: the next beat tries again
-                log.warning("Could not renew a table lease (%s); retrying.", e)
-
-    def __enter__(self) -> Heartbeat:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self._stop.set()
-        self._thread.join()  # no renewal may land after the caller releases its leases

@@ -20,7 +20,7 @@ from workbench.core.base.errors import (
     TransactionConflictError,
     TransactionError,
 )
-from workbench.core.storage import leases
+from workbench.core.storage.heartbeat import Heartbeat
 from workbench.core.storage.known import using
 from workbench.core.transactions.catalog_log import CatalogState, log_of
 from workbench.core.transactions.rollforward import roll_forward
@@ -239,7 +239,7 @@ def _kept(txn: Transaction) -> Iterator[None]:
         return
     _beating.add(txn.id)
     try:
-        with leases.Heartbeat(txn.renew_leases):
+        with Heartbeat(txn.renew_leases):
             yield
     finally:
         _beating.discard(txn.id)

@@ -44,17 +44,18 @@ def keep(table: OpenTable, line: str) -> None:
 def recall(uri: str, incarnation: str, version: int, log: TransactionLog) -> OpenTable | None:
     """The table at ``version``, from the nearest remembered version at or below it and the
     log's actions after that; None when none is near or an action is not at hand."""
+    wanted = log.catalog.line_key
     bases = [
         v
         for (u, i, line, v) in _tables
         if u == uri
         and i == incarnation
-        and line == log.catalog.line_key
+        and line == wanted
         and version - MAX_ADVANCE <= v <= version
     ]
     if not bases:
         return None
-    return advanced(_tables[(uri, incarnation, log.catalog.line_key, max(bases))], version, log)
+    return advanced(_tables[(uri, incarnation, wanted, max(bases))], version, log)
 
 
 def advanced(table: OpenTable, version: int, log: TransactionLog) -> OpenTable | None:
