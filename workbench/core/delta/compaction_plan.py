@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -139,7 +140,8 @@ def _oldest_run(
     def small(commit: list[DataFile]) -> bool:
         return all(f.size < settings.target_size and eligible(f) for f in commit)
 
-    levels = sorted({tier(f, fan_out) for c in commits if small(c) for f in c})
+    per_tier = Counter(tier(f, fan_out) for c in commits if small(c) for f in c)
+    levels = sorted(level for level, count in per_tier.items() if count >= fan_out)
     found = [run for level in levels if (run := _first_run(commits, level, small, settings))]
     return min(found, key=lambda run: files.index(run[0])) if found else []
 
