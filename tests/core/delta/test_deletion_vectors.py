@@ -377,12 +377,47 @@ def test_the_key_index_finds_keys_and_keeps_to_its_budget():
     assert positions.tolist() == [2, 0] and found.tolist() == [0, 2]
     cache = IndexCache(budget=index.nbytes * 2)
     for name in ("a", "b", "c"):
-        cache.get("store", name, 1, lambda: pa.array([1, 2, 3, 4], pa.int64()))
+        cache.get("store", name, 1, lambda: pa.array([4, 3, 2, 1], pa.int64()))
     assert list(k for _, k, _ in cache.indexes) == ["b", "c"] and cache.used <= cache.budget
     cache.get("other store", "b", 1, lambda: pa.array([1], pa.int64()))
     cache.forget("store")
     (kept,) = cache.indexes.values()
     assert list(cache.indexes) == [("other store", "b", 1)] and cache.used == kept.nbytes
+
+
+def test_a_file_holding_its_keys_in_order_is_indexed_without_a_sort():
+    from workbench.core.data.key_index import KeyIndex
+
+    ordered = KeyIndex.of(pa.chunked_array([[-5, 1, 2], [7, 9]], pa.int64()))
+    assert ordered.positions is None and ordered.nbytes == 5 * 8
+    positions, found = ordered.find(pa.array([9, 3, -5, 2], pa.int64()).to_numpy())
+    assert positions.tolist() == [4, 0, 2] and found.tolist() == [0, 2, 3]
+    shuffled = KeyIndex.of(pa.chunked_array([[1, 2], [2, 0]], pa.int64()))  # not increasing
+    assert shuffled.positions is not None
+
+
+def test_indexes_of_many_files_are_made_side_by_side_once():
+    import threading
+
+    from workbench.core.data.key_index import IndexCache
+
+    cache, loaded = IndexCache(), []
+
+    def loader(values: list[int]):
+        def load() -> pa.Array:
+            loaded.append(threading.current_thread().name)
+            return pa.array(values, pa.int64())
+
+        return load
+
+    cache.get("store", "kept", 3, loader([3, 1, 2]))
+    files = [("kept", 3, loader([3, 1, 2]))]
+    files += [(f"f{i}", 2, loader([2 * i + 1, 2 * i])) for i in range(4)]
+    cache.prepare("store", files)
+    assert len(loaded) == 5  # the kept one once, the four others once each, on pool threads
+    assert all(name.startswith("workbench-index") for name in loaded[1:])
+    positions, found = cache.get("store", "f2", 2, loader([])).find(pa.array([4]).to_numpy())
+    assert positions.tolist() == [1] and found.tolist() == [0] and len(loaded) == 5
 
 
 def test_concurrent_deletes_of_one_file_lose_nothing(vectored):

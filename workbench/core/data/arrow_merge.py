@@ -9,6 +9,7 @@ file's deletion vector and writes the updated and new rows as one new file.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from workbench.core.data.key_index import INDEXES, find_in_column, indexable, worth_indexing
@@ -153,16 +154,13 @@ def _replace(
 def _matches(opened: OpenTable, f: DataFile, source: pa.Table, keys: list[str]) -> MatchedRows:
     """The rows of file ``f`` (by position) whose keys are in ``source``, from the file's key
     index (single integer keys) or its key columns; rows its deletion vector already deletes
-    never match."""
+    never match (the vector is read only when a key matched)."""
     import numpy as np
     import pyarrow.compute as pc
 
-    if len(keys) == 1 and indexable(opened.schema.arrow.field(keys[0]).type):
+    if _indexed(opened, keys):
         wanted = source.column(keys[0]).to_numpy(zero_copy_only=False)
-
-        def column() -> pa.ChunkedArray:
-            return file_rows(opened, f, keys).column(0)
-
+        column = partial(_key_column, opened, f, keys[0])
         store = opened.storage.identity
         if INDEXES.has(store, f.absolute, f.size) or worth_indexing(f.rows, len(wanted)):
             positions, sources = INDEXES.get(store, f.absolute, f.size, column).find(wanted)
@@ -173,18 +171,44 @@ def _matches(opened: OpenTable, f: DataFile, source: pa.Table, keys: list[str]) 
         found = match_rows(file_rows(opened, f, keys), source, keys)
         positions = np.flatnonzero(pc.is_valid(found).to_numpy(zero_copy_only=False))
         sources = found.to_numpy(zero_copy_only=False)[positions].astype(np.int64)
-    deleted = (
-        read_vector(opened.uri, f.deletion_vector, opened.storage) if f.deletion_vector else None
-    )
-    if deleted is not None and len(positions):
+    deleted = None
+    if f.deletion_vector and len(positions):  # a file no key matched needs no vector read
+        deleted = read_vector(opened.uri, f.deletion_vector, opened.storage)
         live = undeleted_mask(f.rows, deleted)[positions]
         positions, sources = positions[live], sources[live]
     return MatchedRows(positions, sources, deleted)
 
 
+def _indexed(opened: OpenTable, keys: list[str]) -> bool:
+    """True when files are matched through key indexes (a single integer key)."""
+    return len(keys) == 1 and indexable(opened.schema.arrow.field(keys[0]).type)
+
+
+def _key_column(opened: OpenTable, f: DataFile, key: str) -> pa.ChunkedArray:
+    return file_rows(opened, f, [key]).column(0)
+
+
+def _index_side_by_side(
+    opened: OpenTable, files: list[DataFile], source: pa.Table, keys: list[str]
+) -> None:
+    """Make the key indexes matching ``files`` will use at once, side by side (a first
+    change to a table reads each big file's keys once, all files together)."""
+    if not _indexed(opened, keys):
+        return
+    wanted = source.num_rows
+    INDEXES.prepare(
+        opened.storage.identity,
+        [
+            (f.absolute, f.size, partial(_key_column, opened, f, keys[0]))
+            for f in files
+            if worth_indexing(f.rows, wanted)
+        ],
+    )
+
+
 class MatchedRows(NamedTuple):
     """Rows of one file matched by key: their positions, the matching source rows, and the rows
-    the file's deletion vector deleted before (None without one)."""
+    the file's deletion vector deleted before (None without one, or when no key matched)."""
 
     positions: np.ndarray
     sources: np.ndarray
@@ -212,7 +236,9 @@ def _merge_on_read(opened: OpenTable, source: pa.Table, schema: Schema, keys: li
     partial = set(schema.names) - set(source.column_names)
     updated: list[pa.Table] = []
     with discarded_on_failure(rewrite):
-        for f in _candidates(opened, source, keys):
+        candidates = _candidates(opened, source, keys)
+        _index_side_by_side(opened, candidates, source, keys)
+        for f in candidates:
             matched = _matches(opened, f, source, keys)
             if not len(matched.positions):
                 continue
@@ -254,7 +280,9 @@ def mark_matches(opened: OpenTable, source: pa.Table, keys: list[str], rewrite: 
     import numpy as np
 
     found = np.zeros(source.num_rows, dtype=bool)
-    for f in _candidates(opened, source, keys):
+    candidates = _candidates(opened, source, keys)
+    _index_side_by_side(opened, candidates, source, keys)
+    for f in candidates:
         matched = _matches(opened, f, source, keys)
         if len(matched.positions):
             found[matched.sources] = True

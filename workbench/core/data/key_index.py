@@ -10,7 +10,10 @@ matched in one pass instead (``find_in_column``), and builds no index.
 
 from __future__ import annotations
 
+import os
+import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,24 +32,28 @@ SMALL_FILE_ROWS = 65_536  # or when the file is this small (its index costs next
 
 @dataclass(frozen=True)
 class KeyIndex:
-    """A file's keys in sorted order, and the row position of each."""
+    """A file's keys in sorted order, and the row position of each (None when the file holds
+    its keys in order already, as a bulk load in key order or a sorted rewrite writes them:
+    the position is then the index, and the index costs no sort and half the memory)."""
 
     sorted_keys: np.ndarray
-    positions: np.ndarray
+    positions: np.ndarray | None
 
     @classmethod
-    def of(cls, keys: pa.Array) -> KeyIndex:
+    def of(cls, keys: pa.Array | pa.ChunkedArray) -> KeyIndex:
         """The index of a file's key column (row positions follow the column's order)."""
         import numpy as np
 
         values = keys.to_numpy(zero_copy_only=False)
+        if len(values) < 2 or bool(np.all(values[1:] > values[:-1])):
+            return cls(values, None)
         order = np.argsort(values)  # a file's keys are unique, so any sort order will do
         return cls(values[order], order)
 
     @property
     def nbytes(self) -> int:
         """Memory the index holds."""
-        return self.sorted_keys.nbytes + self.positions.nbytes
+        return self.sorted_keys.nbytes + (0 if self.positions is None else self.positions.nbytes)
 
     def find(self, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For the ``wanted`` keys found in the file: their row positions, and their indexes
@@ -57,7 +64,8 @@ class KeyIndex:
         inside = at < len(self.sorted_keys)
         found = np.zeros(len(wanted), dtype=bool)
         found[inside] = self.sorted_keys[at[inside]] == wanted[inside]
-        return self.positions[at[found]], np.flatnonzero(found)
+        rows = at[found]
+        return (rows if self.positions is None else self.positions[rows]), np.flatnonzero(found)
 
 
 def worth_indexing(rows: int, wanted: int) -> bool:
@@ -84,6 +92,7 @@ class IndexCache:
         self.budget = budget
         self.used = 0
         self.indexes: OrderedDict[tuple[str, str, int], KeyIndex] = OrderedDict()
+        self._lock = threading.Lock()
 
     def has(self, store: str, uri: str, size: int) -> bool:
         """True when the index of a file is kept."""
@@ -93,27 +102,49 @@ class IndexCache:
         """The index of a file of ``store`` (its identity), made from its key column
         (``load``) when not kept."""
         key = (store, uri, size)
-        index = self.indexes.get(key)
-        if index is not None:
-            self.indexes.move_to_end(key)
+        with self._lock:
+            index = self.indexes.get(key)
+            if index is not None:
+                self.indexes.move_to_end(key)
+                return index
+        return self._keep(key, KeyIndex.of(load()))
+
+    def prepare(self, store: str, files: list[tuple[str, int, Callable[[], pa.Array]]]) -> None:
+        """Make the indexes of ``files`` (URI, size, key column loader) not kept yet, their
+        key columns read and sorted side by side (pyarrow and NumPy leave the GIL), so a
+        first change to a table of many big files does not read them one after another."""
+        missing = [(uri, size, load) for uri, size, load in files if not self.has(store, uri, size)]
+        if len(missing) < 2:
+            return  # ``get`` makes a lone one
+        workers = min(len(missing), os.cpu_count() or 1)
+        with ThreadPoolExecutor(workers, thread_name_prefix="workbench-index") as pool:
+            made = list(pool.map(lambda file: KeyIndex.of(file[2]()), missing))
+        for (uri, size, _), index in zip(missing, made, strict=True):
+            self._keep((store, uri, size), index)
+
+    def _keep(self, key: tuple[str, str, int], index: KeyIndex) -> KeyIndex:
+        """Keep a new index, dropping the least recently used ones over the budget."""
+        with self._lock:
+            if key in self.indexes:  # another thread made it meanwhile
+                return self.indexes[key]
+            self.indexes[key] = index
+            self.used += index.nbytes
+            while self.used > self.budget and len(self.indexes) > 1:
+                _, dropped = self.indexes.popitem(last=False)
+                self.used -= dropped.nbytes
             return index
-        index = KeyIndex.of(load())
-        self.indexes[key] = index
-        self.used += index.nbytes
-        while self.used > self.budget and len(self.indexes) > 1:
-            _, dropped = self.indexes.popitem(last=False)
-            self.used -= dropped.nbytes
-        return index
 
     def clear(self) -> None:
         """Forget every index."""
-        self.indexes.clear()
-        self.used = 0
+        with self._lock:
+            self.indexes.clear()
+            self.used = 0
 
     def forget(self, store: str) -> None:
         """Forget the indexes of one store's files."""
-        for key in [k for k in self.indexes if k[0] == store]:
-            self.used -= self.indexes.pop(key).nbytes
+        with self._lock:
+            for key in [k for k in self.indexes if k[0] == store]:
+                self.used -= self.indexes.pop(key).nbytes
 
 
 def indexable(key_type: pa.DataType) -> bool:
