@@ -19,7 +19,8 @@ from workbench.core.catalog.folders import remove_folder
 from workbench.core.delta.commits import TableActions
 from workbench.core.delta.vector_descriptor import Descriptor
 from workbench.core.storage import leases
-from workbench.core.transactions.catalog_log import TableEntry, log_of
+from workbench.core.transactions.catalog_log import log_of
+from workbench.core.transactions.catalog_state import TableEntry
 from workbench.core.transactions.opening import table_uri
 
 TableVersions = dict[tuple[str, str, str], set[int]]  # (namespace, table, incarnation) -> versions

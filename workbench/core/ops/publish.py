@@ -24,7 +24,8 @@ from workbench.core.catalog.folders import live_path
 from workbench.core.catalog.locations import Location, OpenTable, empty_table, locate_key
 from workbench.core.delta.commits import TableActions
 from workbench.core.ops.branches import PUBLISH, branch_lease, trunk_of
-from workbench.core.transactions.catalog_log import CatalogState, TableEntry, log_of
+from workbench.core.transactions.catalog_log import log_of
+from workbench.core.transactions.catalog_state import CatalogState, TableEntry
 from workbench.core.transactions.context import operation
 from workbench.core.transactions.net_actions import actions_between, creation_actions
 from workbench.core.transactions.opening import committed_table

@@ -17,10 +17,8 @@ and checkpointed now and then (``delta.log_compaction``).
 from __future__ import annotations
 
 import io
-import json
 import threading
 import uuid
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.arrow_rows import arrow_rows
@@ -28,11 +26,8 @@ from workbench.core.base.caches import process_cache
 from workbench.core.base.errors import (
     BranchNotFoundError,
     CommitOutcomeUnknownError,
-    LogVersionError,
 )
 from workbench.core.catalog.branch_records import base_key, line_key, require_record
-from workbench.core.catalog.registry import DEFAULT_NAMESPACE
-from workbench.core.catalog.versions import is_version_key, split_key
 from workbench.core.delta.commits import (
     TXN_TAG,
     add_action,
@@ -45,6 +40,11 @@ from workbench.core.delta.commits import (
 )
 from workbench.core.delta.log_compaction import maintain_log
 from workbench.core.storage.identity import made_from
+from workbench.core.transactions.catalog_state import (
+    LOG_SCHEMA_VERSION,
+    CatalogState,
+    check_log_version,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -53,12 +53,9 @@ if TYPE_CHECKING:
 
 LOG_KEY = "_workbench/transactions"
 STATE_KEY = "_workbench/state"
-LOG_SCHEMA_VERSION = 2
 SCHEMA_VERSION_PROPERTY = "workbench.logSchemaVersion"
 STATE_EVERY = 25
 ROWS_KEY = "workbench.rows"  # commit-info key holding the commit's rows as JSON
-NAMESPACE_CREATED = "CREATE_NAMESPACE"
-NAMESPACE_DROPPED = "DROP_NAMESPACE"
 
 
 def log_schema() -> pa.Schema:
@@ -85,85 +82,6 @@ def log_schema() -> pa.Schema:
             ("actions", pa.string()),  # JSON: the Delta actions of the table change (v2)
         ]
     )
-
-
-@dataclass(frozen=True)
-class TableEntry:
-    """A table as a catalog state records it: Delta version and incarnation."""
-
-    version: int
-    incarnation: str
-
-
-@dataclass
-class CatalogState:
-    """Namespaces and table versions after the transaction with ``sequence`` committed."""
-
-    sequence: int = -1
-    end_time: int = 0
-    # Every catalog starts with the namespace ``default`` (as in DeltaCAT); it can be dropped.
-    namespaces: set[str] = field(default_factory=lambda: {DEFAULT_NAMESPACE})
-    tables: dict[tuple[str, str], TableEntry] = field(default_factory=dict)
-    # (namespace, table) -> names of its later versions; built on first use, reset by apply
-    _later: dict[tuple[str, str], list[str]] | None = field(default=None, repr=False, compare=False)
-
-    def later_versions(self, namespace: str, table: str) -> list[str]:
-        """The names this state records a table's versions after the first under."""
-        if self._later is None:
-            self._later = {}
-            for ns, name in self.tables:
-                if is_version_key(name):
-                    self._later.setdefault((ns, split_key(name)[0]), []).append(name)
-        return self._later.get((namespace, table), [])
-
-    def copy(self) -> CatalogState:
-        """An independent copy."""
-        return CatalogState(self.sequence, self.end_time, set(self.namespaces), dict(self.tables))
-
-    def apply(self, row: dict[str, Any]) -> None:
-        """Apply one log row."""
-        self.sequence, self.end_time = row["sequence"], row["end_time"]
-        self._later = None
-        if row["table_name"] is None:
-            if row["operation"] == NAMESPACE_DROPPED:
-                self.namespaces.discard(row["namespace"])
-            else:
-                self.namespaces.add(row["namespace"])
-            return
-        key = (row["namespace"], row["table_name"])
-        if row["table_version"] is None:
-            self.tables.pop(key, None)
-        else:
-            self.namespaces.add(row["namespace"])
-            self.tables[key] = TableEntry(row["table_version"], row["incarnation"])
-
-    def incarnation_versions(self) -> dict[str, int]:
-        """Each table incarnation of this state and its version."""
-        return {e.incarnation: e.version for e in self.tables.values()}
-
-    def encode(self, log_version: int) -> bytes:
-        """The state as JSON, as saved every ``STATE_EVERY`` commits."""
-        return json.dumps(
-            {
-                "schema_version": LOG_SCHEMA_VERSION,
-                "sequence": self.sequence,
-                "end_time": self.end_time,
-                "log_version": log_version,
-                "namespaces": sorted(self.namespaces),
-                "tables": [[ns, t, e.version, e.incarnation] for (ns, t), e in self.tables.items()],
-            }
-        ).encode()
-
-    @classmethod
-    def decode(cls, data: bytes) -> tuple[CatalogState, int]:
-        """A saved state and the log version it was taken at."""
-        saved = json.loads(data)
-        _check_version(saved.get("schema_version", 1), "the saved catalog state")
-        tables = {(ns, t): TableEntry(v, inc) for ns, t, v, inc in saved["tables"]}
-        return (
-            cls(saved["sequence"], saved["end_time"], set(saved["namespaces"]), tables),
-            saved["log_version"],
-        )
 
 
 class TransactionLog:
@@ -239,7 +157,7 @@ class TransactionLog:
         rows = data.sort_by("sequence").to_pylist()
         self.version = table.version()
         found = int(table.metadata().configuration.get(SCHEMA_VERSION_PROPERTY, "1"))
-        _check_version(found, f"the catalog log at {self.uri!r}")
+        check_log_version(found, f"the catalog log at {self.uri!r}")
         self._schema_version = found
         self._history = []
         self.state = self.initial_state()
@@ -412,14 +330,6 @@ class TransactionLog:
 
     def _options(self) -> dict[str, str] | None:
         return self.catalog.storage.delta_options
-
-
-def _check_version(found: int, what: str) -> None:
-    if found > LOG_SCHEMA_VERSION:
-        raise LogVersionError(
-            f"{what[0].upper()}{what[1:]} was written by a newer workbench (log schema {found}; "
-            f"this one reads up to {LOG_SCHEMA_VERSION}); upgrade workbench to open it."
-        )
 
 
 def _parquet_rows(content: bytes) -> list[dict[str, Any]]:

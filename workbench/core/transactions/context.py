@@ -22,7 +22,8 @@ from workbench.core.base.errors import (
 )
 from workbench.core.storage.heartbeat import Heartbeat
 from workbench.core.storage.known import using
-from workbench.core.transactions.catalog_log import CatalogState, log_of
+from workbench.core.transactions.catalog_log import log_of
+from workbench.core.transactions.catalog_state import CatalogState
 from workbench.core.transactions.rollforward import roll_forward
 from workbench.core.transactions.transaction import Transaction
 

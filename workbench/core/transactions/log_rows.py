@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 from workbench.core.base.json_text import standard_json
 from workbench.core.base.types import DEFAULT_ENGINE
-from workbench.core.transactions.catalog_log import NAMESPACE_CREATED, NAMESPACE_DROPPED
+from workbench.core.transactions.catalog_state import NAMESPACE_CREATED, NAMESPACE_DROPPED
 from workbench.core.transactions.table_change import TableChange
 
 

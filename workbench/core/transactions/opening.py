@@ -20,7 +20,8 @@ MAX_FOLDED_VERSIONS = 10_000  # beyond, the Delta log's checkpoints are the chea
 
 if TYPE_CHECKING:
     from workbench.core.catalog.catalogs import Catalog
-    from workbench.core.transactions.catalog_log import TableEntry, TransactionLog
+    from workbench.core.transactions.catalog_log import TransactionLog
+    from workbench.core.transactions.catalog_state import TableEntry
     from workbench.core.transactions.transaction import Transaction
 
 

@@ -34,7 +34,8 @@ from workbench.core.delta.commits import (
     write_commit,
 )
 from workbench.core.delta.upkeep import request_checkpoint
-from workbench.core.transactions.catalog_log import NAMESPACE_DROPPED, log_of
+from workbench.core.transactions.catalog_log import log_of
+from workbench.core.transactions.catalog_state import NAMESPACE_DROPPED
 
 if TYPE_CHECKING:
     from workbench.core.catalog.catalogs import Catalog

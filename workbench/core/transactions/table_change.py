@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.delta.commits import TableActions
-from workbench.core.transactions.catalog_log import TableEntry
+from workbench.core.transactions.catalog_state import TableEntry
 
 if TYPE_CHECKING:
     from workbench.core.catalog.locations import OpenTable

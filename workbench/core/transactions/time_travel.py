@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from workbench.core.base.errors import AsOfUnitError, TimeTravelError
 from workbench.core.base.names import validate_name
 from workbench.core.catalog.branch_records import line_key
-from workbench.core.transactions.catalog_log import CatalogState, log_of
+from workbench.core.transactions.catalog_log import log_of
+from workbench.core.transactions.catalog_state import CatalogState
 
 if TYPE_CHECKING:
     from workbench.core.catalog.catalogs import Catalog

@@ -42,12 +42,12 @@ from workbench.core.delta.commits import (
 )
 from workbench.core.delta.data_files import discard
 from workbench.core.storage import leases
-from workbench.core.transactions.catalog_log import (
+from workbench.core.transactions.catalog_log import log_of
+from workbench.core.transactions.catalog_state import (
     NAMESPACE_CREATED,
     NAMESPACE_DROPPED,
     CatalogState,
     TableEntry,
-    log_of,
 )
 from workbench.core.transactions.log_rows import log_rows
 from workbench.core.transactions.rollforward import apply_entry, roll_forward
