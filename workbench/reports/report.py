@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import os
 import re
 import sys
@@ -249,6 +250,19 @@ def _this_kernel(variables: Mapping[str, str]) -> Iterator[str]:
                 os.environ.pop("JUPYTER_PATH", None)
             else:
                 os.environ["JUPYTER_PATH"] = saved
+
+
+class _KnownParameters(logging.Filter):
+    """Drops papermill's "Passed unknown parameter" warnings: its parser cannot read a
+    parameter annotated ``str | None`` and calls it unknown, while ``declared_parameters``
+    has already checked every name against the notebook."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Passed unknown parameter")
+
+
+_PAPERMILL_LOG = logging.getLogger("papermill")
+_PAPERMILL_LOG.addFilter(_KnownParameters())
 
 
 def _execute(
