@@ -114,6 +114,6 @@ def maintain_log(storage: Storage, version: int, folder: str = "") -> None:
 
             compact_log(DeltaTable(uri, storage_options=options), storage, folder)
 
-        later(f"compact {uri}", step)
+        later(f"compact {uri}", step, uri, options)
     if version % CHECKPOINT_EVERY == 0:
         request_checkpoint(uri, options)

@@ -20,15 +20,22 @@ from collections.abc import Callable
 log = logging.getLogger(__name__)
 EXIT_WAIT_SECONDS = 10.0
 
-_jobs: queue.Queue[tuple[str, Callable[[], object]]] = queue.Queue()
+_Job = tuple[str, Callable[[], object], str | None, dict[str, str] | None]
+_jobs: queue.Queue[_Job] = queue.Queue()
 _waiting: set[str] = set()
 _lock = threading.Lock()
 _worker: threading.Thread | None = None
 
 
-def later(name: str, job: Callable[[], object]) -> None:
+def later(
+    name: str,
+    job: Callable[[], object],
+    table: str | None = None,
+    storage_options: dict[str, str] | None = None,
+) -> None:
     """Have ``job`` run soon in the background; ``name`` tells jobs apart (a job whose name
-    is already waiting is dropped)."""
+    is already waiting is dropped). ``table``: the Delta table the job works on, so a failure
+    after it was removed is told apart from a real one."""
     global _worker
     with _lock:
         if name in _waiting:
@@ -37,7 +44,7 @@ def later(name: str, job: Callable[[], object]) -> None:
         if _worker is None or not _worker.is_alive():
             _worker = threading.Thread(target=_work, name="workbench-upkeep", daemon=True)
             _worker.start()
-    _jobs.put((name, job))
+    _jobs.put((name, job, table, storage_options))
 
 
 def request_checkpoint(uri: str, storage_options: dict[str, str] | None = None) -> None:
@@ -48,7 +55,7 @@ def request_checkpoint(uri: str, storage_options: dict[str, str] | None = None) 
 
         DeltaTable(uri, storage_options=storage_options).create_checkpoint()
 
-    later(f"checkpoint {uri}", checkpoint)
+    later(f"checkpoint {uri}", checkpoint, uri, storage_options)
 
 
 def flush(timeout: float | None = None) -> None:
@@ -60,13 +67,14 @@ def flush(timeout: float | None = None) -> None:
 
 def _work() -> None:
     while True:
-        name, job = _jobs.get()
+        name, job, table, storage_options = _jobs.get()
         with _lock:
             _waiting.discard(name)
         try:
             job()
         except Exception as e:  # upkeep only speeds reads up
-            level = logging.DEBUG if _removed_meanwhile(e) else logging.WARNING
+            gone = _removed_meanwhile(e) or _table_gone(table, storage_options)
+            level = logging.DEBUG if gone else logging.WARNING
             log.log(level, "Skipped %s: %s", name, e)
         finally:
             _jobs.task_done()
@@ -77,6 +85,19 @@ def _removed_meanwhile(error: Exception) -> bool:
     from deltalake.exceptions import TableNotFoundError
 
     return isinstance(error, (FileNotFoundError, TableNotFoundError))
+
+
+def _table_gone(uri: str | None, storage_options: dict[str, str] | None) -> bool:
+    """True when the job's table is no longer there (removed while the job read it: deltalake
+    then fails with an error of no particular type)."""
+    if uri is None:
+        return False
+    from deltalake import DeltaTable
+
+    try:
+        return not DeltaTable.is_deltatable(uri, storage_options=storage_options)
+    except Exception:  # a store that cannot answer cannot tell: warn
+        return False
 
 
 atexit.register(flush, EXIT_WAIT_SECONDS)
