@@ -103,6 +103,8 @@ def test_use_ls_catalogs_drop_optimize_vacuum(shell):
     run(shell, "use default/shop")
     tables, _ = run(shell, "ls")
     assert [r[0] for r in tables.rows] == ["orders"]
+    table, _ = run(shell, "ls shop.orders")  # ns.t as the other commands take it
+    assert table.title.startswith("dc://default/shop/orders") and table.rows[0][1] == 2
     info, _ = run(shell, "describe orders")
     assert info.namespace == "shop", "short names use the current namespace"
     message, _ = run(shell, "optimize orders")
@@ -118,6 +120,7 @@ BAD_LINES = [
     ("show", "the following arguments are required: table"),
     ("show shop.orders --limit many", "invalid int value"),
     ("show shop.nope", "TableNotFoundError"),
+    ("ls shop.nope", "TableNotFoundError"),
     ("use nowhere", "CatalogNotFoundError"),
     ("write shop.orders missing_variable", "No variable 'missing_variable'"),
     ("history --since no-such-tag", "TimeTravelError"),

@@ -162,8 +162,10 @@ class Commands:
         target = args.target
         if target is None or not target.startswith("dc://"):
             catalog = self.session.catalog or _default_catalog_name()
-            namespace = target or self.session.namespace
-            target = f"dc://{catalog}" + (f"/{namespace}" if namespace else "")
+            path = target or self.session.namespace
+            if target and "." in target:  # ns.t (namespace names hold no dots): the table
+                path = "/".join(target.rpartition(".")[::2])
+            target = f"dc://{catalog}" + (f"/{path}" if path else "")
         items = dc.list(target, as_of=as_of)
         title = f"{target} on branch {dc.current_branch()}"
         if items and isinstance(items[0], dc.Namespace):

@@ -61,7 +61,10 @@ def _commands() -> dict[str, tuple[str, Arguments]]:
         "ls": (
             "list namespaces, tables or a table",
             [
-                (("target",), {"nargs": "?", "help": "dc:// URL or namespace (default: current)"}),
+                (
+                    ("target",),
+                    {"nargs": "?", "help": "dc:// URL, namespace or ns.table (default: current)"},
+                ),
                 as_of,
             ],
         ),
