@@ -5,7 +5,11 @@ only speeds things up: dropping one changes no result."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
+from typing import TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 _clearers: dict[str, Callable[[], None]] = {}
 _forgetters: dict[str, Callable[[str], None]] = {}
@@ -38,3 +42,9 @@ def forget_catalog(identity: str) -> None:
 def cache_names(forgetting: bool = False) -> list[str]:
     """The registered caches, by name (``forgetting``: those that drop one catalog's part)."""
     return sorted(_forgetters if forgetting else _clearers)
+
+
+def drop_where(cache: MutableMapping[K, V], test: Callable[[K], bool]) -> list[V]:
+    """Remove the entries of ``cache`` whose key passes ``test``; their values (whose sizes a
+    bounded cache gives back)."""
+    return [cache.pop(key) for key in [k for k in cache if test(k)]]

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from workbench.core.base.caches import process_cache
+from workbench.core.base.caches import drop_where, process_cache
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -143,8 +143,8 @@ class IndexCache:
     def forget(self, store: str) -> None:
         """Forget the indexes of one store's files."""
         with self._lock:
-            for key in [k for k in self.indexes if k[0] == store]:
-                self.used -= self.indexes.pop(key).nbytes
+            dropped = drop_where(self.indexes, lambda key: key[0] == store)
+            self.used -= sum(index.nbytes for index in dropped)
 
 
 def indexable(key_type: pa.DataType) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from workbench.core.base.caches import process_cache
+from workbench.core.base.caches import drop_where, process_cache
 from workbench.core.storage.identity import identity_root, options_digest
 
 if TYPE_CHECKING:
@@ -28,8 +28,7 @@ def _key(uri: str, incarnation: str, storage_options: dict[str, str] | None) -> 
 def _forget_catalog(identity: str) -> None:
     """Drop the handles of every table under the catalog's root (whatever their options)."""
     root = identity_root(identity).rstrip("/") + "/"
-    for key in [k for k in _handles if k[0].startswith(root)]:
-        del _handles[key]
+    drop_where(_handles, lambda key: key[0].startswith(root))
 
 
 process_cache("delta.table_cache", _handles.clear, forget=_forget_catalog)
@@ -87,5 +86,4 @@ def at_version(
 
 def forget(uri: str) -> None:
     """Drop cached handles of a folder that was moved or deleted."""
-    for key in [k for k in _handles if k[0] == uri]:
-        del _handles[key]
+    drop_where(_handles, lambda key: key[0] == uri)

@@ -8,7 +8,7 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.base.caches import process_cache
+from workbench.core.base.caches import drop_where, process_cache
 from workbench.core.base.errors import EventLogUnavailableError, WorkbenchError
 from workbench.core.base.settings import file_settings
 from workbench.core.events.log import parse_event_log_uri
@@ -27,8 +27,7 @@ _open: dict[tuple[str, str], EventLog] = {}
 
 
 def _forget(identity: str) -> None:
-    for key in [k for k in _open if k[1] == identity]:
-        del _open[key]
+    drop_where(_open, lambda key: key[1] == identity)
 
 
 process_cache(

@@ -9,7 +9,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from workbench.core.base.caches import process_cache
+from workbench.core.base.caches import drop_where, process_cache
 from workbench.core.catalog.branch_records import records
 from workbench.core.catalog.locations import locate_in
 from workbench.core.catalog.registry import MAIN, catalog_name
@@ -18,7 +18,7 @@ from workbench.core.catalog.versions import split_key
 from workbench.core.storage.identity import identity_root
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.table_versions import open_table
-from workbench.core.transactions.time_travel import tags
+from workbench.core.transactions.time_travel import tags_of
 from workbench.core.transactions.transaction import on_commit
 
 # How long a listing is used without asking storage whether the catalog changed (commits made
@@ -58,13 +58,11 @@ class _Cached:
 _lock = threading.Lock()
 _listings: dict[tuple[str, str], _Cached] = {}  # (catalog identity, branch) -> listing
 _columns: OrderedDict[tuple, tuple[Column, ...]] = OrderedDict()
-_listening = False
 
 
 def catalog_names(catalog: str | None = None, branch: str | None = None) -> CatalogNames:
     """The names of ``catalog`` (default: the default one) as ``branch`` (default: the one in
     use) shows them; reads storage at most once per ``RECHECK_S`` while nothing commits here."""
-    _listen()
     trunk = main_catalog(catalog)
     branch = branch or current_branch(trunk)
     key = (trunk.identity, branch)
@@ -82,7 +80,7 @@ def catalog_names(catalog: str | None = None, branch: str | None = None) -> Cata
         namespaces=tuple(sorted(state.namespaces)),
         tables=tuple(sorted(f"{ns}.{t}" for ns, t in tables)),
         branches=(MAIN, *(r.name for r in records(trunk.storage))),  # not in the log: read too
-        tags=tuple(tags(catalog_name(trunk))),
+        tags=tuple(tags_of(line)),
     )
     with _lock:
         _listings[key] = _Cached(names, now)
@@ -123,24 +121,15 @@ def forget_names() -> None:
 def _forget_root(root: str) -> None:
     """Drop the listings of every catalog on ``root`` (whatever its options: the same tables)."""
     with _lock:
-        for key in [k for k in _listings if identity_root(k[0]) == root]:
-            del _listings[key]
+        drop_where(_listings, lambda key: identity_root(key[0]) == root)
 
 
 def _forget_catalog(identity: str) -> None:
     with _lock:
         for cache in (_listings, _columns):
-            for key in [k for k in cache if k[0] == identity]:
-                del cache[key]
-
-
-def _listen() -> None:
-    """Clear a root's listings when this process commits to it (any line: publishing a
-    branch changes ``main``)."""
-    global _listening
-    if not _listening:
-        _listening = True
-        on_commit(lambda txn, rows: _forget_root(txn.catalog.root))
+            drop_where(cache, lambda key: key[0] == identity)
 
 
 process_cache("ops.names", forget_names, forget=_forget_catalog)
+# a commit here clears its root's listings (any line: publishing a branch changes main)
+on_commit(lambda txn, rows: _forget_root(txn.catalog.root))

@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 
-from workbench.core.base.caches import process_cache
+from workbench.core.base.caches import drop_where, process_cache
 
 DEFAULT_MB = 256
 
@@ -78,8 +78,7 @@ def forget(store: str) -> None:
     """Forget the files kept of one store (its identity)."""
     global _size
     with _lock:
-        for key in [k for k in _entries if k[0] == store]:
-            _size -= len(_entries.pop(key))
+        _size -= sum(map(len, drop_where(_entries, lambda key: key[0] == store)))
 
 
 process_cache("storage.file_cache", clear, forget=forget)

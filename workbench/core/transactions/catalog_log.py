@@ -22,7 +22,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.arrow_rows import arrow_rows
-from workbench.core.base.caches import process_cache
+from workbench.core.base.caches import drop_where, process_cache
 from workbench.core.base.errors import (
     BranchNotFoundError,
     CommitOutcomeUnknownError,
@@ -392,8 +392,7 @@ _logs: dict[str, TransactionLog] = {}  # line key (the catalog's identity, a bra
 
 
 def _forget(identity: str) -> None:
-    for key in [k for k in _logs if made_from(k, identity)]:
-        del _logs[key]
+    drop_where(_logs, lambda key: made_from(key, identity))
 
 
 process_cache("transactions.catalog_log", _logs.clear, forget=_forget)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from workbench.core.base.caches import process_cache
+from workbench.core.base.caches import drop_where, process_cache
 from workbench.core.delta.commits import TableActions
 from workbench.core.storage.identity import made_from
 
@@ -25,8 +25,7 @@ _tables: OrderedDict[tuple[str, str, str, int], OpenTable] = OrderedDict()
 
 
 def _forget(identity: str) -> None:
-    for key in [k for k in _tables if made_from(k[2], identity)]:
-        del _tables[key]
+    drop_where(_tables, lambda key: made_from(key[2], identity))
 
 
 process_cache("transactions.snapshot_cache", _tables.clear, forget=_forget)

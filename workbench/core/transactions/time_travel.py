@@ -205,7 +205,7 @@ def _sequence_of_name(catalog: Catalog, name: str) -> int | None:
     for row in log_of(catalog).rows:
         if row["transaction_id"] == name:
             return row["sequence"]
-    tagged = _read_tags(catalog).get(name)
+    tagged = tags_of(catalog).get(name)
     return None if tagged is None else _sequence_of_name(catalog, tagged)
 
 
@@ -274,10 +274,11 @@ def tags(catalog: str | None = None) -> dict[str, str]:
     """Every tag of a catalog and the transaction it names."""
     from workbench.core.catalog.scope import get_catalog
 
-    return _read_tags(get_catalog(catalog))
+    return tags_of(get_catalog(catalog))
 
 
-def _read_tags(catalog: Catalog) -> dict[str, str]:
+def tags_of(catalog: Catalog) -> dict[str, str]:
+    """Every tag of the line ``catalog`` is open on (its branch's own)."""
     found = {}
     for meta in sorted(catalog.storage.list(tag_folder(catalog)), key=lambda m: m["path"]):
         name = meta["path"].rsplit("/", 1)[-1].removesuffix(TAG_SUFFIX)
