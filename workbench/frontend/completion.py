@@ -58,11 +58,6 @@ class Completions:
     fragment: str
     items: tuple[tuple[str, str], ...] = ()
 
-    @property
-    def texts(self) -> list[str]:
-        """The candidates' texts."""
-        return [text for text, _ in self.items]
-
 
 def _starting(fragment: str, candidates: Any, kind: str) -> tuple[tuple[str, str], ...]:
     return tuple((c, kind) for c in candidates if c.startswith(fragment))

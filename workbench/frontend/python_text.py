@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 _CALLEE = re.compile(r"([A-Za-z_][\w]*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*$")
+CALLEE_REACH = 256  # how far before a "(" its callee's dotted name is looked for
 _KEYWORD = re.compile(r"^\s*([A-Za-z_]\w*)\s*=(?!=)\s*[rRbBuUfF]{0,2}$")
 _PREFIX = re.compile(r"[rRbBuUfF]{0,2}$")
 _STRING_ARGUMENT = re.compile(r"""^\s*(?:([A-Za-z_]\w*)\s*=(?!=)\s*)?(['"])([^'"\\]*)\2\s*$""")
@@ -86,8 +87,7 @@ def call_string(code: str) -> CallString | None:
         if char in "([{":
             callee = None
             if char == "(":
-                before = code[:position]
-                match = _CALLEE.search(before)
+                match = _CALLEE.search(code, max(0, position - CALLEE_REACH), position)
                 callee = re.sub(r"\s+", "", match.group(1)) if match else None
             stack.append(_Bracket(char, callee))
         elif char in ")]}":

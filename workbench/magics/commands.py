@@ -161,7 +161,7 @@ class Commands:
         as_of = parse_point(args.as_of)
         target = args.target
         if target is None or not target.startswith("dc://"):
-            catalog = self.session.catalog or _default_catalog_name()
+            catalog = self.session.catalog or catalog_name_of()
             path = target or self.session.namespace
             if target and "." in target:  # ns.t (namespace names hold no dots): the table
                 path = "/".join(target.rpartition(".")[::2])
@@ -444,10 +444,6 @@ class Commands:
         if args.status:
             browser.set_status(args.status)
         return browser
-
-
-def _default_catalog_name() -> str:
-    return catalog_name_of()
 
 
 def evaluate_cell(shell: Any, cell: str) -> Any:

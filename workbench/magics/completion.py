@@ -54,13 +54,13 @@ def _candidates(done: list[str], catalog: str | None) -> list[str]:
 
 def _ordered(done: list[str], catalog: str | None) -> list[str]:
     command = done[0]
-    listing = names.listing(catalog)
     if command == "use":
         found = []
         for name in names.catalogs():
             other = names.listing(name)
             found += [name] + [f"{name}/{ns}" for ns in (other.namespaces if other else ())]
         return found
+    listing = names.listing(catalog)
     if listing is None:
         return []
     if command == "ls":

@@ -174,9 +174,10 @@ def open_sidebar() -> CatalogSidebar:
     cell. Returns its content widget."""
     global _sidebar
     if _sidebar is None:
-        _sidebar = _Sidebar()
+        _sidebar = _Sidebar()  # its content lists the catalogs as it is made
         _follow_cells(_sidebar.content)
-    _sidebar.content.refresh()
+    else:
+        _sidebar.content.refresh()
     _sidebar.show()
     return _sidebar.content
 

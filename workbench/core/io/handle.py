@@ -24,6 +24,7 @@ from workbench.core.io.url_names import SCHEME, parse_url
 from workbench.core.io.writer import write
 from workbench.core.ops.branches import branch as branch_scope
 from workbench.core.ops.maintenance import VacuumResult, optimize, vacuum
+from workbench.core.ops.names import catalog_names
 from workbench.core.ops.namespaces import list_namespaces
 from workbench.core.ops.tables import get_table, list_tables
 from workbench.core.transactions.history import transactions
@@ -238,7 +239,7 @@ class TableMap(Mapping[str, TableHandle]):
 
     def _ipython_key_completions_(self) -> list[str]:
         try:
-            return self._names()
+            return list(catalog_names(self._catalog).tables)  # completion's cached listing
         except WorkbenchError:
             return []
 
