@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -209,7 +209,7 @@ class Storage:
         import obstore
 
         with (
-            _os_errors(self.root, self.options),
+            self._errors(),
             obstore.open_writer(self._store(write=True), self.key_of(uri)) as writer,
         ):
             yield _Sink(writer)
@@ -222,7 +222,7 @@ class Storage:
         from obstore.exceptions import AlreadyExistsError
 
         try:
-            with _os_errors(self.root, self.options):
+            with self._errors():
                 obstore.put(self._store(write=True), key, data, mode="create")
         except (AlreadyExistsError, FileExistsError):
             return False
@@ -232,7 +232,7 @@ class Storage:
         """Write (or replace) the object at ``key``."""
         import obstore
 
-        with _os_errors(self.root, self.options):
+        with self._errors():
             obstore.put(self._store(write=True), key, data)
 
     def get(self, key: str) -> bytes | None:
@@ -243,7 +243,7 @@ class Storage:
         if store is None:
             return None
         try:
-            with _os_errors(self.root, self.options):
+            with self._errors():
                 return bytes(obstore.get(store, key).bytes())
         except FileNotFoundError:
             self.check_bucket()
@@ -275,7 +275,7 @@ class Storage:
         if store is None:
             return False
         try:
-            with _os_errors(self.root, self.options):
+            with self._errors():
                 obstore.head(store, key)
         except FileNotFoundError:
             self.check_bucket()
@@ -309,15 +309,8 @@ class Storage:
 
     def _files_in(self, folder: str) -> list[str]:
         """Keys of the files directly in ``folder`` ('' for the root)."""
-        import obstore
-
-        store = self._store()
-        if store is None:
-            return []
-        try:
-            with _os_errors(self.root):
-                listed = obstore.list_with_delimiter(store, folder or None)
-        except FileNotFoundError:
+        listed = self._listed(folder)
+        if listed is None:
             self.check_bucket()
             return []
         return [entry["path"] for entry in listed["objects"]]
@@ -345,7 +338,7 @@ class Storage:
     def _bucket_listed(self) -> bool:
         import obstore
 
-        with _os_errors(self.root, self.options):
+        with self._errors():
             obstore.list_with_delimiter(self.store, None)
         return True
 
@@ -355,7 +348,7 @@ class Storage:
 
         store = self._store()
         if store is not None:
-            with suppress(FileNotFoundError), _os_errors(self.root, self.options):
+            with suppress(FileNotFoundError), self._errors():
                 obstore.delete(store, key)
 
     def remove(self, uri: str) -> None:
@@ -376,7 +369,7 @@ class Storage:
             return
         import obstore
 
-        with _os_errors(self.root, self.options):
+        with self._errors():
             obstore.rename(self._store(write=True), self.key_of(uri), self.key_of(target))
 
     def key_of(self, uri: str) -> str:
@@ -391,24 +384,35 @@ class Storage:
         if store is None:
             return []
         try:
-            with _os_errors(self.root, self.options):
+            with self._errors():
                 return [m for chunk in obstore.list(store, prefix) for m in chunk]
         except FileNotFoundError:
             return []
 
     def folders(self, prefix: str) -> list[str]:
         """Names of the folders directly under ``prefix`` ('' for the root), sorted."""
+        listed = self._listed(prefix)
+        prefixes = listed["common_prefixes"] if listed else []
+        return sorted(p.rstrip("/").rsplit("/", 1)[-1] for p in prefixes)
+
+    def _listed(self, prefix: str) -> dict[str, Any] | None:
+        """obstore's listing of what is directly under ``prefix`` ('' for the root); None when
+        nothing is there."""
         import obstore
 
         store = self._store()
         if store is None:
-            return []
+            return None
         try:
-            with _os_errors(self.root, self.options):
-                listed = obstore.list_with_delimiter(store, prefix or None)
+            with self._errors():
+                return obstore.list_with_delimiter(store, prefix or None)
         except FileNotFoundError:
-            return []
-        return sorted(p.rstrip("/").rsplit("/", 1)[-1] for p in listed["common_prefixes"])
+            return None
+
+    def _errors(self) -> AbstractContextManager[None]:
+        """obstore's errors reaching this root, typed (see ``_os_errors``), never showing a
+        secret of its options."""
+        return _os_errors(self.root, self.options)
 
 
 class _Sink:
@@ -442,7 +446,7 @@ _MISSING_OBJECT = re.compile(r"AWS Error (RESOURCE_NOT_FOUND|NO_SUCH_KEY)\b")
 
 
 @contextmanager
-def _os_errors(root: str, options: dict[str, str] | None = None) -> Iterator[None]:
+def _os_errors(root: str, options: dict[str, str] | None) -> Iterator[None]:
     """obstore's errors from the local filesystem as the ``OSError`` they stand for (so a
     read-only folder raises ``PermissionError``); an object store that cannot be reached, a
     missing bucket or refused credentials as ``StorageUnreachableError`` saying what to check."""
