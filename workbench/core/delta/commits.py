@@ -294,7 +294,13 @@ def write_commit(storage: Storage, table_key: str, version: int, content: bytes)
 def read_commit_info(storage: Storage, table_key: str, version: int) -> dict[str, Any] | None:
     """The commit info of a table version (None if the version does not exist)."""
     data = storage.get(commit_key(table_key, version))
-    return None if data is None else commit_contents(data).info
+    if data is None:
+        return None
+    for line in data.splitlines():  # up to the commit info only: a bulk load adds thousands
+        action = json.loads(line)
+        if "commitInfo" in action:
+            return action["commitInfo"]
+    return {}
 
 
 @dataclass(frozen=True)
