@@ -28,6 +28,7 @@ from workbench.core.catalog.properties import (
 from workbench.core.catalog.registry import DEFAULT_NAMESPACE, catalog_name
 from workbench.core.catalog.scope import get_catalog
 from workbench.core.catalog.versions import key_name, label, split_key
+from workbench.core.delta.reading import check_files_readable
 from workbench.core.delta.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -226,3 +227,11 @@ def reading(opened: OpenTable) -> Iterator[None]:
         yield
     except FileNotFoundError as e:
         raise vacuumed(opened, e) from e
+
+
+def check_readable(opened: OpenTable, files: list[DataFile] | None = None) -> None:
+    """What a lazy read checks before an engine plans it: a file of ``files`` (default: the
+    version's) or a vector they need that vacuum removed, or a store that refuses, fails now
+    with workbench's typed error, not half-way in the engine's own words."""
+    with reading(opened):
+        check_files_readable(opened, opened.files if files is None else files)

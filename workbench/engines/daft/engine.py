@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.core.base.errors import MergeKeyError
 from workbench.core.base.types import DatasetType
-from workbench.core.catalog.locations import reading
+from workbench.core.catalog.locations import check_readable
 from workbench.core.data.arrow_merge import mark_matches
 from workbench.core.data.engine import Engine
 from workbench.core.delta.commits import vectors_enabled
 from workbench.core.delta.data_files import DataFile, Rewrite
 from workbench.core.delta.marking import discarded_on_failure
-from workbench.core.delta.reading import check_files_readable
 from workbench.core.delta.snapshot import candidate_files, leading_files
 from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema.table_schema import Schema
@@ -53,8 +52,7 @@ def scan(
     import pyarrow as pa
 
     storage = table.loc.catalog.storage
-    with reading(table):  # a vacuumed file, or a store refusing, fails now with a typed error
-        check_files_readable(table, files)
+    check_readable(table, files)
     if files and all(f.deletion_vector is None for f in files):
         return daft.read_parquet(
             [f.absolute for f in files],

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from workbench.core.base.types import DatasetType
-from workbench.core.catalog.locations import reading
+from workbench.core.catalog.locations import check_readable
 from workbench.core.data.engine import Engine
 from workbench.core.delta.data_files import (
     Rewrite,
@@ -22,7 +22,7 @@ from workbench.core.delta.data_files import (
     new_batch,
     write_part,
 )
-from workbench.core.delta.reading import check_files_readable, plain_schema
+from workbench.core.delta.reading import plain_schema
 from workbench.core.delta.snapshot import leading_files
 from workbench.core.schema.merge_order import Ranking
 from workbench.core.schema.table_schema import Schema
@@ -84,8 +84,7 @@ class RayEngine(Engine):
                 empty = empty.append_column(path_column, pa.array([], pa.string()))
             frame = ray.data.from_arrow(empty)
         else:
-            with reading(table):  # a vacuumed file, or a store refusing, fails now, typed
-                check_files_readable(table, files)
+            check_readable(table, files)
             storage = table.loc.catalog.storage
             frame = ray.data.read_datasource(
                 TableFiles(files, table.uri, plain_schema(table), columns, storage, path_column)

@@ -17,8 +17,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.names import MAIN
-from workbench.core.catalog.locations import reading
-from workbench.core.delta.reading import check_files_readable
+from workbench.core.catalog.locations import check_readable
 from workbench.engines.spark.datasource import line_for, open_requested, trunk_for
 from workbench.engines.spark.source_options import NAME, read_options
 from workbench.engines.spark.worker_errors import workbench_errors
@@ -67,8 +66,7 @@ def _checked_branch(reader: DataFrameReader, path: Any) -> str:
     request = read_options(options)
     line = line_for(request, trunk_for(request))
     opened = open_requested(request, line)
-    with reading(opened):  # a store that refuses, or a vacuumed file, fails now
-        check_files_readable(opened, opened.files)
+    check_readable(opened)
     return line.branch
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from workbench.core.base.errors import TableValidationError
-from workbench.core.catalog.locations import OpenTable, reading
-from workbench.core.delta.reading import check_files_readable
+from workbench.core.catalog.locations import OpenTable, check_readable
 from workbench.core.schema.table_schema import Schema
 from workbench.core.storage.store import Storage, is_local
 from workbench.engines.spark.files import spark_schema
@@ -65,8 +64,7 @@ def read_table(opened: OpenTable, path_column: str | None = None) -> DataFrame:
             f"{sorted(unreadable) or ['column mapping']}, which Spark without the Delta jars "
             "cannot apply to its Parquet files."
         )
-    with reading(opened):  # a vacuumed file, or a store refusing, fails now with a typed error
-        check_files_readable(opened, opened.files)
+    check_readable(opened)
     return read_files(
         opened.files, opened.uri, opened.schema, opened.loc.catalog.storage, path_column
     )
