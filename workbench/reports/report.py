@@ -253,16 +253,15 @@ def _this_kernel(variables: Mapping[str, str]) -> Iterator[str]:
 
 
 class _KnownParameters(logging.Filter):
-    """Drops papermill's "Passed unknown parameter" warnings: its parser cannot read a
-    parameter annotated ``str | None`` and calls it unknown, while ``declared_parameters``
-    has already checked every name against the notebook."""
+    """Drops papermill's "Passed unknown parameter" warnings while dc.report runs a notebook:
+    its parser cannot read a parameter annotated ``str | None`` and calls it unknown, while
+    ``declared_parameters`` has already checked every name against the notebook."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not record.getMessage().startswith("Passed unknown parameter")
 
 
-_PAPERMILL_LOG = logging.getLogger("papermill")
-_PAPERMILL_LOG.addFilter(_KnownParameters())
+_KNOWN_PARAMETERS = _KnownParameters()
 
 
 def _execute(
@@ -275,7 +274,9 @@ def _execute(
     """Run the template into ``notebook``; the failing cell's error as text, or None."""
     pm = require("papermill", "dc.report", REPORTS_INSTALL)
     notebook.parent.mkdir(parents=True, exist_ok=True)
+    papermill_log = logging.getLogger("papermill")
     with _this_kernel(environment) as kernel:
+        papermill_log.addFilter(_KNOWN_PARAMETERS)  # a user's own papermill runs keep it
         try:
             pm.execute_notebook(
                 _literal_path(template),
@@ -290,6 +291,8 @@ def _execute(
             )
         except pm.PapermillExecutionError as e:
             return f"{e.ename}: {e.evalue}"
+        finally:
+            papermill_log.removeFilter(_KNOWN_PARAMETERS)
     return None
 
 
