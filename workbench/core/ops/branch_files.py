@@ -58,14 +58,13 @@ def branch_needs(trunk: Catalog) -> tuple[TableVersions, dict[str, set[str]]]:
     files: dict[str, set[str]] = {}
     for record in records(trunk.storage):
         bound = trunk.on_record(record)
+        for (_, _, incarnation), paths in branch_files(bound).items():  # the log refreshed
+            files.setdefault(incarnation, set()).update(paths)
         log = log_of(bound)
-        log.refresh()
         for (ns, table), entry in log.base.tables.items():
             versions.setdefault((ns, table, entry.incarnation), set()).add(entry.version)
         for (ns, table), entry in log.state.tables.items():  # e.g. a table it created: its
             versions.setdefault((ns, table, entry.incarnation), set())  # folder is needed
-        for (_, _, incarnation), paths in branch_files(bound).items():
-            files.setdefault(incarnation, set()).update(paths)
     return versions, files
 
 
