@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 EVENTS_KEY = "_workbench/events"
 _configured: dict[str, str | None] = {"uri": None}
-# (URI, identity of the catalog whose storage options opened it; "" for a SQLite log, opened
-# without any) -> the run log: a catalog with other credentials opens the log for itself
+# (URI, identity of the catalog whose storage options opened it; "" for a log opened without
+# any: SQLite, or Delta on the local disk) -> the run log: a catalog with other credentials
+# opens the log for itself
 _open: dict[tuple[str, str], EventLog] = {}
 
 
@@ -86,9 +87,10 @@ def event_log_for(catalog: str | None = None) -> EventLog:
 
     cat = get_catalog(catalog)
     uri = events_uri(cat)
-    key = (uri, cat.identity if uri.startswith("delta") else "")
+    on_store = uri.startswith("delta+")  # a Delta log on an object store: the catalog's own
+    options = cat.properties.storage_options if on_store else {}
+    key = (uri, cat.identity if on_store else "")
     if key not in _open:
-        options = cat.properties.storage_options if uri.startswith("delta+") else {}
         try:
             _open[key] = open_event_log(uri, **(options or {}))
         except WorkbenchError:
