@@ -74,12 +74,13 @@ class CatalogSidebar(anywidget.AnyWidget):
 
     def _still_listed(self) -> bool:
         wanted = self.selected or {}
-        for catalog in self.tree:
-            for branch in catalog["branches"] if catalog["catalog"] == wanted["catalog"] else ():
-                tables = [t for ts in branch["namespaces"].values() for t in ts]
-                if branch["branch"] == wanted["branch"] and wanted["table"] in tables:
-                    return True
-        return False
+        return any(
+            any(wanted["table"] in tables for tables in branch["namespaces"].values())
+            for catalog in self.tree
+            if catalog["catalog"] == wanted["catalog"]
+            for branch in catalog["branches"]
+            if branch["branch"] == wanted["branch"]
+        )
 
     def _message(self, _: Any, content: dict, buffers: Any) -> None:
         kind = content.get("kind")

@@ -119,7 +119,7 @@ def write(
     current branch, see ``dc.branch``). ``auto_compact=False`` skips the compaction the commit
     would be followed by (the table's ``delta.autoOptimize.autoCompact`` turns it off for
     good)."""
-    mode = _parse_mode(mode)
+    mode = choice(TableWriteMode, mode, "mode")
     check_dedupe(dedupe)
     flag("auto_create_namespace", auto_create_namespace)
     flag("auto_compact", auto_compact)
@@ -222,10 +222,6 @@ def _check_schema_table_format(fmt: ContentType | None, loc: Location) -> None:
         "tables (dc.create_table without a schema).",
         stacklevel=3,
     )
-
-
-def _parse_mode(mode: TableWriteMode | str) -> TableWriteMode:
-    return choice(TableWriteMode, mode, "mode")
 
 
 def plan_new(
