@@ -91,13 +91,20 @@ def ms(value: float) -> str:
 
 def folder_bytes(root: str, storage: Any | None = None) -> int:
     """Bytes of every Parquet data file under a table folder (removed ones too: nothing is
-    vacuumed during the benchmark), locally or through a catalog's storage."""
+    vacuumed during the benchmark), locally or through a catalog's storage; the Delta log's
+    checkpoints are Parquet too, but not data."""
     if storage is not None:
-        return sum(e["size"] for e in storage.list("") if e["path"].endswith(".parquet"))
+        entries = storage.list("")
+        return sum(e["size"] for e in entries if _is_data_file(e["path"]))
     total = 0
     for folder, _, files in os.walk(root):
-        total += sum(os.path.getsize(Path(folder, f)) for f in files if f.endswith(".parquet"))
+        paths = [Path(folder, f) for f in files]
+        total += sum(p.stat().st_size for p in paths if _is_data_file(str(p)))
     return total
+
+
+def _is_data_file(path: str) -> bool:
+    return path.endswith(".parquet") and "_delta_log" not in Path(path).parts
 
 
 class Report:
@@ -165,11 +172,28 @@ def appends(count: int, report: Report) -> None:
         dc.optimize(TABLE)
         optimized = read_seconds(dc)
         report.line("   the same table after dc.optimize", optimized)
+        by_step = ", ".join(f"{op} {n / once:.2f}x" for op, n in bytes_by_operation(uri).items())
         print(
             f"   write amplification: {written / once:.2f}x ({written:,} bytes written, "
-            f"{once:,} for the final rows written once)",
+            f"{once:,} for the final rows written once; by step: {by_step})",
             flush=True,
         )
+
+
+def bytes_by_operation(uri: str) -> dict[str, int]:
+    """Bytes of the data files each kind of commit added (the appends themselves, the
+    compaction steps), from the table's Delta log (JSON commits: a local table)."""
+    import json
+
+    totals: dict[str, int] = {}
+    for commit in sorted(Path(uri, "_delta_log").glob("*.json")):
+        actions = [json.loads(line) for line in commit.read_text().splitlines() if line]
+        operation = next(
+            (a["commitInfo"].get("operation") for a in actions if "commitInfo" in a), ""
+        )
+        added = sum(a["add"]["size"] for a in actions if "add" in a)
+        totals[operation or "?"] = totals.get(operation or "?", 0) + added
+    return {op: n for op, n in totals.items() if n}
 
 
 def _file_count(dc: Any) -> int:

@@ -26,10 +26,8 @@ from workbench.core.storage.known import storage_for
 
 if TYPE_CHECKING:
     import numpy as np
-    import pyarrow as pa
     from pyroaring import BitMap64
 
-    from workbench.core.delta.data_files import DataFile
     from workbench.core.storage.store import Storage
 
 MAGIC = 1681511377  # RoaringBitmapArray's magic number, little-endian
@@ -110,17 +108,6 @@ def _checked(rows: BitMap64, descriptor: Descriptor, where: str) -> BitMap64:
             f"{descriptor.cardinality}."
         )
     return rows
-
-
-def without_deleted(
-    rows: pa.Table, f: DataFile, table_uri: str, storage: Storage | None = None
-) -> pa.Table:
-    """All the rows of file ``f`` (``rows``, in file order) less those its vector deletes."""
-    if f.deletion_vector is None:
-        return rows
-    return rows.filter(
-        undeleted_mask(rows.num_rows, read_vector(table_uri, f.deletion_vector, storage))
-    )
 
 
 def undeleted_mask(rows: int, deleted: BitMap64) -> np.ndarray:

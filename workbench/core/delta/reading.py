@@ -5,15 +5,18 @@ files, schema, properties and storage (a catalog's open table is one)."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.core.delta.data_files import DataFile
-from workbench.core.delta.deletion_vectors import (
-    read_vector,
-    undeleted_mask,
-    vector_uri,
+from workbench.core.delta.decoded_files import file_tables, is_small
+from workbench.core.delta.deleted_positions import (
+    deleted_positions,
     without_deleted,
+    without_positions,
 )
+from workbench.core.delta.deletion_vectors import vector_uri
+from workbench.core.storage.file_cache import capacity
 from workbench.core.storage.store import is_local
 
 if TYPE_CHECKING:
@@ -43,11 +46,6 @@ class StoredTable(Protocol):
 
     @property
     def storage(self) -> Storage: ...
-
-
-# Deleted rows at least this far apart on average are left out by zero-copy slices of the runs
-# between them (cheaper than a filter's copy, and the runs stay long enough to be useful chunks).
-MIN_KEPT_RUN = 512
 
 
 # Files of an object store read together are fetched whole, at once, up to this many bytes in all.
@@ -107,17 +105,52 @@ def live_table(
     opened: StoredTable, files: list[DataFile] | None = None, columns: list[str] | None = None
 ) -> pa.Table:
     """The rows of the table's files (or ``files``) that no deletion vector deletes, in write
-    order and the table's schema, ``columns`` only: one parallel read of every file, then one
-    mask over all of them (a read after many merges costs little more than a plain one)."""
+    order and the table's schema, ``columns`` only: one parallel read of every file, then the
+    runs of rows between the positions the vectors delete (decoded once per process) sliced
+    out (a read after many merges costs little more than a plain one)."""
     chosen = opened.files if files is None else files
     with opened.storage.access_errors():  # a store refusing: a typed error
-        rows = _scan(opened, chosen, columns)
         if all(f.deletion_vector is None for f in chosen):
-            return rows
-        return _filtered(rows, _live_mask(opened, chosen))
+            return _scan(opened, chosen, columns)
+        rows = _scan(opened, chosen, columns)  # first: a file vacuum removed fails as such
+        return without_positions(rows, _deleted_rows(opened, chosen))
 
 
 def _scan(opened: StoredTable, files: list[DataFile], columns: list[str] | None) -> pa.Table:
+    """The rows of ``files`` in the table's schema, in order: small files as this process
+    decoded them before (see ``decoded_files``; on an object store, as its file cache, without
+    asking the store again), the others in one parallel scan."""
+    small = [f for f in files if is_small(f)]
+    if not small or columns == [] or not capacity():
+        return _read(opened, files, columns)
+    import pyarrow as pa
+
+    if is_local(opened.storage.root):  # a stat each: a version vacuum removed fails as unread
+        for f in small:
+            if not os.path.exists(opened.storage.fs_path(f.absolute)):
+                raise FileNotFoundError(f.absolute)
+
+    schema = opened.schema.arrow
+    tables = file_tables(opened.storage.identity, schema, small, lambda s: _read(opened, s, None))
+    others = [f for f in files if not is_small(f)]
+    rest = _read(opened, others, columns) if others else None
+    if tables is None or (rest is not None and rest.num_rows != sum(f.rows for f in others)):
+        return _read(opened, files, columns)  # the log's row counts do not match the files
+    decoded = {
+        f.identity: t if columns is None else t.select(columns)
+        for f, t in zip(small, tables, strict=True)
+    }
+    parts, start = [], 0
+    for f in files:
+        if f.identity in decoded:
+            parts.append(decoded[f.identity])
+        else:
+            parts.append(rest.slice(start, f.rows))  # type: ignore[union-attr]
+            start += f.rows
+    return pa.concat_tables(parts)
+
+
+def _read(opened: StoredTable, files: list[DataFile], columns: list[str] | None) -> pa.Table:
     """The rows of ``files`` in the table's schema, in order: one parallel scan. On an object
     store, small files are fetched whole, all at once (one request each, where pyarrow makes
     two or three in turn; none for files read before: see ``file_cache``), then read from
@@ -154,39 +187,17 @@ def _dataset(opened: StoredTable, files: list[DataFile]) -> pads.FileSystemDatas
     )
 
 
-def _live_mask(opened: StoredTable, files: list[DataFile]) -> np.ndarray:
-    """One boolean mask over the rows of ``files`` read one after another: False for the rows
-    their deletion vectors delete."""
+def _deleted_rows(opened: StoredTable, files: list[DataFile]) -> np.ndarray:
+    """The positions, over the rows of ``files`` read one after another, of the rows their
+    deletion vectors delete, in increasing order."""
     import numpy as np
 
-    storage = opened.storage
-    mask = np.ones(sum(f.rows for f in files), dtype=bool)
-    start = 0
+    parts, start = [], 0
     for f in files:
         if f.deletion_vector is not None:
-            deleted = read_vector(opened.uri, f.deletion_vector, storage)
-            mask[start : start + f.rows] = undeleted_mask(f.rows, deleted)
+            parts.append(deleted_positions(opened.uri, f.deletion_vector, opened.storage) + start)
         start += f.rows
-    return mask
-
-
-def _filtered(rows: pa.Table, mask: np.ndarray) -> pa.Table:
-    """``rows`` where ``mask`` is True. When the deleted rows are few and far between (a read
-    after many small merges) the runs of kept rows are sliced out without copying; otherwise
-    each column is filtered (a copy)."""
-    import numpy as np
-    import pyarrow as pa
-
-    deleted = np.flatnonzero(~mask)
-    if rows.num_columns and len(deleted) * MIN_KEPT_RUN <= len(mask):
-        starts, ends = np.append(0, deleted + 1), np.append(deleted, len(mask))
-        runs = [rows.slice(s, e - s) for s, e in zip(starts, ends, strict=True) if e > s]
-        return pa.concat_tables(runs) if runs else rows.slice(0, 0)
-    bits = pa.py_buffer(np.packbits(mask, bitorder="little"))
-    keep = pa.BooleanArray.from_buffers(pa.bool_(), len(mask), [None, bits])
-    if not rows.num_columns:  # a row count only
-        return rows.filter(keep)
-    return pa.Table.from_arrays([c.filter(keep) for c in rows.columns], schema=rows.schema)
+    return np.concatenate(parts)
 
 
 def file_rows(opened: StoredTable, f: DataFile, columns: list[str] | None = None) -> pa.Table:

@@ -239,13 +239,20 @@ class Storage:
         """The object's bytes, or None when there is none."""
         import obstore
 
+        plain = self._plain_local_path(key)
+        if plain is not None:
+            try:
+                with open(plain, "rb") as f:
+                    return f.read()
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                return None
         store = self._store()
         if store is None:
             return None
         try:
             with self._errors():
                 return bytes(obstore.get(store, key).bytes())
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # the latter: a file where a folder is
             self.check_bucket()
             return None
 
@@ -271,16 +278,27 @@ class Storage:
         """True when an object is at ``key``."""
         import obstore
 
+        plain = self._plain_local_path(key)
+        if plain is not None:
+            return os.path.isfile(plain)
         store = self._store()
         if store is None:
             return False
         try:
             with self._errors():
                 obstore.head(store, key)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             self.check_bucket()
             return False
         return True
+
+    def _plain_local_path(self, key: str) -> str | None:
+        """The file of ``key`` under a local root, when the store would name it the same (no
+        character it encodes): read directly, a missing file costs a stat, not a request
+        through the store (what a catalog log's check for a newer commit mostly is)."""
+        if not is_local(self.root) or not _PLAIN_KEY.fullmatch(key):
+            return None
+        return f"{local_path(self.root).rstrip('/')}/{key}"
 
     def check_bucket(self) -> None:
         """Raise ``StorageUnreachableError`` if an object store root's bucket does not exist
@@ -439,6 +457,7 @@ class _Sink:
         return True
 
 
+_PLAIN_KEY = re.compile(r"(?:[A-Za-z0-9_=-][A-Za-z0-9._=-]*/)*[A-Za-z0-9_=-][A-Za-z0-9._=-]*")
 _OS_ERROR = re.compile(r"\(os error (\d+)\)")
 _TERMINAL_CODES = re.compile(r"\x1b\[[0-9;]*m")  # colours in delta-rs's messages
 _NO_BUCKET = "<Code>NoSuchBucket</Code>"

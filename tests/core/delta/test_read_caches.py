@@ -1,0 +1,102 @@
+"""The read path's two caches of immutable files: the positions deletion vectors delete and the
+rows of small data files, each decoded once per process. Neither may change a result."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import workbench as dc
+from tests.core.delta.test_deletion_vectors import (
+    SCATTERED,
+    keyed_schema,
+    rows,
+    table_files,
+    table_rows,
+    vector_files,
+)
+from workbench.core.delta import decoded_files
+from workbench.core.delta.deleted_positions import deleted_positions
+
+
+@pytest.fixture
+def vectored(catalog):
+    """A keyed table with deletion vectors on: four files, 60 scattered rows of the first
+    deleted through a vector file."""
+    dc.create_table(
+        "t", schema=keyed_schema(), table_properties={"delta.enableDeletionVectors": "true"}
+    )
+    for start in range(0, 1000, 250):
+        dc.write(rows(range(start, start + 250), "a"), "t", mode="merge")
+    dc.write(pa.table({"id": list(SCATTERED)}), "t", mode="delete")
+    return "t"
+
+
+def expected(deleted=SCATTERED) -> list[int]:
+    return sorted(set(range(1000)) - set(deleted))
+
+
+def test_a_vector_is_decoded_once_into_sorted_positions_nobody_may_change(vectored):
+    (f,) = [f for f in table_files(vectored) if f.deletion_vector is not None]
+    uri = dc.get_table(vectored).uri
+    positions = deleted_positions(uri, f.deletion_vector)
+    assert positions.tolist() == list(SCATTERED)
+    assert not positions.flags.writeable
+    with pytest.raises(ValueError):
+        positions[0] = 1
+    for name in vector_files(vectored):  # kept: the vector file is not read again
+        os.remove(os.path.join(uri, name))
+    assert deleted_positions(uri, f.deletion_vector) is positions
+
+
+def test_reads_with_kept_vectors_and_files_match_fresh_ones(vectored):
+    first = [r["id"] for r in table_rows(vectored)]
+    assert first == expected()
+    for _ in range(3):  # the same from what the process kept
+        assert [r["id"] for r in table_rows(vectored)] == first
+    assert [r["id"] for r in table_rows(vectored, columns=["id"])] == first
+    dc.write(pa.table({"id": [1, 2, 3]}), vectored, mode="delete")  # a new vector: read anew
+    assert [r["id"] for r in table_rows(vectored)] == expected([*SCATTERED, 1, 2, 3])
+    assert dc.read(vectored, read_as=dc.DatasetType.PYARROW, columns=[]).num_rows == 937
+
+
+def test_a_kept_file_is_read_in_the_schema_the_table_has_now(vectored):
+    table_rows(vectored)
+    dc.write(rows([2000], "b").assign(extra=[7]), vectored)
+    got = {r["id"]: r for r in table_rows(vectored)}
+    assert got[2000]["extra"] == 7 and got[1]["extra"] is None and len(got) == 941
+
+
+def test_a_version_vacuum_removed_fails_typed_though_its_files_were_kept(vectored):
+    version = dc.get_table(vectored).version
+    assert len(table_rows(vectored, version=version)) == 940
+    dc.optimize(vectored)
+    dc.vacuum(retain=0)
+    with pytest.raises(dc.TableVersionNotFoundError):
+        dc.read(vectored, read_as=dc.DatasetType.PYARROW, version=version)
+    assert [r["id"] for r in table_rows(vectored)] == expected()
+
+
+def test_files_whose_row_counts_disagree_with_the_log_are_not_kept(vectored):
+    files = [f for f in table_files(vectored) if decoded_files.is_small(f)]
+    assert len(files) == 4
+    short = pa.table({"id": [1]})  # one row where the log counts 1,000
+    assert decoded_files.file_tables("store", short.schema, files, lambda missing: short) is None
+    assert not decoded_files._kept
+
+
+def test_kept_files_stay_under_the_bound_and_none_are_kept_when_it_is_zero(vectored, monkeypatch):
+    table_rows(vectored)
+    assert decoded_files._kept and decoded_files._size <= decoded_files.capacity()
+    assert decoded_files._size == sum(t.nbytes for t in decoded_files._kept.values())
+    decoded_files.clear()
+    monkeypatch.setenv("WORKBENCH_FILE_CACHE_MB", "0")
+    assert [r["id"] for r in table_rows(vectored)] == expected()
+    assert not decoded_files._kept
+    monkeypatch.setenv("WORKBENCH_FILE_CACHE_MB", "0.02")  # 20 KiB: room for one file at most
+    assert [r["id"] for r in table_rows(vectored)] == expected()
+    assert decoded_files._size <= 0.02 * 1024**2
+    assert np.all([t.nbytes <= 0.002 * 1024**2 for t in decoded_files._kept.values()])
