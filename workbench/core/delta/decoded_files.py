@@ -1,8 +1,8 @@
 """Small data files decoded once per process: a table that takes a commit a minute keeps a tail
 of small files between compaction steps, and opening and decoding each costs a read more than
 its rows do. A data file never changes once written, so the rows of a small one, in the table
-schema they were read in, are kept (least recently used first out, bounded like the file cache
-by ``WORKBENCH_FILE_CACHE_MB``, counted in Arrow bytes). Keys hold the store's identity, so one
+schema they were read in, are kept (least recently used first out, in a quarter of
+``WORKBENCH_FILE_CACHE_MB``, counted in Arrow bytes). Keys hold the store's identity, so one
 catalog never sees what another's credentials read."""
 
 from __future__ import annotations
@@ -30,6 +30,11 @@ _size = 0
 _lock = threading.Lock()
 
 
+def bound() -> int:
+    """The bytes kept decoded at most: a quarter of the file cache's."""
+    return capacity() // 4
+
+
 def is_small(f: DataFile) -> bool:
     """True for a file kept decoded: small, and its row count known from the log."""
     return f.size <= SMALL_FILE_BYTES and f.rows > 0
@@ -44,7 +49,7 @@ def file_tables(
     """The rows of each of ``files`` (small ones) in ``schema``: those kept, the others from
     ``read`` (one scan of the missing files, in order), kept for next time. None when that
     scan's rows do not add up to the files' counts in the log (nothing is kept then)."""
-    limit = capacity()
+    limit = bound()
     layout = schema.serialize().to_pybytes()
     keys = [(store, layout, f.absolute, f.size) for f in files]
     with _lock:

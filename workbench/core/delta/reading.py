@@ -9,14 +9,13 @@ import os
 from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.core.delta.data_files import DataFile
-from workbench.core.delta.decoded_files import file_tables, is_small
+from workbench.core.delta.decoded_files import bound, file_tables, is_small
 from workbench.core.delta.deleted_positions import (
     deleted_positions,
     without_deleted,
     without_positions,
 )
 from workbench.core.delta.deletion_vectors import vector_uri
-from workbench.core.storage.file_cache import capacity
 from workbench.core.storage.store import is_local
 
 if TYPE_CHECKING:
@@ -121,7 +120,7 @@ def _scan(opened: StoredTable, files: list[DataFile], columns: list[str] | None)
     decoded them before (see ``decoded_files``; on an object store, as its file cache, without
     asking the store again), the others in one parallel scan."""
     small = [f for f in files if is_small(f)]
-    if not small or columns == [] or not capacity():
+    if not small or columns == [] or not bound():
         return _read(opened, files, columns)
     import pyarrow as pa
 
