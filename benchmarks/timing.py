@@ -24,6 +24,16 @@ def median_seconds(fn: Callable[[], Any], repeats: int) -> float:
     return statistics.median(seconds(fn) for _ in range(repeats))
 
 
+def forget_read_data() -> None:
+    """Empty what a process keeps from earlier reads (object-store files, decoded small data
+    files, decoded deletion vectors): the next read is a new process's first."""
+    from workbench.core.delta import decoded_files, deleted_positions
+    from workbench.core.storage import file_cache
+
+    for cache in (file_cache, decoded_files, deleted_positions):
+        cache.clear()
+
+
 def progress(
     items: Iterable[T], total: int, label: str, describe: Callable[[T], str] | None = None
 ) -> Iterator[T]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class WorkbenchError(Exception):
     """Base class of every error raised by workbench."""
@@ -232,3 +234,9 @@ class ReportFailedError(WorkbenchError):
 
 class DeletionVectorError(WorkbenchError, ValueError):
     """A deletion vector could not be read: its file is missing, damaged or of another format."""
+
+
+def brief(value: Any, limit: int = 160) -> str:
+    """``str(value)`` cut to ``limit`` characters, for error messages."""
+    text = str(value).strip().replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 3] + "..."

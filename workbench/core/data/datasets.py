@@ -10,6 +10,7 @@ from workbench.core.base.errors import (
     SchemaValidationError,
     UnsupportedDatasetError,
     WorkbenchError,
+    brief,
 )
 from workbench.core.base.types import DatasetType
 from workbench.core.data.engine import ENGINE_MODULES, engine_for_data, engine_for_dataset_type
@@ -126,12 +127,6 @@ def _to_pyarrow(data: Any) -> pa.Table:
         f"Cannot use a {type(data).__module__}.{type(data).__name__} as a dataset; pass one of "
         f"{_ACCEPTED}."
     )
-
-
-def brief(value: Any, limit: int = 160) -> str:
-    """``str(value)`` cut to ``limit`` characters, for error messages."""
-    text = str(value).strip().replace("\n", " ")
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _is_parquet_file(obj: Any) -> bool:

@@ -13,8 +13,7 @@ import json
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.base.errors import SchemaValidationError
-from workbench.core.data.datasets import brief
+from workbench.core.base.errors import SchemaValidationError, brief
 from workbench.core.schema.table_schema import PANDAS_DTYPE_META
 
 if TYPE_CHECKING:

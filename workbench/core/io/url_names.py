@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.core.base.errors import InvalidNameError, InvalidUrlError
+from workbench.core.base.errors import InvalidNameError, InvalidUrlError, brief
 from workbench.core.base.names import validate_name
-from workbench.core.data.datasets import brief
 
 SCHEME = "dc://"
 WILDCARDS = ("*", "**")

@@ -4,7 +4,7 @@ entry names, the versions readable, and the table as a transaction (or a view) s
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.core.base.arguments import whole_number
 from workbench.core.base.errors import TableNotFoundError, TableVersionNotFoundError
@@ -15,6 +15,7 @@ from workbench.core.delta.commits import TableActions, commit_key
 from workbench.core.storage.store import is_local
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.snapshot_cache import advanced, keep, recall
+from workbench.core.transactions.time_travel import View, before_history_note
 
 MAX_FOLDED_VERSIONS = 10_000  # beyond, the Delta log's checkpoints are the cheaper way in
 
@@ -22,7 +23,15 @@ if TYPE_CHECKING:
     from workbench.core.catalog.catalogs import Catalog
     from workbench.core.transactions.catalog_log import TransactionLog
     from workbench.core.transactions.catalog_state import TableEntry
-    from workbench.core.transactions.transaction import Transaction
+    from workbench.core.transactions.table_change import TableChange
+
+
+class Seen(View, Protocol):
+    """A transaction or a view as opening a table reads it: its entries and staged changes."""
+
+    changes: dict[tuple[str, str], TableChange]
+
+    def entry(self, namespace: str, name: str, record: bool = True) -> TableEntry | None: ...
 
 
 def table_uri(catalog: Catalog, namespace: str, name: str, entry: TableEntry) -> str:
@@ -51,14 +60,10 @@ def created_on_branch(catalog: Catalog, incarnation: str) -> str | None:
     return catalog.uri(*key.split("/"))
 
 
-def open_in(
-    seen: Transaction, loc: Location, version: int | None = None, as_of: Any = None
-) -> OpenTable:
+def open_in(seen: Seen, loc: Location, version: int | None = None, as_of: Any = None) -> OpenTable:
     """Open a table version as a transaction (or view) ``seen`` shows it."""
     entry = seen.entry(loc.namespace, loc.name)
     if entry is None:
-        from workbench.core.transactions.time_travel import before_history_note
-
         when = "" if as_of is None else f" as of {as_of!r}"
         when += before_history_note(seen, as_of)
         raise TableNotFoundError(

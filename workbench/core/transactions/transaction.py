@@ -33,6 +33,7 @@ from workbench.core.base.errors import (
 from workbench.core.catalog.branch_records import (
     leased_name,
 )
+from workbench.core.catalog.locations import empty_table, locate_key
 from workbench.core.delta.commits import (
     TableActions,
     add_action,
@@ -50,6 +51,7 @@ from workbench.core.transactions.catalog_state import (
     TableEntry,
 )
 from workbench.core.transactions.log_rows import log_rows
+from workbench.core.transactions.opening import committed_table
 from workbench.core.transactions.rollforward import apply_entry, roll_forward
 from workbench.core.transactions.table_change import TableChange
 from workbench.core.transactions.table_folders import (
@@ -177,9 +179,6 @@ class Transaction:
         """Prepare to change a table: take its lease (queueing behind another writer; without
         ``queue``, ``TransactionConflictError`` at once when another holds it), then base the
         change on the table's newest committed version."""
-        from workbench.core.catalog.locations import empty_table, locate_key
-        from workbench.core.transactions.opening import committed_table
-
         self.require_writable()
         key = (namespace, name)
         if key in self.changes:

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from workbench.core.base.errors import InvalidArgumentError
+from workbench.core.base.errors import InvalidArgumentError, brief
 from workbench.core.catalog.locations import reading, vacuumed
-from workbench.core.data.datasets import brief
 from workbench.core.delta.reading import ordered_dataset
 
 if TYPE_CHECKING:

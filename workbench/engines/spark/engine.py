@@ -10,7 +10,7 @@ from workbench.core.data.engine import Engine
 from workbench.core.delta.data_files import Rewrite
 from workbench.core.schema.merge_order import Ranking
 from workbench.core.schema.table_schema import Schema
-from workbench.engines.spark import write
+from workbench.engines.spark import file_writes, write
 from workbench.engines.spark.files import arrow_schema
 from workbench.engines.spark.settings import check
 
@@ -82,7 +82,7 @@ class SparkEngine(Engine):
         return write.checked_keys(source, keys, table, dedupe, order)
 
     def write_files(self, source: DataFrame, schema: Schema, folder: str) -> list[WrittenFile]:
-        return write.write_files(source, schema, folder)
+        return file_writes.write_files(source, schema, folder)
 
     def merge(
         self, table: OpenTable, source: DataFrame, schema: Schema, keys: list[str]

@@ -15,6 +15,7 @@ from workbench.core.delta.deletion_vectors import deserialize, serialize
 from workbench.core.delta.marking import discarded_on_failure, mark_more_deleted
 from workbench.core.schema.table_schema import Field, Schema
 from workbench.core.storage.store import is_local
+from workbench.engines.spark.file_writes import write_files
 from workbench.engines.spark.files import key_candidates, path_key, spark_schema
 from workbench.engines.spark.remote import read_by_tasks
 from workbench.engines.spark.session import spark_session
@@ -33,8 +34,6 @@ def merge(table: OpenTable, source: DataFrame, schema: Schema, keys: list[str]) 
     """Upsert by key: matched rows are deleted where they are, and the source is written as
     new files (updated and new rows). Columns the source lacks come from the matched rows
     (read with the keys, by the same job), or their defaults for new rows."""
-    from workbench.engines.spark.write import write_files
-
     missing = [f for f in schema if f.name not in source.columns]
     rewrite = Rewrite()
     with discarded_on_failure(rewrite):

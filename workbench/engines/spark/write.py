@@ -1,58 +1,34 @@
-"""Spark DataFrames as table files: Spark computes and writes Parquet natively into a fresh folder
-inside the table; core commits the files. MERGE and DELETE touch only the files that hold
-matching keys (Spark finds them through ``_metadata.file_path``): merge-on-read tables get
-deletion vectors (``vectors``), the others a rewrite of those files."""
+"""Spark DataFrames as table changes: keys checked, rows written as files (``file_writes``),
+core commits them. MERGE and DELETE touch only the files that hold matching keys (Spark finds
+them through ``_metadata.file_path``): merge-on-read tables get deletion vectors (``vectors``),
+the others a rewrite of those files."""
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from workbench.core.base.errors import MergeKeyError
 from workbench.core.base.identifiers import quote_identifier
 from workbench.core.delta.commits import vectors_enabled
-from workbench.core.delta.data_files import DataFile, Rewrite, WrittenFile, describe_file
-from workbench.core.schema.conform import column_plan
+from workbench.core.delta.data_files import DataFile, Rewrite
 from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema.table_schema import Schema
-from workbench.core.storage.known import storage_for
-from workbench.core.storage.store import is_local
 from workbench.engines.spark import vectors
+from workbench.engines.spark.file_writes import conform, write_files
 from workbench.engines.spark.files import (
     key_candidates,
     path_key,
     spark_schema,
-    staging_folder,
-    written_files,
 )
 from workbench.engines.spark.read import read_files
-from workbench.engines.spark.remote import FILE_COLUMN, write_remote
+from workbench.engines.spark.remote import FILE_COLUMN
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
     from workbench.core.catalog.locations import OpenTable
-
-
-def conform(frame: DataFrame, schema: Schema, fill_missing: bool) -> DataFrame:
-    """The frame conformed to the table's schema (``column_plan``), with Spark expressions."""
-    from pyspark.sql import functions as F
-
-    types = {f.name: f.dataType for f in spark_schema(schema.arrow).fields}
-    current = {f.name: f.dataType for f in frame.schema.fields}
-    columns = []
-    for c in column_plan(schema, frame.columns, fill_missing):
-        name = c.field.name
-        if c.present and current[name] == types[name]:
-            columns.append(F.col(quote_identifier(name)))
-            continue
-        value = F.col(quote_identifier(name)) if c.present else F.lit(c.field.future_default)
-        columns.append(value.cast(types[name]).alias(name))
-    return frame.select(columns)
 
 
 def cast_exact(frame: DataFrame, targets: Mapping[str, pa.DataType]) -> tuple[DataFrame, list[str]]:
@@ -124,32 +100,6 @@ def checked_keys(
     window = Window.partitionBy(*keys).orderBy(order.desc() if dedupe == "last" else order)
     numbered = frame.withColumn("__workbench_rank", F.row_number().over(window))
     return numbered.filter("__workbench_rank = 1").drop("__workbench_rank")
-
-
-@contextmanager
-def _staged(table_path: str) -> Iterator[str]:
-    """A fresh folder inside the table for one Spark write, removed if the write fails."""
-    folder = staging_folder(table_path)
-    try:
-        yield folder
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-
-
-def write_files(frame: DataFrame, schema: Schema, table_path: str) -> list[WrittenFile]:
-    """Let Spark write the frame (in the table's types) as Parquet into the table folder: by
-    Spark's own writer on a local disk, by pyarrow in each task on object stores."""
-    storage = storage_for(table_path)
-    data = conform(frame, schema, fill_missing=True)
-    if not is_local(storage.root):
-        return write_remote(data, schema, table_path, storage)
-    with _staged(table_path) as folder:
-        data.write.mode("error").parquet(folder)
-        parts = written_files(folder)
-        for name in set(os.listdir(folder)) - {os.path.basename(p) for p in parts}:
-            os.remove(os.path.join(folder, name))  # Spark's _SUCCESS and .crc files: no data
-        return [describe_file(path) for path in parts]
 
 
 def _files_with_keys(table: OpenTable, source: DataFrame, keys: list[str]) -> list[DataFile]:
