@@ -94,7 +94,7 @@ def test_time_travel_on_s3_builds_old_versions_from_the_catalog_log(s3_catalog, 
         seen[txn] = sorted(dc.read("t", read_as="pyarrow").to_pylist(), key=lambda r: r["id"])
     info = dc.get_table("t")
     direct = DeltaTable(info.uri, storage_options=s3_catalog.properties.storage_options)
-    snapshot_cache._tables.clear()  # as a fresh process would: nothing remembered
+    snapshot_cache._clear()  # as a fresh process would: nothing remembered
 
     def no_delta_log(*args, **kwargs):
         raise AssertionError("an as_of read opened the table's Delta log")

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from workbench.core.catalog.locations import OpenTable
     from workbench.core.schema.table_schema import Schema
 
+# Matched rows fewer than a file's rows over this are checked against its vector one by one.
+FEW_POSITIONS_SHARE = 64
+
 
 def key_range(source: pa.Table, keys: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Each key's min and max in ``source`` (keys are never null there)."""
@@ -174,14 +177,25 @@ def _matches(opened: OpenTable, f: DataFile, source: pa.Table, keys: list[str]) 
     deleted = None
     if f.deletion_vector and len(positions):  # a file no key matched needs no vector read
         deleted = read_vector(opened.uri, f.deletion_vector, opened.storage)
-        live = undeleted_mask(f.rows, deleted)[positions]
+        live = _not_deleted(positions, deleted, f.rows)
         positions, sources = positions[live], sources[live]
     return MatchedRows(positions, sources, deleted)
 
 
+def _not_deleted(positions: np.ndarray, deleted: BitMap64, rows: int) -> np.ndarray:
+    """Which of a file's row ``positions`` the vector ``deleted`` leaves: a lookup each for a
+    few (a small MERGE into a file whose vector has grown), a mask over the file for many."""
+    import numpy as np
+
+    if len(positions) * FEW_POSITIONS_SHARE < rows:
+        found = (p not in deleted for p in positions.tolist())
+        return np.fromiter(found, dtype=bool, count=len(positions))
+    return undeleted_mask(rows, deleted)[positions]
+
+
 def _indexed(opened: OpenTable, keys: list[str]) -> bool:
     """True when files are matched through key indexes (a single integer key)."""
-    return len(keys) == 1 and indexable(opened.schema.arrow.field(keys[0]).type)
+    return len(keys) == 1 and indexable(opened.schema.field(keys[0]).base.type)
 
 
 def _key_column(opened: OpenTable, f: DataFile, key: str) -> pa.ChunkedArray:

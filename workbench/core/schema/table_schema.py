@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Union
 
 from workbench.core.base.arguments import choice
@@ -400,9 +401,10 @@ class Schema:
         """Names of the merge-key columns, in schema order."""
         return [f.name for f in self.fields if f.is_merge_key]
 
-    @property
+    @cached_property
     def arrow(self) -> pa.Schema:
-        """The pyarrow schema, with workbench metadata on the fields."""
+        """The pyarrow schema, with workbench metadata on the fields (made once: a schema's
+        fields never change)."""
         import pyarrow as pa
 
         return pa.schema([f.to_arrow() for f in self.fields])

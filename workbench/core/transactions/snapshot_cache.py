@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from workbench.core.base.caches import drop_where, process_cache
+from workbench.core.base.caches import process_cache
 from workbench.core.delta.commits import TableActions
 from workbench.core.storage.identity import made_from
 
@@ -22,13 +22,30 @@ MAX_REMEMBERED = 256  # table versions kept, least recently used dropped first
 # (so another catalog on the root, with other credentials, never gets what this one read) and
 # on a branch the branch's id (its versions are its own)
 _tables: OrderedDict[tuple[str, str, str, int], OpenTable] = OrderedDict()
+# the versions kept of each (folder, incarnation, line): what ``recall`` looks through
+_versions: dict[tuple[str, str, str], set[int]] = {}
+
+
+def _clear() -> None:
+    _tables.clear()
+    _versions.clear()
 
 
 def _forget(identity: str) -> None:
-    drop_where(_tables, lambda key: made_from(key[2], identity))
+    for folder, incarnation, line, version in [*_tables]:
+        if made_from(line, identity):
+            _drop((folder, incarnation, line, version))
 
 
-process_cache("transactions.snapshot_cache", _tables.clear, forget=_forget)
+def _drop(key: tuple[str, str, str, int]) -> None:
+    del _tables[key]
+    versions = _versions[key[:3]]
+    versions.discard(key[3])
+    if not versions:
+        del _versions[key[:3]]
+
+
+process_cache("transactions.snapshot_cache", _clear, forget=_forget)
 
 
 def keep(table: OpenTable, line: str) -> None:
@@ -36,22 +53,17 @@ def keep(table: OpenTable, line: str) -> None:
     key = (table.uri, table.incarnation, line, table.version)
     _tables[key] = table
     _tables.move_to_end(key)
+    _versions.setdefault(key[:3], set()).add(table.version)
     while len(_tables) > MAX_REMEMBERED:
-        _tables.popitem(last=False)
+        _drop(next(iter(_tables)))
 
 
 def recall(uri: str, incarnation: str, version: int, log: TransactionLog) -> OpenTable | None:
     """The table at ``version``, from the nearest remembered version at or below it and the
     log's actions after that; None when none is near or an action is not at hand."""
     wanted = log.catalog.line_key
-    bases = [
-        v
-        for (u, i, line, v) in _tables
-        if u == uri
-        and i == incarnation
-        and line == wanted
-        and version - MAX_ADVANCE <= v <= version
-    ]
+    kept = _versions.get((uri, incarnation, wanted), ())
+    bases = [v for v in kept if version - MAX_ADVANCE <= v <= version]
     if not bases:
         return None
     return advanced(_tables[(uri, incarnation, wanted, max(bases))], version, log)
