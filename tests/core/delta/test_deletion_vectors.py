@@ -474,3 +474,27 @@ def test_deleted_rows_are_left_out_by_slices_or_by_a_filter_alike(deleted, colum
     mask[positions] = False
     got = without_positions(data, positions)
     assert got.num_rows == 5000 - deleted and got.equals(data.filter(pa.array(mask)))
+
+
+def test_a_merge_matches_only_the_rows_a_files_vector_leaves(vectored):
+    dc.write(pd.DataFrame({"id": SCATTERED}), vectored, mode="delete")
+    dc.write(rows([4, 5, 6000], "m"), vectored, mode="merge")  # 4 was deleted: inserted again
+    got = {r["id"]: r["v"] for r in table_rows(vectored)}
+    assert (got[4], got[5], got[6000], got[6]) == ("m4", "m5", "m6000", "a6")
+    assert len(got) == 1000 - len(SCATTERED) + 2
+    assert set(SCATTERED).isdisjoint(set(got) - {4})
+
+
+@pytest.mark.parametrize("matched", [1, 7, 300, 5000])
+def test_matched_rows_are_checked_against_a_vector_one_by_one_or_by_a_mask_alike(matched):
+    import numpy as np
+    from pyroaring import BitMap64
+
+    from workbench.core.data.arrow_merge import _not_deleted
+    from workbench.core.delta.deletion_vectors import undeleted_mask
+
+    rng = np.random.default_rng(matched)
+    deleted = BitMap64(rng.choice(20_000, 4_000, replace=False).tolist())
+    positions = np.sort(rng.choice(20_000, matched, replace=False))
+    expected = undeleted_mask(20_000, deleted)[positions]
+    assert _not_deleted(positions, deleted, 20_000).tolist() == expected.tolist()
