@@ -84,15 +84,16 @@ def test_files_whose_row_counts_disagree_with_the_log_are_not_kept(vectored):
     assert len(files) == 4
     short = pa.table({"id": [1]})  # one row where the log counts 1,000
     assert decoded_files.file_tables("store", short.schema, files, lambda missing: short) is None
-    assert not decoded_files._kept
+    assert not decoded_files.KEPT.values()
 
 
 def test_kept_files_stay_under_the_bound_and_none_are_kept_when_it_is_zero(vectored, monkeypatch):
     table_rows(vectored)
-    assert decoded_files._kept and decoded_files._size <= decoded_files.bound()
-    assert decoded_files._size == sum(t.nbytes for t in decoded_files._kept.values())
+    kept = decoded_files.KEPT.values()
+    assert kept and decoded_files.KEPT.size <= decoded_files.bound()
+    assert decoded_files.KEPT.size == sum(t.nbytes for t in kept)
     for megabytes in ("0", "0.02"):  # none; a bound smaller than ten times any file
         decoded_files.clear()
         monkeypatch.setenv("WORKBENCH_FILE_CACHE_MB", megabytes)
         assert [r["id"] for r in table_rows(vectored)] == expected()
-        assert not decoded_files._kept
+        assert not decoded_files.KEPT.values()

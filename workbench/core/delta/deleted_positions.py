@@ -6,11 +6,9 @@ another's credentials read."""
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from workbench.core.base.caches import drop_where, process_cache
+from workbench.core.base.caches import BoundedCache
 from workbench.core.delta.deletion_vectors import read_vector
 from workbench.core.storage.known import storage_for
 
@@ -26,12 +24,12 @@ if TYPE_CHECKING:
 # between them (cheaper than a filter's copy, and the runs stay long enough to be useful chunks).
 MIN_KEPT_RUN = 512
 
-# Positions kept in all (8 bytes each: 64 MiB); a vector bigger than a tenth of it is not kept.
-MAX_KEPT_POSITIONS = 8 * 1024**2
+# Bytes of positions kept in all (8 each); a vector bigger than a tenth of it is not kept.
+MAX_KEPT_BYTES = 64 * 1024**2
 
-_kept: OrderedDict[tuple[str, str, Descriptor], np.ndarray] = OrderedDict()
-_count = 0
-_lock = threading.Lock()
+KEPT: BoundedCache[tuple[str, str, Descriptor], np.ndarray] = BoundedCache(
+    "delta.deleted_positions", lambda positions: positions.nbytes, lambda: MAX_KEPT_BYTES
+)
 
 
 def deleted_positions(
@@ -41,13 +39,10 @@ def deleted_positions(
     int64 array nobody may change)."""
     storage = storage or storage_for(table_uri)
     key = (storage.identity, table_uri.rstrip("/"), descriptor)
-    with _lock:
-        found = _kept.get(key)
-        if found is not None:
-            _kept.move_to_end(key)
-            return found
-    positions = _decoded(read_vector(table_uri, descriptor, storage))
-    _keep(key, positions)
+    positions = KEPT.get(key)
+    if positions is None:
+        positions = _decoded(read_vector(table_uri, descriptor, storage))
+        KEPT.keep(key, positions)
     return positions
 
 
@@ -58,20 +53,6 @@ def _decoded(deleted: object) -> np.ndarray:
     positions.sort()  # a bitmap iterates in order already: this only makes sure
     positions.flags.writeable = False
     return positions
-
-
-def _keep(key: tuple[str, str, Descriptor], positions: np.ndarray) -> None:
-    global _count
-    if len(positions) > MAX_KEPT_POSITIONS // 10:
-        return
-    with _lock:
-        if key in _kept:
-            return
-        _kept[key] = positions
-        _count += len(positions)
-        while _count > MAX_KEPT_POSITIONS:
-            _, dropped = _kept.popitem(last=False)
-            _count -= len(dropped)
 
 
 def without_positions(rows: pa.Table, deleted: np.ndarray) -> pa.Table:
@@ -118,17 +99,4 @@ def without_deleted(
 
 def clear() -> None:
     """Forget every decoded vector."""
-    global _count
-    with _lock:
-        _kept.clear()
-        _count = 0
-
-
-def forget(store: str) -> None:
-    """Forget the vectors decoded from one store (its identity)."""
-    global _count
-    with _lock:
-        _count -= sum(map(len, drop_where(_kept, lambda key: key[0] == store)))
-
-
-process_cache("delta.deleted_positions", clear, forget=forget)
+    KEPT.clear()
