@@ -97,3 +97,14 @@ def test_kept_files_stay_under_the_bound_and_none_are_kept_when_it_is_zero(vecto
         monkeypatch.setenv("WORKBENCH_FILE_CACHE_MB", megabytes)
         assert [r["id"] for r in table_rows(vectored)] == expected()
         assert not decoded_files.KEPT.values()
+
+
+def test_writers_replacing_files_keep_none_of_them_decoded(catalog):
+    for i in range(20):  # steps of automatic compaction fold these as they come
+        dc.write(pa.table({"id": [i]}), "appended")
+    dc.optimize("appended")
+    assert not decoded_files.KEPT.values()
+    assert sorted(
+        dc.read("appended", read_as=dc.DatasetType.PYARROW).column("id").to_pylist()
+    ) == list(range(20))
+    assert len(decoded_files.KEPT.values()) == 1  # a reader's file is kept

@@ -65,7 +65,7 @@ def _candidates(opened: OpenTable, source: pa.Table, keys: list[str]) -> list[Da
 
 def _read(opened: OpenTable, f: DataFile) -> pa.Table:
     """One table file in the table's current schema (columns added later read as nulls)."""
-    return live_table(opened, [f])
+    return live_table(opened, [f], keep=False)  # a file the merge rewrites
 
 
 def merge_rows(

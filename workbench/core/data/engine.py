@@ -146,7 +146,8 @@ class Engine(ABC):
             storage = table.loc.catalog.storage
             data = self.read_staged(files, table.uri, table.schema.arrow, storage)
             return self.write_files(self.repartitioned(data, 1), table.schema, table.uri)
-        return write_parts(live_table(table, files), table.schema, table.uri, table.storage)
+        rows = live_table(table, files, keep=False)  # files this step replaces
+        return write_parts(rows, table.schema, table.uri, table.storage)
 
     def repartitioned(self, data: Any, parts: int) -> Any:
         """``data`` (this engine's dataset) in ``parts`` partitions, each written as a file."""

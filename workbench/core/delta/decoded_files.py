@@ -42,10 +42,12 @@ def file_tables(
     schema: pa.Schema,
     files: list[DataFile],
     read: Callable[[list[DataFile]], pa.Table],
+    keep: bool = True,
 ) -> list[pa.Table] | None:
     """The rows of each of ``files`` (small ones) in ``schema``: those kept, the others from
-    ``read`` (one scan of the missing files, in order), kept for next time. None when that
-    scan's rows do not add up to the files' counts in the log (nothing is kept then)."""
+    ``read`` (one scan of the missing files, in order), kept for next time unless not to
+    ``keep`` (files a writer is replacing). None when that scan's rows do not add up to the
+    files' counts in the log (nothing is kept then)."""
     layout = schema.serialize().to_pybytes()
     keys = [(store, layout, f.absolute, f.size) for f in files]
     found = [KEPT.get(k) for k in keys]
@@ -58,7 +60,8 @@ def file_tables(
         for i in missing:
             found[i] = rows.slice(start, files[i].rows)
             start += files[i].rows
-            KEPT.keep(keys[i], found[i])
+            if keep:
+                KEPT.keep(keys[i], found[i])
     return found  # type: ignore[return-value]
 
 

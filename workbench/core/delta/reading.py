@@ -101,21 +101,27 @@ def ordered_dataset(opened: StoredTable, files: list[DataFile] | None = None) ->
 
 
 def live_table(
-    opened: StoredTable, files: list[DataFile] | None = None, columns: list[str] | None = None
+    opened: StoredTable,
+    files: list[DataFile] | None = None,
+    columns: list[str] | None = None,
+    keep: bool = True,
 ) -> pa.Table:
     """The rows of the table's files (or ``files``) that no deletion vector deletes, in write
     order and the table's schema, ``columns`` only: one parallel read of every file, then the
     runs of rows between the positions the vectors delete (decoded once per process) sliced
-    out (a read after many merges costs little more than a plain one)."""
+    out (a read after many merges costs little more than a plain one). ``keep=False``: a
+    writer reading files it is about to replace keeps none of them decoded."""
     chosen = opened.files if files is None else files
     with opened.storage.access_errors():  # a store refusing: a typed error
         if all(f.deletion_vector is None for f in chosen):
-            return _scan(opened, chosen, columns)
-        rows = _scan(opened, chosen, columns)  # first: a file vacuum removed fails as such
+            return _scan(opened, chosen, columns, keep)
+        rows = _scan(opened, chosen, columns, keep)  # first: a file vacuum removed fails as such
         return without_positions(rows, _deleted_rows(opened, chosen))
 
 
-def _scan(opened: StoredTable, files: list[DataFile], columns: list[str] | None) -> pa.Table:
+def _scan(
+    opened: StoredTable, files: list[DataFile], columns: list[str] | None, keep: bool = True
+) -> pa.Table:
     """The rows of ``files`` in the table's schema, in order: small files as this process
     decoded them before (see ``decoded_files``; on an object store, as its file cache, without
     asking the store again), the others in one parallel scan."""
@@ -130,7 +136,8 @@ def _scan(opened: StoredTable, files: list[DataFile], columns: list[str] | None)
                 raise FileNotFoundError(f.absolute)
 
     schema = opened.schema.arrow
-    tables = file_tables(opened.storage.identity, schema, small, lambda s: _read(opened, s, None))
+    store = opened.storage.identity
+    tables = file_tables(store, schema, small, lambda s: _read(opened, s, None), keep)
     others = [f for f in files if not is_small(f)]
     rest = _read(opened, others, columns) if others else None
     if tables is None or (rest is not None and rest.num_rows != sum(f.rows for f in others)):

@@ -66,7 +66,8 @@ def _folded_vectors(table: OpenTable) -> Rewrite | None:
         return None
     written = []
     for f in vectored:
-        written += write_parts(live_table(table, [f]), table.schema, table.uri, table.storage)
+        rows = live_table(table, [f], keep=False)  # a file replaced
+        written += write_parts(rows, table.schema, table.uri, table.storage)
     return Rewrite(written=written, removed=vectored)
 
 
