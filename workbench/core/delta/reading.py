@@ -138,10 +138,12 @@ def _scan(
     schema = opened.schema.arrow
     store = opened.storage.identity
     tables = file_tables(store, schema, small, lambda s: _read(opened, s, None), keep)
+    if tables is None:  # the log's row counts do not match the files
+        return _read(opened, files, columns)
     others = [f for f in files if not is_small(f)]
     rest = _read(opened, others, columns) if others else None
-    if tables is None or (rest is not None and rest.num_rows != sum(f.rows for f in others)):
-        return _read(opened, files, columns)  # the log's row counts do not match the files
+    if rest is not None and rest.num_rows != sum(f.rows for f in others):
+        return _read(opened, files, columns)
     decoded = {
         f.identity: t if columns is None else t.select(columns)
         for f, t in zip(small, tables, strict=True)
