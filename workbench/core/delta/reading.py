@@ -16,6 +16,7 @@ from workbench.core.delta.deleted_positions import (
     without_positions,
 )
 from workbench.core.delta.deletion_vectors import vector_uri
+from workbench.core.delta.tiny_files import decode, is_tiny
 from workbench.core.storage.store import is_local
 
 if TYPE_CHECKING:
@@ -128,16 +129,13 @@ def _scan(
     small = [f for f in files if is_small(f)]
     if not small or columns == [] or not bound():
         return _read(opened, files, columns)
-    import pyarrow as pa
-
     if is_local(opened.storage.root):  # a stat each: a version vacuum removed fails as unread
         for f in small:
             if not os.path.exists(opened.storage.fs_path(f.absolute)):
                 raise FileNotFoundError(f.absolute)
-
     schema = opened.schema.arrow
     store = opened.storage.identity
-    tables = file_tables(store, schema, small, lambda s: _read(opened, s, None), keep)
+    tables = file_tables(store, schema, small, lambda s: _read_small(opened, s), keep)
     if tables is None:  # the log's row counts do not match the files
         return _read(opened, files, columns)
     others = [f for f in files if not is_small(f)]
@@ -148,10 +146,33 @@ def _scan(
         f.identity: t if columns is None else t.select(columns)
         for f, t in zip(small, tables, strict=True)
     }
+    return _in_order(files, decoded, rest)
+
+
+def _read_small(opened: StoredTable, files: list[DataFile]) -> pa.Table:
+    """The rows of small files, all columns, in order: the tiny ones decoded in turn (see
+    ``tiny_files``), the others in one parallel scan."""
+    tiny = [f for f in files if is_tiny(f)]
+    if not tiny:
+        return _read(opened, files, None)
+    schema = opened.schema.arrow
+    tables = decode(opened.storage, tiny, schema, lambda f: _read(opened, [f], None))
+    others = [f for f in files if not is_tiny(f)]
+    rest = _read(opened, others, None) if others else None
+    return _in_order(files, {f.identity: t for f, t in zip(tiny, tables, strict=True)}, rest)
+
+
+def _in_order(
+    files: list[DataFile], read: dict[tuple[str, str | None], pa.Table], rest: pa.Table | None
+) -> pa.Table:
+    """The rows of ``files`` in order: a file's own table from ``read``, else its rows next in
+    ``rest`` (one scan of the other files, in order)."""
+    import pyarrow as pa
+
     parts, start = [], 0
     for f in files:
-        if f.identity in decoded:
-            parts.append(decoded[f.identity])
+        if f.identity in read:
+            parts.append(read[f.identity])
         else:
             parts.append(rest.slice(start, f.rows))  # type: ignore[union-attr]
             start += f.rows
@@ -214,11 +235,17 @@ def file_rows(opened: StoredTable, f: DataFile, columns: list[str] | None = None
     import pyarrow.dataset as pads
 
     storage = opened.storage
-    fragment = pads.ParquetFileFormat().make_fragment(
-        storage.fs_path(f.absolute), storage.filesystem, file_size=f.size
-    )
-    with storage.access_errors():  # a store refusing: a typed error
+
+    def scan(f: DataFile) -> pa.Table:
+        fragment = pads.ParquetFileFormat().make_fragment(
+            storage.fs_path(f.absolute), storage.filesystem, file_size=f.size
+        )
         return fragment.to_table(schema=opened.schema.arrow, columns=columns)
+
+    with storage.access_errors():  # a store refusing: a typed error
+        if is_tiny(f):
+            return decode(storage, [f], opened.schema.arrow, scan, columns)[0]
+        return scan(f)
 
 
 def live_file_rows(

@@ -1,0 +1,74 @@
+"""Tiny data files decoded one by one on the calling thread. A pyarrow dataset scan schedules
+every file on its thread pool, which for a file of a few hundred rows costs several times the
+decoding itself (500 files of 10 rows: 87 ms scanned, 27 ms decoded in turn, on 2 cores); past
+~200 KB a file gains from the scan's parallel decoding instead. A file whose own columns are not
+the table's (written before the schema evolved, or by another engine in other types) is read by
+the caller's scan, which fills and casts columns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.storage.store import is_local
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from workbench.core.delta.data_files import DataFile
+    from workbench.core.storage.store import Storage
+
+# Files up to this size on disk are decoded in turn; bigger ones go to the parallel scan.
+TINY_FILE_BYTES = 128 * 1024
+
+
+def is_tiny(f: DataFile) -> bool:
+    """True for a file decoded on the calling thread rather than scanned."""
+    return f.size <= TINY_FILE_BYTES
+
+
+def decode(
+    storage: Storage,
+    files: list[DataFile],
+    schema: pa.Schema,
+    scan: Callable[[DataFile], pa.Table],
+    columns: list[str] | None = None,
+) -> list[pa.Table]:
+    """The rows of each of ``files`` (all columns, or ``columns``) in ``schema``'s types, in
+    order; ``scan(f)`` reads a file whose own columns differ from the schema's."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    wanted = schema if columns is None else pa.schema([schema.field(c) for c in columns])
+    fetched = None
+    if not is_local(storage.root):
+        fetched = storage.get_many([f.absolute for f in files], immutable=True)
+    tables = []
+    for i, f in enumerate(files):
+        with _opened(storage, f, None if fetched is None else fetched[i]) as source:
+            parquet = pq.ParquetFile(source, pre_buffer=False)
+            if not _holds(parquet.schema_arrow, wanted):
+                tables.append(scan(f))
+                continue
+            rows = parquet.read(wanted.names, use_threads=False)
+        tables.append(pa.Table.from_arrays([rows[n] for n in wanted.names], schema=wanted))
+    return tables
+
+
+def _holds(own: pa.Schema, wanted: pa.Schema) -> bool:
+    """True when a file's own schema has every wanted column, once, in the wanted type."""
+    names = own.names
+    return all(names.count(f.name) == 1 and own.field(f.name).type == f.type for f in wanted)
+
+
+def _opened(storage: Storage, f: DataFile, fetched: bytes | None) -> AbstractContextManager[Any]:
+    """A file to read: a local one opened (closed after), an object store's as fetched whole
+    (``get_many``: all at once, kept in the process's file cache, data files never change)."""
+    import pyarrow as pa
+
+    if is_local(storage.root):
+        return storage.filesystem.open_input_file(storage.fs_path(f.absolute))
+    if fetched is None:
+        raise FileNotFoundError(f.absolute)
+    return nullcontext(pa.BufferReader(fetched))
