@@ -62,11 +62,14 @@ def recall(uri: str, incarnation: str, version: int, log: TransactionLog) -> Ope
     """The table at ``version``, from the nearest remembered version at or below it and the
     log's actions after that; None when none is near or an action is not at hand."""
     wanted = log.catalog.line_key
-    kept = _versions.get((uri, incarnation, wanted), ())
-    bases = [v for v in kept if version - MAX_ADVANCE <= v <= version]
-    if not bases:
+    kept = _versions.get((uri, incarnation, wanted))
+    if not kept:
         return None
-    return advanced(_tables[(uri, incarnation, wanted, max(bases))], version, log)
+    nearest = range(version, max(version - MAX_ADVANCE, 0) - 1, -1)  # mostly the first or next
+    base = next((v for v in nearest if v in kept), None)
+    if base is None:
+        return None
+    return advanced(_tables[(uri, incarnation, wanted, base)], version, log)
 
 
 def advanced(table: OpenTable, version: int, log: TransactionLog) -> OpenTable | None:
