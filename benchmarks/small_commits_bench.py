@@ -7,8 +7,9 @@ Run ``python -m benchmarks.small_commits_bench [--appends 1000] [--merges 1000] 
   the same table after ``dc.optimize``; the same appends and reads on DuckLake. Also the write
   amplification: every data file byte written, over the bytes of the final rows written once.
 - ``merges``: that many MERGEs of 10 rows (half updates, half new keys) into a 100k-row keyed
-  table (deletion vectors on), the median of the first and last 50, then reads; the same on
-  DuckLake.
+  table (deletion vectors on), the median of the first and last 50; then 50 more taken in
+  turns with 50 into a fresh copy of the first state (the lived-in table's slowdown with the
+  load the same for both), then reads; the same on DuckLake.
 - ``s3``: on moto's S3 server, that many appends and then that many merges into a 10k-row
   table, each followed by reads beside the same table after ``dc.optimize``.
 
@@ -37,6 +38,7 @@ ROWS_PER_COMMIT = 10
 READ_REPEATS = 7
 SEED = 20261126
 TABLE = "events"
+INTERLEAVED = 100
 
 
 def rows(ids: Any) -> Any:
@@ -64,12 +66,13 @@ def keyed_schema() -> Any:
     )
 
 
-def merge_sources(existing: int, count: int) -> list[Any]:
-    """``count`` MERGE sources of 10 rows: 5 present keys (updates), 5 new ones."""
+def merge_sources(existing: int, count: int, next_key: int | None = None) -> list[Any]:
+    """``count`` MERGE sources of 10 rows: 5 keys below ``existing`` (updates), 5 new ones
+    from ``next_key`` on (by default ``existing``)."""
     import numpy as np
 
-    rng = np.random.default_rng(SEED)
-    sources, next_key = [], existing
+    rng = np.random.default_rng(SEED + (next_key or 0))
+    sources, next_key = [], existing if next_key is None else next_key
     for _ in range(count):
         present = rng.choice(existing, ROWS_PER_COMMIT // 2, replace=False)
         new = np.arange(next_key, next_key + ROWS_PER_COMMIT // 2)
@@ -242,6 +245,13 @@ def merges(count: int, report: Report) -> None:
             f"(last/first {last / first:.2f}x)",
         )
         report.line("   ... p99 merge", percentile(took, 0.99), percentile(theirs, 0.99))
+        lived, fresh = interleaved_merges(dc, base, 100_000 + count * ROWS_PER_COMMIT // 2)
+        report.line(
+            f"   ... {INTERLEAVED} more, in turns with a fresh table's",
+            lived,
+            fresh,
+            "(lived-in / fresh; workbench both)",
+        )
         files, theirs_read = _file_count(dc), median_seconds(lake.read_arrow, READ_REPEATS)
         report.line("   then read the table", read_seconds(dc), theirs_read, f"({files} files)")
         lived_cold = cold_read_seconds(dc)
@@ -253,6 +263,19 @@ def merges(count: int, report: Report) -> None:
             lived_cold,
             cold_read_seconds(dc),
         )
+
+
+def interleaved_merges(dc: Any, base: Any, next_key: int) -> tuple[float, float]:
+    """Median seconds of ``INTERLEAVED`` merges into the lived-in table and as many into a
+    fresh copy of its first state, taken in turns: a load that comes and goes weighs on both
+    alike, where the first and last 50 of one loop are minutes apart."""
+    dc.write(base, "fresh", schema=keyed_schema())
+    sources = merge_sources(100_000, INTERLEAVED, next_key)
+    lived, fresh = [], []
+    for source in progress(sources, INTERLEAVED, "merges in turns"):
+        fresh.append(seconds(lambda s=source: dc.write(s, "fresh", mode="merge")))
+        lived.append(seconds(lambda s=source: dc.write(s, TABLE, mode="merge")))
+    return statistics.median(lived), statistics.median(fresh)
 
 
 def on_s3(count: int, report: Report) -> None:
