@@ -1,7 +1,8 @@
 """Many small commits: a commit a minute for a day, compressed. Workbench (automatic compaction
 on, its steps included in the timings) beside DuckDB + DuckLake (default settings), in one run.
 
-Run ``python -m benchmarks.small_commits_bench [--appends 1000] [--merges 1000] [--s3 300]``.
+Run ``python -m benchmarks.small_commits_bench [--appends 1000] [--merges 1000]
+[--uncompacted 500] [--s3 300]``.
 
 - ``appends``: that many appends of 10 rows to a new table, then reads of the whole table;
   the same table after ``dc.optimize``; the same appends and reads on DuckLake. Also the write
@@ -10,6 +11,8 @@ Run ``python -m benchmarks.small_commits_bench [--appends 1000] [--merges 1000] 
   table (deletion vectors on), the median of the first and last 50; then 50 more taken in
   turns with 50 into a fresh copy of the first state (the lived-in table's slowdown with the
   load the same for both), then reads; the same on DuckLake.
+- ``uncompacted``: that many appends with automatic compaction off, then reads of the table's
+  small files beside pyarrow's own dataset scan of the same files.
 - ``s3``: on moto's S3 server, that many appends and then that many merges into a 10k-row
   table, each followed by reads beside the same table after ``dc.optimize``.
 
@@ -306,11 +309,45 @@ def on_s3(count: int, report: Report) -> None:
             report.line("   ... nothing kept from earlier reads", lived_cold, optimized_cold)
 
 
+def uncompacted(count: int, report: Report) -> None:
+    """``count`` appends with automatic compaction off, then reads of every small file beside
+    pyarrow's own dataset scan of the same files: what a read costs between compaction steps."""
+    import pyarrow.dataset as pads
+
+    import workbench as dc
+    from workbench.core.catalog.locations import locate
+    from workbench.core.transactions.table_versions import open_table
+
+    with tempfile.TemporaryDirectory() as folder:
+        dc.init_local(Path(folder, "wb"))
+        off = {"delta.autoOptimize.autoCompact": "false"}
+        dc.create_table(TABLE, schema=keyed_schema(), table_properties=off)
+        batches = [
+            rows(range(i * ROWS_PER_COMMIT, (i + 1) * ROWS_PER_COMMIT)) for i in range(count)
+        ]
+        timed_loop("appends, compaction off", batches, lambda b: dc.write(b, TABLE))
+        paths = [f.absolute for f in open_table(locate(TABLE, None, None)).files]
+        schema = rows([0]).schema
+
+        def scan() -> None:
+            pads.dataset(paths, schema=schema, format="parquet").to_table()
+
+        theirs = median_seconds(scan, READ_REPEATS)
+        report.line(
+            f"{count} files of 10 rows (compaction off): read",
+            read_seconds(dc),
+            theirs,
+            "(beside pyarrow's dataset scan)",
+        )
+        report.line("   ... nothing kept from earlier reads", cold_read_seconds(dc), theirs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--appends", type=int, default=1000)
     parser.add_argument("--merges", type=int, default=1000)
     parser.add_argument("--s3", type=int, default=300)
+    parser.add_argument("--uncompacted", type=int, default=500)
     args = parser.parse_args()
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'':<52} {'workbench':>11} {'other':>11} {'ratio':>7}")
@@ -320,6 +357,8 @@ def main() -> None:
         appends(args.appends, report)
     if args.merges:
         merges(args.merges, report)
+    if args.uncompacted:
+        uncompacted(args.uncompacted, report)
     if args.s3:
         on_s3(args.s3, report)
     print(

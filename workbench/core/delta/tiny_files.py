@@ -58,6 +58,8 @@ def decode(
 
 def _holds(own: pa.Schema, wanted: pa.Schema) -> bool:
     """True when a file's own schema has every wanted column, once, in the wanted type."""
+    if own.equals(wanted):  # mostly: files the table's writer wrote (metadata aside)
+        return True
     names = own.names
     return all(names.count(f.name) == 1 and own.field(f.name).type == f.type for f in wanted)
 
