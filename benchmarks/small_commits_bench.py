@@ -283,6 +283,7 @@ def interleaved_merges(dc: Any, base: Any, next_key: int) -> tuple[float, float]
 
 def on_s3(count: int, report: Report) -> None:
     import workbench as dc
+    from workbench.core.delta import upkeep
     from workbench.testing import LocalS3
 
     with LocalS3() as s3:
@@ -307,6 +308,7 @@ def on_s3(count: int, report: Report) -> None:
                 f"({files} files; beside the optimized table)",
             )
             report.line("   ... nothing kept from earlier reads", lived_cold, optimized_cold)
+            upkeep.flush()  # background checkpoints done before the server stops
 
 
 def uncompacted(count: int, report: Report) -> None:

@@ -126,3 +126,32 @@ def test_a_missing_tiny_file_fails_as_missing(tmp_path):
     schema = pa.schema([pa.field("id", pa.int64())])
     with pytest.raises(FileNotFoundError):
         decode(Storage(str(tmp_path)), [f], schema, lambda f: pa.table({}))
+
+
+def test_on_an_object_store_tiny_files_are_fetched_in_groups_and_a_missing_one_fails(
+    s3_catalog, monkeypatch
+):
+    from workbench.core.delta import tiny_files
+    from workbench.core.storage import file_cache
+
+    for start in range(0, 15, 3):
+        dc.write(many_types(start), "t")
+    opened = opened_table("t")
+    storage = opened.storage
+    groups = []
+    fetch = type(storage).get_many
+
+    def counted(self, uris, immutable=False):
+        groups.append(len(uris))
+        return fetch(self, uris, immutable)
+
+    monkeypatch.setattr(type(storage), "get_many", counted)
+    monkeypatch.setattr(tiny_files, "FETCH_BYTES", 2 * max(f.size for f in opened.files))
+    file_cache.clear()
+    tables = decode(storage, opened.files, opened.schema.arrow, lambda f: None)
+    assert groups == [2, 2, 1]
+    assert pa.concat_tables(tables).column("id").to_pylist() == list(range(15))
+    storage.remove(opened.files[-1].absolute)
+    file_cache.clear()
+    with pytest.raises(FileNotFoundError):
+        decode(storage, opened.files, opened.schema.arrow, lambda f: None)

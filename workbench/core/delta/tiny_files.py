@@ -7,9 +7,8 @@ the caller's scan, which fills and casts columns."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from workbench.core.storage.store import is_local
 
@@ -21,6 +20,9 @@ if TYPE_CHECKING:
 
 # Files up to this size on disk are decoded in turn; bigger ones go to the parallel scan.
 TINY_FILE_BYTES = 128 * 1024
+
+# Tiny files of an object store are fetched together, up to this many bytes at a time.
+FETCH_BYTES = 64 * 1024**2
 
 
 def is_tiny(f: DataFile) -> bool:
@@ -41,17 +43,13 @@ def decode(
     import pyarrow.parquet as pq
 
     wanted = schema if columns is None else pa.schema([schema.field(c) for c in columns])
-    fetched = None
-    if not is_local(storage.root):
-        fetched = storage.get_many([f.absolute for f in files], immutable=True)
     tables = []
-    for i, f in enumerate(files):
-        with _opened(storage, f, None if fetched is None else fetched[i]) as source:
-            parquet = pq.ParquetFile(source, pre_buffer=False)
-            if not _holds(parquet.schema_arrow, wanted):
-                tables.append(scan(f))
-                continue
-            rows = parquet.read(wanted.names, use_threads=False)
+    for f, data in zip(files, _contents(storage, files), strict=True):
+        parquet = pq.ParquetFile(pa.BufferReader(data), pre_buffer=False)
+        if not _holds(parquet.schema_arrow, wanted):
+            tables.append(scan(f))
+            continue
+        rows = parquet.read(wanted.names, use_threads=False)
         tables.append(pa.Table.from_arrays([rows[n] for n in wanted.names], schema=wanted))
     return tables
 
@@ -64,13 +62,30 @@ def _holds(own: pa.Schema, wanted: pa.Schema) -> bool:
     return all(names.count(f.name) == 1 and own.field(f.name).type == f.type for f in wanted)
 
 
-def _opened(storage: Storage, f: DataFile, fetched: bytes | None) -> AbstractContextManager[Any]:
-    """A file to read: a local one opened (closed after), an object store's as fetched whole
-    (``get_many``: all at once, kept in the process's file cache, data files never change)."""
-    import pyarrow as pa
-
+def _contents(storage: Storage, files: list[DataFile]) -> Iterator[bytes]:
+    """The bytes of each file, in order, read whole (one read each, where a reader of the open
+    file makes several): a local file when it comes; an object store's fetched at once, up to
+    ``FETCH_BYTES`` together, kept in the process's file cache (data files never change)."""
     if is_local(storage.root):
-        return storage.filesystem.open_input_file(storage.fs_path(f.absolute))
-    if fetched is None:
-        raise FileNotFoundError(f.absolute)
-    return nullcontext(pa.BufferReader(fetched))
+        for f in files:
+            with open(storage.fs_path(f.absolute), "rb") as source:
+                yield source.read()
+        return
+    group: list[DataFile] = []
+    size = 0
+    for f in files:
+        if group and size + f.size > FETCH_BYTES:
+            yield from _fetched(storage, group)
+            group, size = [], 0
+        group.append(f)
+        size += f.size
+    yield from _fetched(storage, group)
+
+
+def _fetched(storage: Storage, files: list[DataFile]) -> Iterator[bytes]:
+    """The bytes of ``files`` of an object store, all requests under way together."""
+    fetched = storage.get_many([f.absolute for f in files], immutable=True)
+    for f, data in zip(files, fetched, strict=True):
+        if data is None:
+            raise FileNotFoundError(f.absolute)
+        yield data
