@@ -460,7 +460,12 @@ def test_ray_reads_merges_and_deletes_a_table_with_vectors(vectored, ray_cluster
     assert {1, 2, 5}.isdisjoint(got) and len(got) == 1000 - 2 + 1 + 1 - 1 + 1
 
 
-@pytest.mark.parametrize("deleted", [0, 1, 3, 400, 5000], ids=lambda n: f"{n}-deleted")
+EDGES = [0, 1, 1698, 1699, 1700, 1702, 4998, 4999]  # first, last, around the chunks' seam
+
+
+@pytest.mark.parametrize(
+    "deleted", [0, 1, 3, 400, 5000, EDGES], ids=lambda n: f"{n}-deleted" if n != EDGES else "edges"
+)
 @pytest.mark.parametrize("columns", [["id", "v"], []], ids=["columns", "count-only"])
 def test_deleted_rows_are_left_out_by_slices_or_by_a_filter_alike(deleted, columns):
     import numpy as np
@@ -469,7 +474,10 @@ def test_deleted_rows_are_left_out_by_slices_or_by_a_filter_alike(deleted, colum
 
     data = pa.table({"id": range(5000), "v": [f"v{i}" for i in range(5000)]})
     data = pa.concat_tables([data.slice(0, 1700), data.slice(1700)]).select(columns)  # 2 chunks
-    positions = np.sort(np.random.default_rng(deleted).choice(5000, deleted, replace=False))
+    if isinstance(deleted, list):
+        positions, deleted = np.array(deleted), len(deleted)
+    else:
+        positions = np.sort(np.random.default_rng(deleted).choice(5000, deleted, replace=False))
     mask = np.ones(5000, dtype=bool)
     mask[positions] = False
     got = without_positions(data, positions)

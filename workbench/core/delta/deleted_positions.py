@@ -76,14 +76,11 @@ def without_positions(rows: pa.Table, deleted: np.ndarray) -> pa.Table:
     runs, low = [], 0
     for batch in rows.to_batches():
         high = low + batch.num_rows
-        first = np.searchsorted(ends, low, side="right")
+        first = np.searchsorted(ends, low, side="right")  # the runs overlapping this batch
         last = np.searchsorted(starts, high, side="left")
-        bounds = zip(
-            np.maximum(starts[first:last], low).tolist(),
-            np.minimum(ends[first:last], high).tolist(),
-            strict=True,
-        )
-        runs += [batch.slice(start - low, end - start) for start, end in bounds]
+        offsets = np.maximum(starts[first:last], low) - low
+        lengths = np.minimum(ends[first:last], high) - low - offsets
+        runs += map(batch.slice, offsets.tolist(), lengths.tolist())
         low = high
     return pa.Table.from_batches(runs, rows.schema)
 
