@@ -6,6 +6,7 @@ another's credentials read."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from workbench.core.base.caches import BoundedCache
@@ -64,25 +65,42 @@ def without_positions(rows: pa.Table, deleted: np.ndarray) -> pa.Table:
 
     if not rows.num_columns:  # a row count only
         return rows.slice(0, rows.num_rows - len(deleted))
-    if len(deleted) * MIN_KEPT_RUN > rows.num_rows:
+    if not sparse(deleted, rows.num_rows):
         mask = np.ones(rows.num_rows, dtype=bool)
         mask[deleted] = False
         bits = pa.py_buffer(np.packbits(mask, bitorder="little"))
         keep = pa.BooleanArray.from_buffers(pa.bool_(), len(mask), [None, bits])
         return pa.Table.from_arrays([c.filter(keep) for c in rows.columns], schema=rows.schema)
-    starts, ends = np.append(0, deleted + 1), np.append(deleted, rows.num_rows)
+    runs = kept_runs(rows.to_batches(), deleted, rows.num_rows)
+    return pa.Table.from_batches(list(runs), rows.schema)
+
+
+def sparse(deleted: np.ndarray, rows: int) -> bool:
+    """True when ``deleted`` positions among ``rows`` are far enough apart to be left out by
+    slicing the runs between them."""
+    return len(deleted) * MIN_KEPT_RUN <= rows
+
+
+def kept_runs(
+    batches: Iterable[pa.RecordBatch], deleted: np.ndarray, rows: int
+) -> Iterator[pa.RecordBatch]:
+    """The runs of rows between the positions ``deleted`` (increasing) of ``batches`` read one
+    after another (``rows`` in all), as slices of each batch (no copy), batch by batch as the
+    batches come."""
+    import numpy as np
+
+    starts, ends = np.append(0, deleted + 1), np.append(deleted, rows)
     kept = ends > starts
     starts, ends = starts[kept], ends[kept]
-    runs, low = [], 0
-    for batch in rows.to_batches():
+    low = 0
+    for batch in batches:
         high = low + batch.num_rows
         first = np.searchsorted(ends, low, side="right")  # the runs overlapping this batch
         last = np.searchsorted(starts, high, side="left")
         offsets = np.maximum(starts[first:last], low) - low
         lengths = np.minimum(ends[first:last], high) - low - offsets
-        runs += map(batch.slice, offsets.tolist(), lengths.tolist())
+        yield from map(batch.slice, offsets.tolist(), lengths.tolist())
         low = high
-    return pa.Table.from_batches(runs, rows.schema)
 
 
 def without_deleted(

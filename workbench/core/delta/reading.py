@@ -6,12 +6,15 @@ files, schema, properties and storage (a catalog's open table is one)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.core.delta.data_files import DataFile
 from workbench.core.delta.decoded_files import bound, file_tables, is_small
 from workbench.core.delta.deleted_positions import (
     deleted_positions,
+    kept_runs,
+    sparse,
     without_deleted,
     without_positions,
 )
@@ -108,16 +111,77 @@ def live_table(
     keep: bool = True,
 ) -> pa.Table:
     """The rows of the table's files (or ``files``) that no deletion vector deletes, in write
-    order and the table's schema, ``columns`` only: one parallel read of every file, then the
+    order and the table's schema, ``columns`` only: one parallel read of every file, and the
     runs of rows between the positions the vectors delete (decoded once per process) sliced
-    out (a read after many merges costs little more than a plain one). ``keep=False``: a
-    writer reading files it is about to replace keeps none of them decoded."""
+    out, batch by batch as a local table's big files are decoded (a read after many merges
+    costs little more than a plain one). ``keep=False``: a writer reading files it is about
+    to replace keeps none of them decoded."""
     chosen = opened.files if files is None else files
     with opened.storage.access_errors():  # a store refusing: a typed error
         if all(f.deletion_vector is None for f in chosen):
             return _scan(opened, chosen, columns, keep)
+        if columns != [] and is_local(opened.storage.root) and not all(map(is_small, chosen)):
+            overlapped = _live_overlapped(opened, chosen, columns, keep)
+            if overlapped is not None:
+                return overlapped
         rows = _scan(opened, chosen, columns, keep)  # first: a file vacuum removed fails as such
         return without_positions(rows, _deleted_rows(opened, chosen))
+
+
+def _live_overlapped(
+    opened: StoredTable, files: list[DataFile], columns: list[str] | None, keep: bool
+) -> pa.Table | None:
+    """``live_table`` of local files, some big: the big ones streamed from a scan set going
+    first, while this thread decodes the small ones and the vectors, then the runs between
+    deleted rows sliced from each batch as it comes, so the slicing overlaps the decoding.
+    None when the deletes are dense (a filter then) or a file's rows differ from the log's."""
+    import pyarrow as pa
+
+    big = [f for f in files if not is_small(f)]
+    for f in big:  # a version vacuum removed fails as unread, before its vectors are read
+        if not os.path.exists(opened.storage.fs_path(f.absolute)):
+            raise FileNotFoundError(f.absolute)
+    scan = _dataset(opened, big).scanner(columns=columns).to_reader()  # decoding from now on
+    try:
+        small = [f for f in files if is_small(f)]
+        kept = _scan(opened, small, columns, keep) if small else None
+        deleted = _deleted_rows(opened, files)
+        total = sum(f.rows for f in files)
+        if not sparse(deleted, total):
+            return None
+        runs = list(kept_runs(_in_turn(files, kept, scan), deleted, total))
+    except _RowsDiffer:
+        return None
+    finally:
+        scan.close()
+    return pa.Table.from_batches(runs, scan.schema)
+
+
+class _RowsDiffer(Exception):
+    """A file's rows as scanned differ from its row count in the log."""
+
+
+def _in_turn(
+    files: list[DataFile], kept: pa.Table | None, scan: pa.RecordBatchReader
+) -> Iterator[pa.RecordBatch]:
+    """The batches of ``files`` in order: a small file's from ``kept`` (the small files' rows,
+    in order), a big file's from ``scan`` (the big files', in order; a batch never holds rows
+    of two files), each file's as many rows as the log counts."""
+    start = 0
+    for f in files:
+        if is_small(f):
+            yield from kept.slice(start, f.rows).to_batches()  # type: ignore[union-attr]
+            start += f.rows
+            continue
+        need = f.rows
+        while need > 0:
+            batch = next(scan, None)
+            if batch is None or batch.num_rows > need:
+                raise _RowsDiffer(f.path)
+            need -= batch.num_rows
+            yield batch
+    if any(batch.num_rows for batch in scan):
+        raise _RowsDiffer("rows past the last file")
 
 
 def _scan(
