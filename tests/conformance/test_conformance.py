@@ -51,6 +51,30 @@ def test_local_read_paths(lived, registered, path, state, shape):
     conforms(lived, path, state, shape)
 
 
+# Read paths of this process that tell big files from small ones (``live_table``).
+SIZE_AWARE = {"read:pyarrow", "sql:local", "diff"}
+
+
+@pytest.mark.parametrize("sliced", [False, True], ids=["deletes-as-they-are", "all-sliced"])
+@pytest.mark.parametrize(
+    ("path", "state", "shape"),
+    [case for case in cases(set()) if str(case.values[0]) in SIZE_AWARE],
+)
+def test_local_read_paths_with_files_taken_for_big(
+    lived, registered, path, state, shape, sliced, monkeypatch
+):
+    """The same reads with the size bounds lowered, so a table's first files are read as big
+    ones (a scan streamed through the slicing of their vectors) beside small and tiny ones;
+    ``sliced``: every delete left out by slicing, as when deletes are few among many rows."""
+    from workbench.core.delta import decoded_files, deleted_positions, tiny_files
+
+    monkeypatch.setattr(decoded_files, "SMALL_FILE_BYTES", 8 * 1024)
+    monkeypatch.setattr(tiny_files, "TINY_FILE_BYTES", 2 * 1024)
+    if sliced:
+        monkeypatch.setattr(deleted_positions, "MIN_KEPT_RUN", 1)
+    conforms(lived, path, state, shape)
+
+
 @pytest.mark.parametrize(("path", "state", "shape"), cases({"spark"}))
 def test_spark_read_paths(spark, lived, registered, path, state, shape):
     conforms(lived, path, state, shape)
