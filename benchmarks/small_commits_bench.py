@@ -170,7 +170,7 @@ def appends(count: int, report: Report) -> None:
             percentile(took, 0.99),
             percentile(theirs, 0.99),
         )
-        files, theirs_read = _file_count(dc), median_seconds(lake.read_log, READ_REPEATS)
+        files, theirs_read = len(_files(dc)), median_seconds(lake.read_log, READ_REPEATS)
         report.line(
             f"   then read the {count * ROWS_PER_COMMIT}-row table",
             read_seconds(dc),
@@ -215,11 +215,12 @@ def bytes_by_operation(uri: str) -> dict[str, int]:
     return {op: n for op, n in totals.items() if n}
 
 
-def _file_count(dc: Any) -> int:
+def _files(dc: Any) -> list[Any]:
+    """The data files of the benchmark's table, as the catalog shows it now."""
     from workbench.core.catalog.locations import locate
     from workbench.core.transactions.table_versions import open_table
 
-    return len(open_table(locate(TABLE, None, None)).files)
+    return open_table(locate(TABLE, None, None)).files
 
 
 def merges(count: int, report: Report) -> None:
@@ -255,7 +256,7 @@ def merges(count: int, report: Report) -> None:
             fresh,
             "(lived-in / fresh; workbench both)",
         )
-        files, theirs_read = _file_count(dc), median_seconds(lake.read_arrow, READ_REPEATS)
+        files, theirs_read = len(_files(dc)), median_seconds(lake.read_arrow, READ_REPEATS)
         report.line("   then read the table", read_seconds(dc), theirs_read, f"({files} files)")
         lived_cold = cold_read_seconds(dc)
         report.line("   ... nothing kept from earlier reads", lived_cold, theirs_read)
@@ -297,7 +298,7 @@ def on_s3(count: int, report: Report) -> None:
                 dc.write(rows(range(10_000)), TABLE, schema=keyed_schema())
                 sources = merge_sources(10_000, count)
                 timed_loop("s3 merges", sources, lambda s: dc.write(s, TABLE, mode="merge"))
-            files = _file_count(dc)
+            files = len(_files(dc))
             lived_cold, lived = cold_read_seconds(dc), read_seconds(dc)
             dc.optimize(TABLE)
             optimized_cold, optimized = cold_read_seconds(dc), read_seconds(dc)
@@ -317,8 +318,6 @@ def uncompacted(count: int, report: Report) -> None:
     import pyarrow.dataset as pads
 
     import workbench as dc
-    from workbench.core.catalog.locations import locate
-    from workbench.core.transactions.table_versions import open_table
 
     with tempfile.TemporaryDirectory() as folder:
         dc.init_local(Path(folder, "wb"))
@@ -328,7 +327,7 @@ def uncompacted(count: int, report: Report) -> None:
             rows(range(i * ROWS_PER_COMMIT, (i + 1) * ROWS_PER_COMMIT)) for i in range(count)
         ]
         timed_loop("appends, compaction off", batches, lambda b: dc.write(b, TABLE))
-        paths = [f.absolute for f in open_table(locate(TABLE, None, None)).files]
+        paths = [f.absolute for f in _files(dc)]
         schema = rows([0]).schema
 
         def scan() -> None:

@@ -146,7 +146,7 @@ def test_on_an_object_store_tiny_files_are_fetched_in_groups_and_a_missing_one_f
         return fetch(self, uris, immutable)
 
     monkeypatch.setattr(type(storage), "get_many", counted)
-    monkeypatch.setattr(tiny_files, "FETCH_BYTES", 2 * max(f.size for f in opened.files))
+    monkeypatch.setattr(tiny_files, "WHOLE_FILES_BYTES", 2 * max(f.size for f in opened.files))
     file_cache.clear()
     tables = decode(storage, opened.files, opened.schema.arrow, lambda f: None)
     assert groups == [2, 2, 1]

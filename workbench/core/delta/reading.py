@@ -19,7 +19,7 @@ from workbench.core.delta.deleted_positions import (
     without_positions,
 )
 from workbench.core.delta.deletion_vectors import vector_uri
-from workbench.core.delta.tiny_files import decode, is_tiny
+from workbench.core.delta.tiny_files import WHOLE_FILES_BYTES, decode, fetched_whole, is_tiny
 from workbench.core.storage.store import is_local
 
 if TYPE_CHECKING:
@@ -49,10 +49,6 @@ class StoredTable(Protocol):
 
     @property
     def storage(self) -> Storage: ...
-
-
-# Files of an object store read together are fetched whole, at once, up to this many bytes in all.
-WHOLE_FILES_BYTES = 64 * 1024**2
 
 
 def check_files_readable(opened: StoredTable, files: list[DataFile]) -> None:
@@ -133,28 +129,36 @@ def _live_overlapped(
 ) -> pa.Table | None:
     """``live_table`` of local files, some big: the big ones streamed from a scan set going
     first, while this thread decodes the small ones and the vectors, then the runs between
-    deleted rows sliced from each batch as it comes, so the slicing overlaps the decoding.
-    None when the deletes are dense (a filter then) or a file's rows differ from the log's."""
+    deleted rows sliced from each batch as it comes, so the slicing overlaps the decoding (dense
+    deletes: filtered once all have come). None when a file's rows differ from the log's."""
     import pyarrow as pa
 
     big = [f for f in files if not is_small(f)]
-    for f in big:  # a version vacuum removed fails as unread, before its vectors are read
-        if not os.path.exists(opened.storage.fs_path(f.absolute)):
-            raise FileNotFoundError(f.absolute)
+    _fail_if_missing(opened, big)  # before their vectors are read
     scan = _dataset(opened, big).scanner(columns=columns).to_reader()  # decoding from now on
+    schema = scan.schema
     try:
         small = [f for f in files if is_small(f)]
         kept = _scan(opened, small, columns, keep) if small else None
         deleted = _deleted_rows(opened, files)
         total = sum(f.rows for f in files)
-        if not sparse(deleted, total):
-            return None
-        runs = list(kept_runs(_in_turn(files, kept, scan), deleted, total))
+        batches = _in_turn(files, kept, scan)
+        if sparse(deleted, total):
+            return pa.Table.from_batches(list(kept_runs(batches, deleted, total)), schema)
+        return without_positions(pa.Table.from_batches(list(batches), schema), deleted)
     except _RowsDiffer:
         return None
     finally:
         scan.close()
-    return pa.Table.from_batches(runs, scan.schema)
+
+
+def _fail_if_missing(opened: StoredTable, files: list[DataFile]) -> None:
+    """Raise ``FileNotFoundError`` for a local file of ``files`` that is gone (a version
+    ``dc.vacuum`` removed fails as unread): a stat each, where ``check_files_readable`` lists
+    folders that hold every file ever written."""
+    for f in files:
+        if not os.path.exists(opened.storage.fs_path(f.absolute)):
+            raise FileNotFoundError(f.absolute)
 
 
 class _RowsDiffer(Exception):
@@ -193,10 +197,8 @@ def _scan(
     small = [f for f in files if is_small(f)]
     if not small or columns == [] or not bound():
         return _read(opened, files, columns)
-    if is_local(opened.storage.root):  # a stat each: a version vacuum removed fails as unread
-        for f in small:
-            if not os.path.exists(opened.storage.fs_path(f.absolute)):
-                raise FileNotFoundError(f.absolute)
+    if is_local(opened.storage.root):
+        _fail_if_missing(opened, small)
     schema = opened.schema.arrow
     store = opened.storage.identity
     tables = file_tables(store, schema, small, lambda s: _read_small(opened, s), keep)
@@ -245,9 +247,8 @@ def _in_order(
 
 def _read(opened: StoredTable, files: list[DataFile], columns: list[str] | None) -> pa.Table:
     """The rows of ``files`` in the table's schema, in order: one parallel scan. On an object
-    store, small files are fetched whole, all at once (one request each, where pyarrow makes
-    two or three in turn; none for files read before: see ``file_cache``), then read from
-    memory."""
+    store, files up to ``WHOLE_FILES_BYTES`` in all are fetched whole, at once (see
+    ``fetched_whole``), then read from memory."""
     storage = opened.storage
     if is_local(storage.root) or not files or sum(f.size for f in files) > WHOLE_FILES_BYTES:
         return _dataset(opened, files).to_table(columns=columns)
@@ -255,12 +256,9 @@ def _read(opened: StoredTable, files: list[DataFile], columns: list[str] | None)
     import pyarrow.dataset as pads
 
     parquet = pads.ParquetFileFormat()
-    fetched = storage.get_many([f.absolute for f in files], immutable=True)
-    fragments = []
-    for f, data in zip(files, fetched, strict=True):
-        if data is None:
-            raise FileNotFoundError(f.absolute)
-        fragments.append(parquet.make_fragment(pa.BufferReader(data)))
+    fragments = [
+        parquet.make_fragment(pa.BufferReader(data)) for data in fetched_whole(storage, files)
+    ]
     return pads.FileSystemDataset(fragments, opened.schema.arrow, parquet).to_table(columns=columns)
 
 

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 # Files up to this size on disk are decoded in turn; bigger ones go to the parallel scan.
 TINY_FILE_BYTES = 128 * 1024
 
-# Tiny files of an object store are fetched together, up to this many bytes at a time.
-FETCH_BYTES = 64 * 1024**2
+# Files of an object store read together are fetched whole, at once, up to this many bytes.
+WHOLE_FILES_BYTES = 64 * 1024**2
 
 
 def is_tiny(f: DataFile) -> bool:
@@ -65,7 +65,7 @@ def _holds(own: pa.Schema, wanted: pa.Schema) -> bool:
 def _contents(storage: Storage, files: list[DataFile]) -> Iterator[bytes]:
     """The bytes of each file, in order, read whole (one read each, where a reader of the open
     file makes several): a local file when it comes; an object store's fetched at once, up to
-    ``FETCH_BYTES`` together, kept in the process's file cache (data files never change)."""
+    ``WHOLE_FILES_BYTES`` together (``fetched_whole``)."""
     if is_local(storage.root):
         for f in files:
             with open(storage.fs_path(f.absolute), "rb") as source:
@@ -74,16 +74,18 @@ def _contents(storage: Storage, files: list[DataFile]) -> Iterator[bytes]:
     group: list[DataFile] = []
     size = 0
     for f in files:
-        if group and size + f.size > FETCH_BYTES:
-            yield from _fetched(storage, group)
+        if group and size + f.size > WHOLE_FILES_BYTES:
+            yield from fetched_whole(storage, group)
             group, size = [], 0
         group.append(f)
         size += f.size
-    yield from _fetched(storage, group)
+    yield from fetched_whole(storage, group)
 
 
-def _fetched(storage: Storage, files: list[DataFile]) -> Iterator[bytes]:
-    """The bytes of ``files`` of an object store, all requests under way together."""
+def fetched_whole(storage: Storage, files: list[DataFile]) -> Iterator[bytes]:
+    """The bytes of ``files`` of an object store, all requests under way together (one each,
+    where pyarrow makes two or three in turn), kept in the process's file cache (data files
+    never change); a missing one fails as missing."""
     fetched = storage.get_many([f.absolute for f in files], immutable=True)
     for f, data in zip(files, fetched, strict=True):
         if data is None:
