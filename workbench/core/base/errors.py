@@ -17,6 +17,11 @@ class InvalidArgumentError(WorkbenchError, ValueError):
     """An argument has a value the call cannot accept."""
 
 
+class InvalidFilterError(InvalidArgumentError):
+    """A read's filter cannot be applied: text that is not a predicate, a column the table does
+    not have, a value that does not fit its column's type, or a form the reader cannot run."""
+
+
 class CatalogNotFoundError(WorkbenchError, LookupError, ValueError):
     """No catalog with that name was registered through ``init``."""
 

@@ -250,6 +250,7 @@ class DataFile:
     low: dict[str, Any]
     high: dict[str, Any]
     deletion_vector: Descriptor | None = None  # rows of the file deleted since it was written
+    nulls: dict[str, Any] = field(default_factory=dict)  # null count per column, where known
 
     @property
     def identity(self) -> tuple[str, str | None]:
@@ -275,7 +276,8 @@ class DataFile:
         stats = json.loads(written.stats)
         path = written.uri[len(folder.rstrip("/")) + 1 :]
         low, high = stats.get("minValues", {}), stats.get("maxValues", {})
-        return cls(path, written.uri, written.size, stats["numRecords"], 0, low, high)
+        nulls = stats.get("nullCount", {})
+        return cls(path, written.uri, written.size, stats["numRecords"], 0, low, high, None, nulls)
 
     @classmethod
     def from_add(cls, add: dict[str, Any], table_uri: str) -> DataFile:
@@ -290,6 +292,7 @@ class DataFile:
             stats.get("minValues", {}),
             stats.get("maxValues", {}),
             Descriptor.from_action(add["deletionVector"]) if add.get("deletionVector") else None,
+            stats.get("nullCount", {}),
         )
 
 

@@ -91,7 +91,7 @@ def data_files_of(delta: DeltaTable, table_uri: str) -> list[DataFile]:
     stats = {
         name: actions.column(name).to_pylist()
         for name in actions.column_names
-        if name.startswith(("min.", "max."))
+        if name.startswith(("min.", "max.", "null_count."))
     }
     base = table_uri.rstrip("/")
     vectors = {}
@@ -99,7 +99,11 @@ def data_files_of(delta: DeltaTable, table_uri: str) -> list[DataFile]:
         vectors = vectors_in_log(table_uri, delta.version())
 
     def bound(prefix: str, i: int) -> dict[str, Any]:
-        return {n[4:]: v[i] for n, v in stats.items() if n.startswith(prefix) and v[i] is not None}
+        return {
+            n[len(prefix) :]: v[i]
+            for n, v in stats.items()
+            if n.startswith(prefix) and v[i] is not None
+        }
 
     return in_write_order(
         [
@@ -112,6 +116,7 @@ def data_files_of(delta: DeltaTable, table_uri: str) -> list[DataFile]:
                 bound("min.", i),
                 bound("max.", i),
                 vectors.get(path),
+                bound("null_count.", i),
             )
             for i, (path, size, rows, modified) in enumerate(
                 zip(

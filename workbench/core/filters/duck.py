@@ -1,0 +1,122 @@
+"""A scratch DuckDB connection that reads no file and no table: it parses SQL, casts constants
+as SQL casts them, and checks a filter's text against a table's columns before any file is
+read. Times are UTC, as in every query workbench runs."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+_LOCK = threading.Lock()
+_connection: Any = None
+
+
+@contextlib.contextmanager
+def scratch() -> Iterator[Any]:
+    """The process's scratch connection, for this thread alone while the block runs."""
+    import duckdb
+
+    global _connection
+    with _LOCK:
+        if _connection is None:
+            _connection = sandboxed(duckdb.connect())
+        yield _connection
+
+
+def sandboxed(connection: Any, folders: tuple[str, ...] = ()) -> Any:
+    """``connection`` closed to everything but ``folders`` (no other file, no network, no
+    Python variables as tables), with times in UTC, its settings locked."""
+    connection.execute("SET TimeZone = 'UTC'")  # before the lock; the ICU extension is built in
+    connection.execute("SET python_enable_replacements = false")
+    if folders:
+        connection.execute("SET allowed_directories = $d", {"d": list(folders)})
+    connection.execute("SET enable_external_access = false")
+    connection.execute("SET lock_configuration = true")
+    return connection
+
+
+def duck_type(arrow: pa.DataType) -> str | None:
+    """The DuckDB type holding the values of an Arrow type, or None where filters do not
+    name one."""
+    import pyarrow as pa
+    import pyarrow.types as t
+
+    simple = {
+        pa.bool_(): "BOOLEAN",
+        pa.int8(): "TINYINT",
+        pa.int16(): "SMALLINT",
+        pa.int32(): "INTEGER",
+        pa.int64(): "BIGINT",
+        pa.uint8(): "UTINYINT",
+        pa.uint16(): "USMALLINT",
+        pa.uint32(): "UINTEGER",
+        pa.uint64(): "UBIGINT",
+        pa.float16(): "FLOAT",
+        pa.float32(): "FLOAT",
+        pa.float64(): "DOUBLE",
+        pa.date32(): "DATE",
+        pa.date64(): "DATE",
+    }
+    if arrow in simple:
+        return simple[arrow]
+    if t.is_string(arrow) or t.is_large_string(arrow) or t.is_string_view(arrow):
+        return "VARCHAR"
+    if t.is_binary(arrow) or t.is_large_binary(arrow) or t.is_binary_view(arrow):
+        return "BLOB"
+    if t.is_timestamp(arrow):
+        if arrow.tz is not None:
+            return "TIMESTAMPTZ"
+        return {"s": "TIMESTAMP_S", "ms": "TIMESTAMP_MS", "us": "TIMESTAMP", "ns": "TIMESTAMP_NS"}[
+            arrow.unit
+        ]
+    if t.is_decimal(arrow) and arrow.precision <= 38:
+        return f"DECIMAL({arrow.precision}, {arrow.scale})"
+    return None
+
+
+def cast_value(value: Any, target: pa.DataType) -> Any:
+    """``value`` cast to ``target`` as SQL casts a constant (text read as a time, a number, a
+    decimal or a boolean), as a Python value; raises ``ValueError`` when SQL would refuse."""
+    import duckdb
+    import pyarrow as pa
+
+    if value is None:
+        return None
+    name = duck_type(target)
+    if name is None:
+        raise ValueError(f"no SQL cast to {target}")
+    try:
+        with scratch() as con:
+            got = con.execute(f"SELECT CAST($v AS {name}) AS v", {"v": value}).to_arrow_table()
+        return got.column(0).cast(target)[0].as_py()
+    except (duckdb.Error, pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise ValueError(str(e).split("\n")[0]) from e
+
+
+def check_predicate(text: str, schema: pa.Schema) -> None:
+    """Bind ``SELECT * FROM <no rows of schema> WHERE <text>``: raises ``duckdb.Error`` with
+    DuckDB's message when the text names a column the schema lacks, compares values of types
+    that do not meet, or calls a function that does not exist."""
+    with scratch() as con:
+        con.register("__wb_filter", schema.empty_table())
+        try:
+            con.execute(f"SELECT * FROM __wb_filter WHERE (\n{text}\n) LIMIT 0").fetchall()
+        finally:
+            con.unregister("__wb_filter")
+
+
+def filter_rows(rows: pa.Table, row_filter: Any) -> pa.Table:
+    """The rows of an Arrow table ``row_filter`` (a ``TableFilter``) holds for, in order, as
+    SQL evaluates it."""
+    with scratch() as con:
+        con.register("__wb_rows", rows)
+        try:
+            kept = con.execute(f"SELECT * FROM __wb_rows WHERE (\n{row_filter.sql}\n)")
+            return kept.to_arrow_table().cast(rows.schema)
+        finally:
+            con.unregister("__wb_rows")
