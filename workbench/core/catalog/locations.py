@@ -197,6 +197,10 @@ class OpenTable:
         value = self.properties.get(TableProperty.SCHEMA_EVOLUTION_MODE.value)
         return SchemaEvolutionMode(value) if value else SchemaEvolutionMode.AUTO
 
+    def with_files(self, files: list[DataFile]) -> OpenTable:
+        """The same version read through ``files`` only (those a filter could match)."""
+        return replace(self, snapshot=replace(self.snapshot, files=files))
+
     def with_actions(self, actions: TableActions, version: int) -> OpenTable:
         """The table after ``actions`` (files added and removed, metadata changed)."""
         return replace(self, snapshot=self.snapshot.with_actions(actions, version, self.uri))

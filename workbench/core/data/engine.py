@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from workbench.core.catalog.locations import OpenTable
     from workbench.core.data.predict_plan import Model, PredictPlan
     from workbench.core.delta.data_files import DataFile, WrittenFile
+    from workbench.core.filters.table_filter import TableFilter
     from workbench.core.schema.merge_order import Ranking
     from workbench.core.schema.table_schema import Schema
     from workbench.core.storage.store import Storage
@@ -80,9 +81,12 @@ class Engine(ABC):
         columns: list[str] | None,
         limit: int | None,
         path_column: str | None = None,
+        row_filter: TableFilter | None = None,
     ) -> Any:
         """The table version as ``read_as``, lazily where the engine can (``limit``: only the
-        first rows, in write order; ``path_column``: a column naming each row's file)."""
+        first rows, in write order; ``path_column``: a column naming each row's file;
+        ``row_filter``: only the rows it holds for, with SQL's meaning; the table's files are
+        those it could match already)."""
 
     # ------------------------------------------------------------------------------ writing
     @abstractmethod
@@ -177,6 +181,10 @@ class Engine(ABC):
         """Run ``query`` where each name in ``tables`` is a table version; return the engine's
         own result."""
         raise InvalidArgumentError(f"The {self.name} engine does not run SQL; use 'local'.")
+
+    def sql_plan(self, query: str, tables: Mapping[str, OpenTable]) -> str:
+        """The engine's own plan of ``query`` as text ('' when it shows none)."""
+        return ""
 
     # ------------------------------------------------------------------------ conversions
     def to_arrow(self, data: Any) -> pa.Table:

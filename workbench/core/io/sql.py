@@ -12,13 +12,21 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from workbench.core.base.errors import InvalidArgumentError, TableNotFoundError
+from workbench.core.base.errors import (
+    InvalidArgumentError,
+    InvalidFilterError,
+    TableNotFoundError,
+)
 from workbench.core.base.types import DEFAULT_ENGINE, DatasetType
 from workbench.core.catalog.locations import OpenTable, locate
 from workbench.core.catalog.registry import list_catalogs
 from workbench.core.catalog.scope import get_catalog
 from workbench.core.data.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.data.engine import get_engine, require_vectors_applied
+from workbench.core.delta.reading import plain_schema
+from workbench.core.filters.binding import bind
+from workbench.core.filters.query_tree import table_predicates
+from workbench.core.io.scan_plan import QueryPlan, TableScan, narrowed
 from workbench.core.transactions.table_versions import open_table
 
 _PART = r'(?:"([^"]+)"|`([^`]+)`|([A-Za-z0-9][A-Za-z0-9_-]*))'
@@ -35,15 +43,15 @@ def _name(match: re.Match[str], part: int) -> str | None:
 def bind_tables(
     query: str, catalog: str | None = None, as_of: Any = None
 ) -> tuple[str, dict[str, OpenTable]]:
-    """``query`` with each existing table name replaced by a view name, and the table version
-    each view reads."""
+    """``query`` with each place that names an existing table replaced by a view name of its
+    own, and the table version each view reads."""
     from workbench.core.transactions.context import view
 
     default = get_catalog(catalog)
     views = {None: view(default, as_of)}  # resolves as_of now, even for a query of no tables
     catalogs = list_catalogs()
     tables: dict[str, OpenTable] = {}
-    names: dict[tuple[str, str, str], str] = {}
+    opened: dict[tuple[str, str, str], OpenTable] = {}
 
     def substitute(match: re.Match[str]) -> str:
         first, second, third = (_name(match, i) for i in range(3))
@@ -59,10 +67,11 @@ def bind_tables(
             _refuse_missing_table(match, views[cat].catalog_name, ns, table, as_of)
             return match.group(0)
         key = (cat or "", ns, table)
-        if key not in names:
-            names[key] = f"__wb_t{len(names)}"
-            tables[names[key]] = open_table(locate(table, ns, cat), as_of=as_of)
-        return names[key]
+        if key not in opened:
+            opened[key] = open_table(locate(table, ns, cat), as_of=as_of)
+        name = f"{VIEW_PREFIX}{len(tables)}"  # each place its own view: its own filter
+        tables[name] = opened[key]
+        return name
 
     pieces, start = [], 0
     for skipped in _SKIPPED.finditer(query):
@@ -71,6 +80,9 @@ def bind_tables(
     pieces.append(_QUALIFIED.sub(substitute, query[start:]))
     return "".join(pieces), tables
 
+
+VIEW_PREFIX = "__wb_t"
+_VIEW_NAME = re.compile(rf"{VIEW_PREFIX}\d+")
 
 _TABLE_PLACE = re.compile(r"\b(?:from|join)\s*$", re.IGNORECASE)
 # Schemas of the SQL engines themselves, which a query may name after FROM.
@@ -99,20 +111,60 @@ def sql(
     as_of: Any = None,
     read_as: DatasetType | str = DatasetType.PANDAS,
     catalog: str | None = None,
+    explain: bool = False,
 ) -> Any:
     """Run ``query`` over catalog tables referenced as ``namespace.table`` on ``engine``
-    (``local``: DuckDB, ``spark``, ``daft``); return ``read_as``."""
+    (``local``: DuckDB, ``spark``, ``daft``); return ``read_as``. Each table is read through
+    the files its conditions in the query could match (the log's statistics decide before any
+    file is opened); ``explain=True`` returns a ``QueryPlan`` of what the query would read
+    instead of running it."""
     if not isinstance(query, str) or not query.strip():
         raise InvalidArgumentError(
             f"dc.sql takes the text of a query, e.g. dc.sql('SELECT * FROM default.t'); got "
             f"{query!r}."
         )
+    if not isinstance(explain, bool):
+        raise InvalidArgumentError(f"explain={explain!r} must be True or False.")
     read_as = parse_dataset_type(read_as)
     runner = get_engine(engine)
     bound, tables = bind_tables(query, catalog, as_of)
     for opened in tables.values():
         require_vectors_applied(runner, opened, "run SQL over")
-    result = runner.sql(bound, tables)
+    tables, scans = _skipping(bound, tables)
+    shown = {name: opened.loc.qualified for name, opened in tables.items()}
+    try:
+        if explain:
+            plan = runner.sql_plan(bound, tables)
+            return QueryPlan(query, runner.name, scans, _in_user_names(plan, shown))
+        result = runner.sql(bound, tables)
+    except InvalidArgumentError as e:
+        raise type(e)(_in_user_names(str(e), shown)) from e.__cause__
     if read_as is runner.sql_result_type:
         return result
     return from_pyarrow(runner.to_arrow(result), read_as)
+
+
+def _skipping(
+    query: str, tables: dict[str, OpenTable]
+) -> tuple[dict[str, OpenTable], list[TableScan]]:
+    """Each view's table read through the files the query's conditions on it could match."""
+    columns = {name: opened.schema.names for name, opened in tables.items()}
+    conditions = table_predicates(query, columns)
+    narrowed_tables, scans = {}, []
+    for name, opened in tables.items():
+        condition = conditions.get(name)
+        if condition is not None:
+            try:
+                condition = bind(
+                    condition, plain_schema(opened), opened.loc.qualified, lenient=True
+                )
+            except InvalidFilterError:  # the engine will say what is wrong with it
+                condition = None
+        narrowed_tables[name], scan = narrowed(opened, condition)
+        scans.append(scan)
+    return narrowed_tables, scans
+
+
+def _in_user_names(text: str, shown: dict[str, str]) -> str:
+    """``text`` with view names given back as the tables' names."""
+    return _VIEW_NAME.sub(lambda m: shown.get(m.group(0), m.group(0)), text)

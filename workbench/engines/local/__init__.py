@@ -19,12 +19,14 @@ from workbench.core.schema.merge_keys import unique_keys
 from workbench.core.schema.table_schema import Schema
 from workbench.core.schema.type_notes import with_written_types
 from workbench.engines.local import sql
+from workbench.engines.local.filtered import filtered_rows
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from workbench.core.catalog.locations import OpenTable
     from workbench.core.data.predict_plan import PredictPlan
+    from workbench.core.filters.table_filter import TableFilter
     from workbench.core.inference.model import Model
     from workbench.core.schema.merge_order import Ranking
 
@@ -51,7 +53,11 @@ class LocalEngine(Engine):
         columns: list[str] | None,
         limit: int | None,
         path_column: str | None = None,
+        row_filter: TableFilter | None = None,
     ) -> Any:
+        if row_filter is not None:
+            data = filtered_rows(table, columns, limit, path_column, row_filter)
+            return from_pyarrow(with_written_types(data), read_as)
         if read_as is DatasetType.PYARROW_PARQUET:
             if any(f.deletion_vector for f in table.files):
                 raise UnsupportedFeatureError(
@@ -98,6 +104,9 @@ class LocalEngine(Engine):
 
     def sql(self, query: str, tables: Mapping[str, OpenTable]) -> pa.Table:
         return sql.run(query, tables)
+
+    def sql_plan(self, query: str, tables: Mapping[str, OpenTable]) -> str:
+        return sql.run(query, tables, explain=True).column("plan")[0].as_py()
 
     def to_arrow(self, data: Any) -> pa.Table:
         return to_pyarrow(data)

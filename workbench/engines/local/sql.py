@@ -1,18 +1,16 @@
-"""SQL over table versions on an in-process DuckDB, sandboxed to the tables it is given.
-
-Each table is registered as a lazy pyarrow dataset (projections and filters reach the Parquet
-files). Only a single read-only statement runs, and the connection has no access to files or
-the network, so a query can neither read nor write anything but the tables named in it.
-"""
+"""SQL over table versions on this process's sandboxed DuckDB database (``duck_scans``): each
+table name in the query is a view of that version's files, read by DuckDB's own Parquet
+reader. Only a single read-only statement runs, and the database reads no file but those under
+the catalogs' roots, so a query can neither write nor reach anything else."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.errors import InvalidArgumentError, brief
 from workbench.core.catalog.locations import reading, vacuumed
-from workbench.core.delta.reading import ordered_dataset
+from workbench.engines.local.duck_scans import add_view, database
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -22,29 +20,45 @@ if TYPE_CHECKING:
 _READ_ONLY = ("SELECT", "EXPLAIN")  # statement types a query may be
 
 
-def run(query: str, tables: Mapping[str, OpenTable]) -> pa.Table:
-    """Run one read-only ``query`` where each name in ``tables`` is a view of a table version."""
+def run(query: str, tables: Mapping[str, OpenTable], explain: bool = False) -> pa.Table:
+    """Run one read-only ``query`` where each name in ``tables`` is a view of a table version
+    (``explain``: DuckDB's plan of it instead, as one text column ``plan``)."""
     import duckdb
+    import pyarrow as pa
 
-    connection = duckdb.connect(config={"enable_external_access": False})
-    try:
-        statements = _statements(connection, query)
-        for name, opened in tables.items():
-            with reading(opened):  # files with a vector are read now
-                connection.register(name, ordered_dataset(opened))
-        connection.execute("SET lock_configuration = true")
-        return connection.execute(statements[0].query).fetch_arrow_table()
-    except duckdb.Error as e:
-        for opened in tables.values():  # a file that dc.vacuum removed, or a store refusing
-            named = [f for f in opened.files if f.path.rsplit("/", 1)[-1] in str(e)]
-            if named and _missing(opened, named[0].absolute):
-                raise vacuumed(opened, brief(e, 300)) from e
-        raise InvalidArgumentError(
-            f"The SQL query failed: {brief(e, 300)}. Name catalog tables as namespace.table "
-            "(e.g. SELECT * FROM default.users)."
-        ) from e
-    finally:
-        connection.close()
+    statement = _statement(query)
+    with database(tables) as scans:
+        try:
+            for name, opened in tables.items():
+                with reading(opened), opened.storage.access_errors():
+                    add_view(scans, name, opened)
+            if explain:
+                plan = scans.connection.execute(f"EXPLAIN {statement}").fetchall()
+                return pa.table({"plan": ["\n".join(row[1] for row in plan)]})
+            with _storage_errors(tables):
+                return scans.connection.execute(statement).to_arrow_table()
+        except duckdb.Error as e:
+            _raise_vacuumed(tables, e)
+            raise InvalidArgumentError(f"The SQL query failed: {brief(e, 300)}") from e
+
+
+def _storage_errors(tables: Mapping[str, OpenTable]) -> Any:
+    """The typed errors of the stores of object-store tables (read through pyarrow)."""
+    import contextlib
+
+    stack = contextlib.ExitStack()
+    for opened in tables.values():
+        stack.enter_context(opened.storage.access_errors())
+    return stack
+
+
+def _raise_vacuumed(tables: Mapping[str, OpenTable], error: Exception) -> None:
+    """Raise ``vacuumed``'s error when ``error`` names a file of a table that is gone (a
+    version ``dc.vacuum`` removed files of); a store refusing raises its typed error."""
+    for opened in tables.values():
+        named = [f for f in opened.files if f.path.rsplit("/", 1)[-1] in str(error)]
+        if named and _missing(opened, named[0].absolute):
+            raise vacuumed(opened, brief(error, 300)) from error
 
 
 def _missing(opened: OpenTable, uri: str) -> bool:
@@ -57,10 +71,15 @@ def _missing(opened: OpenTable, uri: str) -> bool:
     return False
 
 
-def _statements(connection: object, query: str) -> list[object]:
+def _statement(query: str) -> str:
+    """The one read-only statement ``query`` holds; raises ``InvalidArgumentError`` for more
+    than one, or one that would change something."""
     import duckdb
 
-    statements = duckdb.extract_statements(query)
+    try:
+        statements = duckdb.extract_statements(query)
+    except duckdb.Error as e:
+        raise InvalidArgumentError(f"The SQL query failed: {brief(e, 300)}") from e
     if len(statements) != 1:
         raise InvalidArgumentError(
             f"dc.sql runs exactly one query; this text holds {len(statements)} statements."
@@ -71,4 +90,4 @@ def _statements(connection: object, query: str) -> list[object]:
             f"dc.sql only reads: a {kind} statement is not allowed. Change tables with "
             "dc.write(...) (e.g. the result of a SELECT)."
         )
-    return statements
+    return statements[0].query

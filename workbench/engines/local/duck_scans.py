@@ -1,0 +1,208 @@
+"""Table versions as DuckDB relations read by DuckDB's own Parquet reader, on one sandboxed
+database per process.
+
+The database may read files only under the local catalog roots it was opened for (it is
+opened again, wider, when a query needs another root), reaches no network and no Python
+variable, and keeps Parquet footers between queries (files never change once written). A
+version's files become ``read_parquet`` over exactly the files given (the candidates file
+skipping left), their columns matched by name (older files lack later columns: nulls), cast
+where a file holds a narrower type. Rows that deletion vectors delete are left out by an anti
+join on (file, row position) against the decoded positions, so only the columns a query needs
+are read. Object-store tables are handed over as pyarrow datasets (DuckDB here has no object
+store access).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.base.caches import BoundedCache, process_cache
+from workbench.core.base.identifiers import quote_identifier
+from workbench.core.delta.deleted_positions import deleted_positions
+from workbench.core.delta.reading import ordered_dataset, plain_schema
+from workbench.core.filters.duck import sandboxed
+from workbench.core.storage.store import is_local, local_path
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from workbench.core.catalog.locations import OpenTable
+
+FILE_INDEX = "__wb_file"  # a row's file, as its place in the scan's list
+ROW_NUMBER = "__wb_row"  # a row's position in its file (what a deletion vector counts)
+_VIRTUAL = {"file_row_number", "file_index", "filename", FILE_INDEX, ROW_NUMBER}
+
+_LOCK = threading.RLock()
+_database: dict[str, Any] = {}  # "connection" and the "folders" it may read
+
+
+def clear() -> None:
+    """Close the process's database (the next query opens a new one)."""
+    with _LOCK:
+        connection = _database.pop("connection", None)
+        _database.clear()
+        if connection is not None:
+            connection.close()
+
+
+# a popped catalog's folders must not stay readable, nor its footers kept: open anew
+process_cache("local.duck_database", clear, forget=lambda identity: clear())
+
+
+def _connection(folders: set[str]) -> Any:
+    """The process's database, opened (again) when it may not yet read every one of
+    ``folders``."""
+    import duckdb
+
+    allowed = _database.get("folders", frozenset())
+    if "connection" in _database and folders <= allowed:
+        return _database["connection"]
+    clear()
+    allowed = frozenset(allowed | folders)
+    connection = duckdb.connect()
+    connection.execute("SET parquet_metadata_cache = true")
+    _database.update(connection=sandboxed(connection, tuple(sorted(allowed))), folders=allowed)
+    return _database["connection"]
+
+
+@dataclass
+class Scans:
+    """What a query's relations registered on the database, to drop after it."""
+
+    connection: Any
+    views: list[str] = field(default_factory=list)
+    registered: list[str] = field(default_factory=list)
+
+    def drop(self) -> None:
+        for name in self.views:
+            self.connection.execute(f"DROP VIEW IF EXISTS {name}")
+        for name in self.registered:
+            self.connection.unregister(name)
+
+
+@contextlib.contextmanager
+def database(tables: Mapping[str, OpenTable]) -> Iterator[Scans]:
+    """The process's database, for this thread alone, able to read the files of ``tables``;
+    what the block registers on ``Scans`` is dropped when it ends."""
+    folders = {_root_folder(t) for t in tables.values() if is_local(t.loc.catalog.storage.root)}
+    with _LOCK:
+        scans = Scans(_connection(folders))
+        try:
+            yield scans
+        finally:
+            scans.drop()
+
+
+def _root_folder(opened: OpenTable) -> str:
+    return local_path(opened.loc.catalog.storage.root).rstrip("/") + "/"
+
+
+def add_view(scans: Scans, name: str, opened: OpenTable) -> None:
+    """A view ``name`` of the table version's rows (its files as given), columns as the
+    table's schema stores them."""
+    relation = scan(scans, name, opened)
+    scans.connection.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {relation}")
+    scans.views.append(name)
+
+
+def scan(scans: Scans, name: str, opened: OpenTable, positions: bool = False) -> str:
+    """A SELECT of the table version's live rows (``name`` prefixes what it registers);
+    ``positions``: with ``FILE_INDEX`` and ``ROW_NUMBER`` columns, to put rows in write order
+    (local files only, see ``reads_files``)."""
+    con = scans.connection
+    schema = plain_schema(opened)
+    if not opened.files:
+        con.register(f"{name}_e", schema.empty_table())
+        scans.registered.append(f"{name}_e")
+        return f"SELECT * FROM {name}_e"
+    if not reads_files(opened):
+        con.register(f"{name}_d", ordered_dataset(opened))
+        scans.registered.append(f"{name}_d")
+        return f"SELECT * FROM {name}_d"
+    paths = [opened.storage.fs_path(f.absolute) for f in opened.files]
+    vectored = any(f.deletion_vector is not None for f in opened.files)
+    source = (
+        f"read_parquet({_text_list(paths)}, union_by_name = true"
+        f"{', file_row_number = true' if vectored or positions else ''})"
+    )
+    columns = _columns(con, schema, source, opened.storage.identity)
+    extra = f", file_index AS {FILE_INDEX}, file_row_number AS {ROW_NUMBER}"
+    if not vectored:
+        return f"SELECT {columns}{extra if positions else ''} FROM {source}"
+    con.register(f"{name}_x", _deleted(opened))
+    scans.registered.append(f"{name}_x")
+    kept = f", __wb_s.{FILE_INDEX}, __wb_s.{ROW_NUMBER}" if positions else ""
+    return (
+        f"SELECT {columns}{kept}"
+        f" FROM (SELECT *{extra} FROM {source}) AS __wb_s ANTI JOIN {name}_x AS __wb_x"
+        f" ON __wb_s.{FILE_INDEX} = __wb_x.i AND __wb_s.{ROW_NUMBER} = __wb_x.pos"
+    )
+
+
+def reads_files(opened: OpenTable) -> bool:
+    """True when DuckDB reads the table's files itself: a local catalog, and no column of the
+    table named as a column the scan adds."""
+    names = set(opened.schema.names)
+    return is_local(opened.loc.catalog.storage.root) and not names & _VIRTUAL
+
+
+def _deleted(opened: OpenTable) -> pa.Table:
+    """The (file's place in the scan, row position) pairs deletion vectors delete."""
+    import numpy as np
+    import pyarrow as pa
+
+    files, positions = [], []
+    for i, f in enumerate(opened.files):
+        if f.deletion_vector is not None:
+            deleted = deleted_positions(opened.uri, f.deletion_vector, opened.storage)
+            files.append(np.full(len(deleted), i, dtype=np.uint64))
+            positions.append(deleted)
+    return pa.table({"i": np.concatenate(files), "pos": np.concatenate(positions)})
+
+
+# DuckDB's types of a list of files read by name (files never change: the same list, the same
+# types), by the store and a digest of the list
+_UNION_TYPES: BoundedCache[tuple[str, str], dict[str, str]] = BoundedCache(
+    "local.duck_union_types", lambda types: 1, lambda: 4096
+)
+
+
+def _columns(con: Any, schema: pa.Schema, source: str, store: str) -> str:
+    """The table's columns as a select list over ``source``: a column no file holds is a
+    typed null, one a file holds in another type is cast to the table's."""
+    import hashlib
+
+    key = (store, hashlib.sha1(source.encode()).hexdigest())
+    found = _UNION_TYPES.get(key)
+    if found is None:
+        described = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
+        found = {row[0]: row[1] for row in described}
+        _UNION_TYPES.keep(key, found)
+    wanted = _table_types(con, schema)
+    parts = []
+    for f in schema:
+        name = quote_identifier(f.name, '"')
+        if f.name not in found:
+            parts.append(f"CAST(NULL AS {wanted[f.name]}) AS {name}")
+        elif found[f.name] != wanted[f.name]:
+            parts.append(f"CAST({name} AS {wanted[f.name]}) AS {name}")
+        else:
+            parts.append(name)
+    return ", ".join(parts)
+
+
+def _table_types(con: Any, schema: pa.Schema) -> dict[str, str]:
+    """DuckDB's type of each column of an Arrow schema."""
+    con.register("__wb_types", schema.empty_table())
+    try:
+        return {row[0]: row[1] for row in con.execute("DESCRIBE __wb_types").fetchall()}
+    finally:
+        con.unregister("__wb_types")
+
+
+def _text_list(items: list[str]) -> str:
+    return "[" + ", ".join("'" + item.replace("'", "''") + "'" for item in items) + "]"
