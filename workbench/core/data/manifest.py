@@ -16,7 +16,7 @@ from workbench.core.base.errors import (
 from workbench.core.base.types import ContentType, DatasetType
 from workbench.core.catalog.scope import get_catalog
 from workbench.core.data.datasets import from_pyarrow, parse_dataset_type, to_pyarrow
-from workbench.core.data.read_options import check_read_options
+from workbench.core.data.read_options import read_request
 from workbench.core.delta.reading import live_table
 from workbench.core.storage.formats import content_type_of, read_file, write_file
 from workbench.core.storage.known import storage_for
@@ -162,11 +162,11 @@ def from_manifest_table(
 
     ``read_as=PYARROW_PARQUET`` gives the listed files as lazy ``ParquetFile`` objects, and
     raises ``NonRetryableDownloadTableError`` if one of them is not Parquet. DeltaCAT's read
-    options are accepted and change nothing."""
+    options are taken as ``dc.read`` takes them (``include_columns`` choose columns)."""
     import pyarrow as pa
 
     read_as = parse_dataset_type(read_as)
-    check_read_options(read_options)
+    request = read_request(None, read_options, read_as)
     cat = get_catalog(catalog)
     listed = _listed_files(manifest_table, cat)
     if read_as is DatasetType.PYARROW_PARQUET:
@@ -179,7 +179,22 @@ def from_manifest_table(
     combined = pa.concat_tables(tables, promote_options="permissive") if tables else pa.table({})
     if arrow_schema is not None:
         combined = _cast_to(combined, arrow_schema)
+    if request.columns is not None:
+        combined = combined.select(_listed_names(request.columns, combined.column_names))
+    if request.no_rows:
+        combined = combined.slice(0, 0)
     return from_pyarrow(combined, read_as)
+
+
+def _listed_names(columns: Any, present: list[str]) -> list[str]:
+    """The columns asked for, each one the files have."""
+    names = [columns] if isinstance(columns, str) else list(columns)
+    unknown = [n for n in names if n not in present]
+    if unknown:
+        raise InvalidArgumentError(
+            f"The manifest's files have no column(s) {unknown}; their columns are {present}."
+        )
+    return names
 
 
 def _listed_files(manifest_table: Any, cat: Catalog) -> list[tuple[str, ContentType]]:

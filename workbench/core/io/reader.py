@@ -17,7 +17,12 @@ from workbench.core.catalog.scope import branch_scope
 from workbench.core.data.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.data.engine import engine_for_dataset_type, require_vectors_applied
 from workbench.core.data.manifest import manifest_view, manifest_view_columns
-from workbench.core.data.read_options import check_read_options
+from workbench.core.data.read_options import read_request
+from workbench.core.delta.reading import plain_schema
+from workbench.core.filters.duck import filter_rows
+from workbench.core.filters.expression import Literal
+from workbench.core.filters.table_filter import TableFilter, table_filter
+from workbench.core.io.scan_plan import narrowed
 from workbench.core.transactions.table_versions import open_table
 
 
@@ -35,6 +40,7 @@ def read(
     file_path_column: str | None = None,
     table_type: DatasetType | str | None = None,
     branch: str | None = None,
+    filter: Any = None,
     **read_options: Any,
 ) -> Any:
     """Read a table as ``read_as``: as the catalog shows it, at a Delta ``version``, or ``as_of``
@@ -42,14 +48,21 @@ def read(
     table version is a Delta table of its own); ``limit`` reads only the first rows. Lazy dataset
     types (Daft, Ray, Spark) read nothing until used. Schemaless tables give their manifest.
 
+    ``filter`` keeps the rows it holds for: SQL text (what follows WHERE, e.g. ``"id = 5"``)
+    or a pyarrow expression (``pc.field("id") == 5``), with SQL's meaning whichever the
+    engine. Only the files the log's statistics say may hold such rows are opened.
+
     ``branch`` reads the table as that branch shows it (default: the current branch, see
     ``dc.branch``). ``file_path_column`` adds a column naming each row's data file.
     DeltaCAT's ``table_type`` and reader options (``max_parallelism``, ``pre_buffer``, ...)
-    are accepted and change nothing; an unknown keyword is an error."""
+    are accepted; ``include_columns``/``column_names`` choose columns, an empty
+    ``partition_filter`` no rows, and options a Delta table cannot honour are refused; an
+    unknown keyword is an error."""
     read_as = parse_dataset_type(read_as)
     if table_type is not None:
         parse_dataset_type(table_type)
-    check_read_options(read_options)
+    request = read_request(columns, read_options, read_as)
+    columns = request.columns
     limit = optional_whole_number("limit", limit)
     if file_path_column is not None and (
         not isinstance(file_path_column, str) or not file_path_column
@@ -68,10 +81,13 @@ def read(
             f"file_path_column={file_path_column!r} is already a column of "
             f"{opened.loc.qualified!r}; choose another name."
         )
-    if read_as is DatasetType.PYARROW_PARQUET and (columns is not None or limit is not None):
+    asked_rows = filter is not None or request.no_rows
+    if read_as is DatasetType.PYARROW_PARQUET and (
+        columns is not None or limit is not None or asked_rows
+    ):
         raise InvalidArgumentError(
-            "read_as=PYARROW_PARQUET gives the table's files as they are; columns= and limit= "
-            "do not apply (pass columns to ParquetFile.read(columns=...) instead)."
+            "read_as=PYARROW_PARQUET gives the table's files as they are; columns=, limit= and "
+            "filter= do not apply (pass columns to ParquetFile.read(columns=...) instead)."
         )
     if opened.schemaless:
         if read_as is DatasetType.PYARROW_PARQUET:
@@ -79,11 +95,30 @@ def read(
                 f"Table {opened.loc.qualified!r} is schemaless; read its manifest as another type "
                 "and load the files with dc.from_manifest_table(...)."
             )
-        return from_pyarrow(manifest_view(opened, columns), read_as)
+        manifest = manifest_view(opened, columns)
+        if asked_rows:
+            manifest = filter_rows(manifest, _row_filter(opened, filter, request.no_rows, manifest))
+        return from_pyarrow(manifest, read_as)
     engine = engine_for_dataset_type(read_as)
     require_vectors_applied(engine, opened, "read")
+    row_filter = None
+    if asked_rows:
+        row_filter = _row_filter(opened, filter, request.no_rows)
+        opened, _ = narrowed(opened, row_filter.predicate)
     with reading(opened), opened.loc.catalog.storage.access_errors():
-        return engine.read(opened, read_as, columns, limit, file_path_column)
+        return engine.read(opened, read_as, columns, limit, file_path_column, row_filter)
+
+
+def _row_filter(opened: OpenTable, value: Any, no_rows: bool, manifest: Any = None) -> TableFilter:
+    """The read's filter on the table's rows (or a schemaless table's ``manifest``); with
+    ``no_rows`` (an empty ``partition_filter``) one that holds for none."""
+    import pyarrow as pa
+
+    schema = plain_schema(opened) if manifest is None else manifest.schema
+    given = None if value is None else table_filter(value, schema, opened.loc.qualified)
+    if not no_rows:
+        return given  # type: ignore[return-value]
+    return TableFilter(Literal(False, pa.bool_()), "FALSE")
 
 
 def _check_columns(

@@ -25,6 +25,7 @@ from workbench.core.delta.snapshot import candidate_files, leading_files
 from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema.table_schema import Schema
 from workbench.core.schema.type_notes import noted_type
+from workbench.engines.daft.filters import where
 from workbench.engines.daft.table_source import TableFiles
 from workbench.engines.daft.write import conform, daft_type, io_config, write_frame
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from workbench.core.catalog.locations import OpenTable
     from workbench.core.data.predict_plan import PredictPlan
     from workbench.core.delta.data_files import WrittenFile
+    from workbench.core.filters.table_filter import TableFilter
     from workbench.core.inference.model import Model
 
 FILE_COLUMN = "__wb_file"
@@ -45,22 +47,15 @@ def scan(
     table: OpenTable, files: list[DataFile], schema: Schema, path_column: str | None = None
 ) -> daft.DataFrame:
     """A lazy Daft DataFrame over ``files`` in ``schema`` (columns missing from older files
-    are null; files with a deletion vector without the rows it deletes), in write order: Daft's
-    own Parquet reader when no file has a vector, else one source over every file (never a
-    concat of two: Daft 0.7 can drop a failed task's error inside one)."""
+    are null; files with a deletion vector without the rows it deletes), in write order: one
+    source over every file (never a concat of two: Daft 0.7 can drop a failed task's error
+    inside one), which leaves out the files the filter Daft pushes into it cannot match, by the
+    log's statistics, and reads the others with Daft's own Parquet reader."""
     import daft
     import pyarrow as pa
 
     storage = table.loc.catalog.storage
     check_readable(table, files)
-    if files and all(f.deletion_vector is None for f in files):
-        return daft.read_parquet(
-            [f.absolute for f in files],
-            schema={f.name: daft_type(f.type) for f in schema},
-            infer_schema=False,
-            file_path_column=path_column,
-            io_config=io_config(storage),
-        )
     arrow = pa.schema([pa.field(f.name, f.type) for f in schema])
     if path_column:
         arrow = arrow.append(pa.field(path_column, pa.string()))
@@ -105,9 +100,13 @@ class DaftEngine(Engine):
         columns: list[str] | None,
         limit: int | None,
         path_column: str | None = None,
+        row_filter: TableFilter | None = None,
     ) -> daft.DataFrame:
-        files = leading_files(table.files, limit)
-        frame = with_written_types(scan(table, files, table.schema, path_column), table.schema)
+        files = table.files if row_filter is not None else leading_files(table.files, limit)
+        frame = scan(table, files, table.schema, path_column)
+        if row_filter is not None:
+            frame = where(frame, row_filter)
+        frame = with_written_types(frame, table.schema)
         if columns:
             frame = frame.select(*columns, *([path_column] if path_column else []))
         return frame.limit(limit) if limit is not None else frame

@@ -1,6 +1,7 @@
-"""A table's files as one lazy Daft source: Daft's native Parquet reader for plain files, a
-task per file with a deletion vector that reads it with pyarrow (only the columns the query
-asks for) and leaves out the rows its vector deletes, when the DataFrame runs.
+"""A table's files as one lazy Daft source: the files the filter Daft pushes down could match
+(by the log's statistics), Daft's native Parquet reader for plain files, a task per file with
+a deletion vector that reads it with pyarrow (only the columns the query asks for) and leaves
+out the rows its vector deletes, when the DataFrame runs.
 
 One source rather than a concat of two: Daft 0.7 can drop the error of a Python task that fails
 inside a concat and return the other side's rows alone, and a read must fail whole."""
@@ -59,7 +60,7 @@ class TableFiles(DataSource):
             wanted = set(pushdowns.columns) | pushdowns.filter_required_column_names()
             arrow = pa.schema([f for f in self.arrow if f.name in wanted])
         storage = StorageConfig(True, self.io_config)
-        for f in self.files:
+        for f in self._candidates(pushdowns):
             if f.deletion_vector is not None:
                 yield _VectoredFileTask(f, self, arrow)
             else:
@@ -72,6 +73,22 @@ class TableFiles(DataSource):
                     partition_values=self._path_value(f),
                     storage_config=storage,
                 )
+
+    def _candidates(self, pushdowns: Pushdowns) -> list[DataFile]:
+        """The files whose statistics allow a row the pushed filter holds for (all when
+        nothing is pushed, or nothing of it can be read against the statistics)."""
+        if pushdowns.filters is None:
+            return self.files
+        from workbench.core.base.errors import InvalidFilterError
+        from workbench.core.delta.skipping import skip_files
+        from workbench.core.filters.binding import bind
+        from workbench.engines.daft.filters import from_daft
+
+        try:
+            predicate = bind(from_daft(pushdowns.filters), self.arrow, "", lenient=True)
+        except InvalidFilterError:
+            return self.files
+        return skip_files(self.files, predicate, self.arrow).kept
 
     def _path_value(self, f: DataFile) -> RecordBatch | None:
         """The path column as a per-file constant the native reader adds to each row."""

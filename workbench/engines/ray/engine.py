@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from workbench.core.catalog.locations import OpenTable
     from workbench.core.data.predict_plan import PredictPlan
     from workbench.core.delta.data_files import DataFile
+    from workbench.core.filters.table_filter import TableFilter
     from workbench.core.inference.model import Model
     from workbench.core.storage.store import Storage
 
@@ -70,13 +71,14 @@ class RayEngine(Engine):
         columns: list[str] | None,
         limit: int | None,
         path_column: str | None = None,
+        row_filter: TableFilter | None = None,
     ) -> ray.data.Dataset:
         import pyarrow as pa
         import ray.data
 
         from workbench.engines.ray.datasource import TableFiles
 
-        files = leading_files(table.files, limit)
+        files = table.files if row_filter is not None else leading_files(table.files, limit)
         if not files:
             empty = plain_schema(table).empty_table()
             empty = empty.select(columns) if columns else empty
@@ -87,7 +89,9 @@ class RayEngine(Engine):
             check_readable(table, files)
             storage = table.loc.catalog.storage
             frame = ray.data.read_datasource(
-                TableFiles(files, table.uri, plain_schema(table), columns, storage, path_column)
+                TableFiles(
+                    files, table.uri, plain_schema(table), columns, storage, path_column, row_filter
+                )
             )
         return frame.limit(limit) if limit is not None else frame
 

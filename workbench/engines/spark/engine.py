@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from workbench.core.catalog.locations import OpenTable
     from workbench.core.data.predict_plan import PredictPlan
     from workbench.core.delta.data_files import DataFile, WrittenFile
+    from workbench.core.filters.table_filter import TableFilter
     from workbench.core.inference.model import Model
     from workbench.core.storage.store import Storage
 
@@ -49,10 +50,14 @@ class SparkEngine(Engine):
         columns: list[str] | None,
         limit: int | None,
         path_column: str | None = None,
+        row_filter: TableFilter | None = None,
     ) -> DataFrame:
+        from workbench.engines.spark.filters import where
         from workbench.engines.spark.read import read_table
 
         frame = read_table(table, path_column)
+        if row_filter is not None:
+            frame = where(frame, row_filter)
         frame = (
             frame.select(*columns, *([path_column] if path_column else [])) if columns else frame
         )

@@ -1,0 +1,97 @@
+"""``dc.read(..., filter=...)`` in this process: the rows a filter holds for, in write order,
+read by DuckDB from the files file skipping left (only the filter's and the asked-for
+columns decoded, row groups the footers rule out left unread), or, for an object-store table,
+filtered by DuckDB after its live rows are read."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.core.base.identifiers import quote_identifier
+from workbench.core.delta.reading import live_table, plain_schema
+from workbench.core.filters.duck import filter_rows
+from workbench.engines.local.duck_scans import FILE_INDEX, ROW_NUMBER, database, reads_files, scan
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from workbench.core.catalog.locations import OpenTable
+    from workbench.core.filters.table_filter import TableFilter
+
+
+def filtered_rows(
+    opened: OpenTable,
+    columns: list[str] | None,
+    limit: int | None,
+    path_column: str | None,
+    row_filter: TableFilter,
+) -> pa.Table:
+    """The rows of ``opened`` (its files: the candidates) ``row_filter`` holds for, the first
+    ``limit`` in write order, ``columns`` (all by default) and ``path_column`` naming each
+    row's file, in the table's stored types."""
+    import pyarrow as pa
+
+    names = list(opened.schema.names) if columns is None else list(columns)
+    schema = plain_schema(opened)
+    target = pa.schema([schema.field(n) for n in names])
+    if opened.files and not reads_files(opened):
+        if path_column is not None:
+            return _with_paths(opened, target, path_column, row_filter, limit)
+        needed = names + sorted(row_filter.columns - set(names))
+        rows = filter_rows(live_table(opened, columns=needed), row_filter).select(names)
+        return (rows if limit is None else rows.slice(0, limit)).cast(target)
+    if not opened.files:
+        rows = target.empty_table()
+    else:
+        rows = _read_by_duckdb(opened, names, limit, path_column is not None, row_filter)
+    if path_column is None:
+        return rows.select(names).cast(target)
+    if not opened.files:
+        return rows.append_column(path_column, pa.array([], pa.string()))
+    paths = rows.column(FILE_INDEX)
+    rows = rows.select(names).cast(target)
+    located = pa.array([opened.storage.fs_path(f.absolute) for f in opened.files], pa.string())
+    return rows.append_column(path_column, located.take(paths))
+
+
+def _read_by_duckdb(
+    opened: OpenTable, names: list[str], limit: int | None, positions: bool, row_filter: TableFilter
+) -> pa.Table:
+    vectored = any(f.deletion_vector is not None for f in opened.files)
+    listed = ", ".join(quote_identifier(n, '"') for n in names)
+    order = f" ORDER BY {FILE_INDEX}, {ROW_NUMBER}" if vectored else ""  # an anti join reorders
+    first = "" if limit is None else f" LIMIT {int(limit)}"
+    with database({"": opened}) as scans:
+        relation = scan(scans, "__wb_read", opened, positions=vectored or positions)
+        query = (
+            f"SELECT {listed}{', ' + FILE_INDEX if positions else ''} FROM ({relation}) "
+            f"WHERE (\n{row_filter.sql}\n){order}{first}"
+        )
+        return scans.connection.execute(query).to_arrow_table()
+
+
+def _with_paths(
+    opened: OpenTable,
+    target: pa.Schema,
+    path_column: str,
+    row_filter: TableFilter,
+    limit: int | None,
+) -> pa.Table:
+    """Rows of an object-store table with the file each came from: the filter applied file by
+    file."""
+    import pyarrow as pa
+
+    names = target.names
+    needed = names + sorted(row_filter.columns - set(names))
+    parts, remaining = [], limit
+    for f in opened.files:
+        kept = filter_rows(live_table(opened, [f], needed), row_filter).select(names)
+        if remaining is not None:
+            kept = kept.slice(0, remaining)
+            remaining -= kept.num_rows
+        path = pa.array([opened.storage.fs_path(f.absolute)] * kept.num_rows, pa.string())
+        parts.append(kept.cast(target).append_column(path_column, path))
+        if remaining == 0:
+            break
+    schema = target.append(pa.field(path_column, pa.string()))
+    return pa.concat_tables(parts) if parts else schema.empty_table()
