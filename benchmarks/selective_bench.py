@@ -29,7 +29,8 @@ Sections (``--sections`` picks some):
 - explain: what ``dc.sql(query, explain=True)`` reports, where it exists, beside the files each
   predicate admits by the min/max statistics in the Delta log.
 - cold: a fresh process that imports, opens the catalog and runs the point query through
-  ``dc.sql``, beside the same through DuckLake (the whole process's wall time, median).
+  ``dc.sql``, beside the same through DuckLake (the whole process's wall time, median; the
+  operating system's page cache stays warm).
 - memory: peak RSS of a fresh process making one point lookup through ``dc.read(filter=...)``
   (``dc.read`` then a pyarrow filter where ``filter`` does not exist) or through DuckLake.
 - cluster: where ``dc.optimize(..., cluster_by=...)`` exists, a copy of the table clustered by
@@ -626,7 +627,7 @@ def warm_table(
                     _ratio(ratio),
                     _mib(got.median("read")),
                     "-" if opened is None else f"{opened:g}",
-                    "-" if not got.answers else f"{statistics.median(got.answers):g}",
+                    "-" if not got.answers else str(statistics.median_low(got.answers)),
                     goal,
                     status,
                 ]
@@ -707,6 +708,8 @@ def explain(config: Config, uri: str, repeats: int) -> str:
     files = dc.get_table(config.table).file_count
     missing = explain_missing()
     lines = [f"explain, {config.name} table ({files} files):"]
+    if missing:
+        lines.append(f"  dc.sql(explain=True): n/a ({missing})")
     for query in QUERIES:
         picks = query.picks(config, repeats + 1)
         counts = [admitted(uri, p) for p in picks]
@@ -714,9 +717,9 @@ def explain(config: Config, uri: str, repeats: int) -> str:
             f"  {query.name}: min/max statistics admit {statistics.median(counts):g} of {files}"
             f" files (median of {len(picks)} picks)"
         )
-        sql = query.sql(f"{NAMESPACE}.{config.table}", picks[0])
-        said = missing or one_line(dc.sql(sql, explain=True))
-        lines.append(f"    dc.sql(explain=True): {said}")
+        if not missing:
+            sql = query.sql(f"{NAMESPACE}.{config.table}", picks[0])
+            lines.append(f"    dc.sql(explain=True): {one_line(dc.sql(sql, explain=True))}")
     return "\n".join(lines)
 
 
