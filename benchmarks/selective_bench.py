@@ -486,6 +486,10 @@ class Figures:
         values = getattr(self, name)
         return statistics.median(values) if values else None
 
+    def took(self) -> float | None:
+        """The median seconds, None for a path that failed or cannot run."""
+        return None if self.error else self.median("seconds")
+
 
 def rotated(items: Sequence[Any], shift: int) -> list[Any]:
     """``items`` rotated left by ``shift``, so each turn starts with another one."""
@@ -535,17 +539,13 @@ def warm(paths: list[ReadPath], repeats: int, opens: FileOpens) -> dict[tuple[st
 
 
 def wrong_answers(figures: dict[tuple[str, str], Figures]) -> list[str]:
-    """Where a path's answers differ from the first peer's on the same picks."""
+    """Where a path's answers differ from DuckLake's on the same picks."""
     wrong = []
     for query in QUERIES:
-        rows = {p: f for (q, p), f in figures.items() if q == query.name and not f.error}
-        reference_name = next((p for p in rows if p == DuckLakeSql.name), None)
-        if reference_name is None:
-            continue
-        reference = rows[reference_name].answers
-        for name, got in rows.items():
-            if got.answers != reference[: len(got.answers)]:
-                wrong.append(f"{query.name} {name}: {got.answers} != {reference_name} {reference}")
+        reference = figures[query.name, DuckLakeSql.name].answers
+        for (name, path), got in figures.items():
+            if name == query.name and got.answers != reference[: len(got.answers)]:
+                wrong.append(f"{name} {path}: {got.answers}, DuckLake {reference}")
     return wrong
 
 
@@ -599,22 +599,19 @@ def warm_table(
     header += ["target", "status"]
     rows = []
     for query in QUERIES:
-        peers = [figures[query.name, p.name].median("seconds") for p in paths if p.peer]
+        peers = [figures[query.name, p.name].took() for p in paths if p.peer]
         best = min((s for s in peers if s is not None), default=None)
         for path in paths:
             got = figures[query.name, path.name]
-            took = got.median("seconds")
+            took = got.took()
             ratio = took / best if took is not None and best else None
-            goal = f"<= {path.target}x" if path.target else "-"
-            if path.target is None:
-                status = "-"
-            elif ratio is None:
-                status = "n/a"
-            else:
-                status = "PASS" if ratio <= path.target else "MISS"
+            goal = "-" if path.target is None else f"<= {path.target}x"
+            ok = None if ratio is None or path.target is None else ratio <= path.target
+            status = (
+                "-" if path.target is None else "n/a" if ok is None else "PASS" if ok else "MISS"
+            )
             if path.target is not None:
-                figure = f"{_ms(took)} ms" if took is not None else "n/a"
-                ok = None if ratio is None else ratio <= path.target
+                figure = "n/a" if took is None else f"{_ms(took)} ms"
                 summary.target(
                     f"warm {config.name} {query.name}: {path.name}", figure, ratio, goal, ok
                 )
@@ -623,7 +620,7 @@ def warm_table(
                 [
                     query.name,
                     path.name + (" (peer)" if path.peer else ""),
-                    _ms(took) if not got.error else "n/a",
+                    "n/a" if took is None else _ms(took),
                     _ratio(ratio),
                     _mib(got.median("read")),
                     "-" if opened is None else f"{opened:g}",
