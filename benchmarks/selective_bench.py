@@ -9,7 +9,7 @@ The tables: ``rows`` rows (``id`` int64 in order; ``ts`` timestamp[us, UTC], one
 ``user`` 'u' and one of rows/200 numbers, so ``user = X`` matches about 200 rows spread over
 every file, which min/max statistics cannot skip; ``amount`` float64; ``category`` one of 20
 strings), written by ``dc.write`` in ``appends`` appends with automatic compaction off (two files
-an append on two cores: 80 files of ~5 MB at full size); and "default": half the rows in as
+an append on two cores: 80 files of ~6 MB at full size); and "default": half the rows in as
 many appends, default settings (automatic compaction on). The same rows go to DuckDB +
 DuckLake, one INSERT an append. They are built once into ``--data`` (``benchmarks/.data``), in
 a folder named by the parameters, and reused by later runs (``--skip-build`` refuses to build).
@@ -36,8 +36,9 @@ Sections (``--sections`` picks some):
 - cluster: where ``dc.optimize(..., cluster_by=...)`` exists, a copy of the table clustered by
   user, then by user and category: the share of its files the ``user = X`` (and category)
   queries open, and their time.
-- s3 (``--s3``): a smaller table on moto's S3 server; the HTTP requests (moto's recorder) and
-  time of a warm point query through ``dc.sql``, beside polars and deltalake with the table open.
+- s3 (``--s3``): a smaller table (``--s3-rows`` in ``--s3-appends``, compaction off) on moto's
+  S3 server; the HTTP requests (moto's own recorder) and time of a warm point query through
+  ``dc.sql``, beside polars and deltalake with the table open.
 
 Targets (issue 43): dc.sql <= 1.0x the best peer, Daft and dc.read(filter=) <= 1.5x; cold
 <= 1.0x DuckLake; memory <= 1.2x DuckLake; <= 10% of the clustered files opened; on S3 <= 6
@@ -671,14 +672,14 @@ def explain_missing() -> str | None:
     return None
 
 
-def admitted(uri: str, predicate: Predicate, options: dict[str, str] | None = None) -> int:
+def admitted(uri: str, predicate: Predicate) -> int:
     """How many of the table's files the min/max statistics in its Delta log cannot rule out
     for ``predicate`` (what a reader that skips by statistics must open)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     from deltalake import DeltaTable
 
-    stats = pa.table(DeltaTable(uri, storage_options=options).get_add_actions(flatten=True))
+    stats = pa.table(DeltaTable(uri).get_add_actions(flatten=True))
     low, high = stats[f"min.{predicate.column}"], stats[f"max.{predicate.column}"]
 
     def scalar(value: Any) -> Any:
