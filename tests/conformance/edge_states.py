@@ -88,6 +88,29 @@ def _many_types(catalog: str, rng: np.random.Generator, size: int) -> dict[str, 
     return {"many_types": w.state("many_types")}
 
 
+def _long_text(catalog: str, rng: np.random.Generator, size: int) -> dict[str, TableState]:
+    """Text longer than writers keep in statistics (a long shared prefix), written in ranges
+    over several commits (files with narrow ranges to skip), merged into and deleted from."""
+    from tests.conformance.filters import LONG
+
+    types = {"t": pa.string()}
+    schema = dc.Schema.of([*KEYED, dc.Field.of(pa.field("t", pa.string()))])
+
+    def texts(ids: Any) -> list[Row]:
+        out = rows(rng, ids)
+        for r in out:
+            r["t"] = None if r["id"] % 13 == 0 else f"{LONG}{r['id']:04d}"
+        return out
+
+    w = Writer(catalog, "long_text", TableModel(["id", "n", "s", "t"], key="id"), types)
+    w.create(texts(range(0, 40)), schema)
+    for start in range(40, 160, 40):
+        w.merge(texts(range(start, start + 40)))
+    w.merge(texts(range(30, 50)))
+    w.delete(range(0, 160, 9))
+    return {"long_text": w.state("long_text")}
+
+
 def _widened(catalog: str, rng: np.random.Generator, size: int) -> dict[str, TableState]:
     """``n`` created as int32 and widened to int64 by a merge of values past 2**31, with
     vectors; the version before the widening is read too."""
@@ -240,6 +263,7 @@ def _vacuumed(catalog: str, rng: np.random.Generator, size: int) -> dict[str, Ta
 FIRST_BUILDERS = (_vacuumed,)  # before any other table: vacuum removes only their files
 EDGE_BUILDERS = (
     _many_types,
+    _long_text,
     _widened,
     _table_version,
     _keys,

@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 import workbench as dc
+from tests.conformance.filters import FILTERS, Case, cases_for
 from tests.conformance.shapes import (
     AGGREGATE,
     ALL,
@@ -118,6 +119,10 @@ class Path:
     def run(self, where: Where, state: TableState, shape: str) -> Any:
         raise NotImplementedError
 
+    def filter_cases(self, state: TableState) -> list[Case]:
+        """The filter cases this path must answer for ``state``."""
+        return cases_for(state)
+
     def __str__(self) -> str:
         return self.name
 
@@ -126,13 +131,22 @@ class EagerRead(Path):
     """``dc.read`` into memory (pandas, pyarrow, polars, numpy); ``columns=`` and ``limit=``
     are its projections and limits."""
 
-    shapes = (ALL, PROJECT, LIMIT, REPEATED)
+    shapes = (ALL, PROJECT, LIMIT, REPEATED, FILTERS)
     keeps_write_order = True
 
     def __init__(self, kind: str):
         self.kind, self.name = kind, f"read:{kind}"
 
     def run(self, where: Where, state: TableState, shape: str) -> Any:
+        if shape == FILTERS:
+            out = {}
+            for case in cases_for(state):
+                data = where.read(state, read_as=EAGER[self.kind], filter=case.sql)
+                out[case.name] = self._rows(data, state.columns)
+                if self.kind == "pyarrow" and case.arrow is not None:
+                    data = where.read(state, read_as=EAGER[self.kind], filter=case.arrow())
+                    out[f"{case.name}:pyarrow"] = self._rows(data, state.columns)
+            return out
         columns = PROJECTED if shape == PROJECT else None
         limit = LIMIT_ROWS if shape == LIMIT else None
         if shape == REPEATED:
@@ -147,6 +161,9 @@ class EagerRead(Path):
         self, where: Where, state: TableState, columns: Any, limit: Any, names: list[str]
     ) -> list[tuple]:
         data = where.read(state, read_as=EAGER[self.kind], columns=columns, limit=limit)
+        return self._rows(data, names)
+
+    def _rows(self, data: Any, names: list[str]) -> list[tuple]:
         if self.kind == "pyarrow":
             return rows_of(data, names)
         if self.kind == "pandas":
@@ -184,12 +201,21 @@ class DaftRead(Path):
     """``dc.read`` as a lazy Daft DataFrame, the shapes as Daft expressions."""
 
     name = "read:daft"
-    shapes = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, JOIN, REPEATED)
+    shapes = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, JOIN, REPEATED, FILTERS)
 
     def run(self, where: Where, state: TableState, shape: str) -> Any:
         from daft import col
 
         frame = where.read(state)
+        if shape == FILTERS:
+            out = {}
+            for case in cases_for(state):
+                given = where.read(state, filter=case.sql)
+                out[case.name] = rows_of(given.to_arrow(), state.columns)
+                if case.daft is not None:  # Daft's own filter, pushed into the scan
+                    kept = frame.where(case.daft()).to_arrow()
+                    out[f"{case.name}:daft"] = rows_of(kept, state.columns)
+            return out
         if shape == ALL:
             return rows_of(frame.to_arrow(), state.columns)
         if shape == PROJECT:
@@ -222,10 +248,18 @@ class RayRead(Path):
 
     name = "read:ray"
     marks = ("ray",)
-    shapes = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, REPEATED)
+    shapes = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, REPEATED, FILTERS)
 
     def run(self, where: Where, state: TableState, shape: str) -> Any:
         ds = where.read(state, read_as=dc.DatasetType.RAY_DATASET)
+        if shape == FILTERS:
+            out = {}
+            for case in cases_for(state):
+                given = where.read(state, read_as=dc.DatasetType.RAY_DATASET, filter=case.sql)
+                out[case.name] = _ray_rows(given, state.columns)
+                if case.ray is not None:  # Ray's own filter, pushed into the datasource
+                    out[f"{case.name}:ray"] = _ray_rows(ds.filter(expr=case.ray()), state.columns)
+            return out
         if shape == ALL:
             return _ray_rows(ds, state.columns)
         if shape == PROJECT:
@@ -258,7 +292,7 @@ class SparkFrame(Path):
     SPARK, or Spark's own ``format("workbench")``."""
 
     marks = ("spark",)
-    shapes = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, JOIN, REPEATED)
+    shapes = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, JOIN, REPEATED, FILTERS)
 
     def __init__(self, through_format: bool):
         self.through_format = through_format
@@ -279,6 +313,8 @@ class SparkFrame(Path):
         from pyspark.sql import functions as F
 
         frame = self.frame(where, state)
+        if shape == FILTERS:
+            return self._filtered(where, state, frame)
         if shape == ALL:
             return _spark_rows(frame, state.columns)
         if shape == PROJECT:
@@ -297,6 +333,36 @@ class SparkFrame(Path):
             row = frame.agg(F.count(F.lit(1)), F.sum("n"), F.count("s")).collect()[0]
             answers.append((row[0], row[1] or 0, row[2]))
         return answers if shape == REPEATED else answers[0]
+
+    def _filtered(self, where: Where, state: TableState, frame: Any) -> dict[str, list[tuple]]:
+        """Every case's rows from one Spark job: a union of the filtered scans, each tagged
+        (each scan still plans, and skips, on its own)."""
+        from pyspark.sql import functions as F
+
+        scans: dict[str, Any] = {}
+        for case in cases_for(state):
+            if self.through_format:
+                scans[case.name] = frame.where(F.expr(case.text("spark")))
+            else:
+                read = where.read(state, read_as=dc.DatasetType.SPARK, filter=case.sql)
+                scans[case.name] = read
+            if case.spark is not None:  # Spark's own filter: pushed into the workbench source
+                scans[f"{case.name}:spark"] = frame.where(case.spark())
+        return _tagged_union(scans, state.columns)
+
+
+def _tagged_union(scans: dict[str, Any], columns: list[str]) -> dict[str, list[tuple]]:
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    if not scans:
+        return {}
+    tagged = [f.select(F.lit(name).alias("__case"), *columns) for name, f in scans.items()]
+    out: dict[str, list[tuple]] = {name: [] for name in scans}
+    for row in reduce(lambda a, b: a.unionByName(b), tagged).collect():
+        out[row[0]].append(tuple(row[1:]))
+    return out
 
 
 def _spark_rows(frame: Any, columns: list[str]) -> list[tuple]:
@@ -337,7 +403,7 @@ def sql_for(
 class Sql(Path):
     """``dc.sql`` on one engine (DuckDB, Daft or Spark)."""
 
-    shapes = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, JOIN, REPEATED)
+    shapes = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, JOIN, REPEATED, FILTERS)
     addresses = (LATEST, AS_OF, ON_BRANCH)  # SQL names no Delta version
 
     def __init__(self, engine: str):
@@ -345,6 +411,8 @@ class Sql(Path):
         self.marks = ("spark",) if engine == "spark" else ()
 
     def run(self, where: Where, state: TableState, shape: str) -> Any:
+        if shape == FILTERS:
+            return self._filtered(where, state)
         query, columns = sql_for(
             state,
             shape,
@@ -367,16 +435,53 @@ class Sql(Path):
             answers = [(c, s or 0, cs) for ((c, s, cs),) in answers]
         return answers if shape == REPEATED else answers[0]
 
+    @property
+    def _dialect(self) -> str:
+        return {"local": "duckdb"}.get(self.engine, self.engine)
+
+    def filter_cases(self, state: TableState) -> list[Case]:
+        return [c for c in cases_for(state) if c.text(self._dialect) is not None]
+
+    def _filtered(self, where: Where, state: TableState) -> dict[str, list[tuple]]:
+        """Each case as its own SELECT of one UNION ALL query (each a place of the table of
+        its own, skipped by its own condition); Daft's SQL, a query per case."""
+        dialect = self._dialect
+        mark = "`" if self.engine == "spark" else '"'
+        table = f"{NAMESPACE}.{state.table}"
+        listed = ", ".join(quote_identifier(c, mark) for c in state.columns)
+        cases = self.filter_cases(state)
+        selects = {
+            c.name: f"SELECT '{c.name}' AS __case, {listed} FROM {table} WHERE {c.text(dialect)}"
+            for c in cases
+        }
+        one = [" UNION ALL ".join(selects.values())]
+        queries = list(selects.values()) if self.engine == "daft" else one  # Daft: no UNION
+        out: dict[str, list[tuple]] = {c.name: [] for c in cases}
+        for query in queries:
+            with where.on(state):
+                result = dc.sql(
+                    query,
+                    engine=self.engine,
+                    as_of=state.read.get("as_of"),
+                    read_as=dc.DatasetType.PYARROW,
+                    catalog=where.catalog,
+                )
+            for row in rows_of(result, ["__case", *state.columns]):
+                out[row[0]].append(row[1:])
+        return out
+
 
 class FolderReader(Path):
     """A reader of the table folder that applies deletion vectors (polars, deltalake's
     ``QueryBuilder``, DuckDB's ``delta_scan``): main's states only, at their Delta version,
     while their files are there (other tools' errors for vacuumed files are their own)."""
 
-    shapes = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, JOIN, REPEATED)
+    shapes = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, JOIN, REPEATED, FILTERS)
     addresses = (LATEST, VERSION, AS_OF)
 
     def applies(self, traits: Traits, shape: str) -> bool:
+        if shape == FILTERS and self.reader == "deltalake":
+            return False  # DataFusion's SQL differs from DuckDB's in the cases' literals
         return super().applies(traits, shape) and not traits.gone
 
     def __init__(self, reader: str):
@@ -387,6 +492,8 @@ class FolderReader(Path):
     def run(self, where: Where, state: TableState, shape: str) -> Any:
         uri = dc.get_table(state.table, NAMESPACE, where.catalog).uri
         partner_uri = dc.get_table(PARTNER, NAMESPACE, where.catalog).uri
+        if shape == FILTERS:  # other readers' skipping by the statistics workbench wrote
+            return self._filtered(where, state, uri, partner_uri)
         if self.reader == "polars":
             return self._polars(where, state, shape, uri, partner_uri)
         query, columns = sql_for(state, shape, "t", "partner")
@@ -396,6 +503,30 @@ class FolderReader(Path):
         if shape in (AGGREGATE, REPEATED):
             answers = [(c, s or 0, cs) for ((c, s, cs),) in answers]
         return answers if shape == REPEATED else answers[0]
+
+    def filter_cases(self, state: TableState) -> list[Case]:
+        if self.reader == "duckdb":
+            return [c for c in cases_for(state) if c.text("delta_scan") is not None]
+        return [c for c in cases_for(state) if c.polars is not None]
+
+    def _filtered(
+        self, where: Where, state: TableState, uri: str, partner_uri: str
+    ) -> dict[str, list[tuple]]:
+        import polars as pl
+
+        out: dict[str, list[tuple]] = {}
+        listed = ", ".join(quote_identifier(c, '"') for c in state.columns)
+        for case in self.filter_cases(state):
+            if self.reader == "duckdb":
+                query = f"SELECT {listed} FROM t WHERE {case.text('delta_scan')}"
+                got = self._sql(where, state, query, uri, partner_uri)
+                out[case.name] = rows_of(got, state.columns)
+            else:
+                frame = pl.scan_delta(
+                    uri, version=state.folder_version, storage_options=where.storage_options
+                )
+                out[case.name] = _polars_rows(frame.filter(case.polars()), state.columns)
+        return out
 
     def _sql(
         self, where: Where, state: TableState, query: str, uri: str, partner_uri: str

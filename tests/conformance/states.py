@@ -64,6 +64,7 @@ STATES = {
     "vacuumed_partly": Traits(AS_OF, gone=True),
     "vacuumed_whole": Traits(VERSION, gone=True),
     "many_types": Traits(),
+    "long_text": Traits(),
     "widened": Traits(),
     "widened_before": Traits(VERSION),
     "table_version_2": Traits(),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 import workbench as dc
+from tests.conformance.filters import FILTERS, check_filters
 from tests.conformance.paths import PATHS, Path
 from tests.conformance.shapes import SHAPES, check
 from tests.conformance.states import STATES
@@ -29,7 +30,7 @@ def cases(marks: set[str], object_store: bool = False) -> list:
                 continue
             chosen += [
                 pytest.param(path, state, shape, id=f"{path}-{state}-{shape}")
-                for shape in SHAPES
+                for shape in (*SHAPES, FILTERS)
                 if path.applies(traits, shape)
             ]
     return chosen
@@ -43,6 +44,10 @@ def conforms(lived, path: Path, state: str, shape: str) -> None:
         if STATES[state].gone:
             return  # files the state needs were vacuumed: this error, or its exact rows
         raise
+    if shape == FILTERS:
+        required = path.filter_cases(table_state)
+        check_filters(table_state, answer, path.keeps_write_order, required)
+        return
     check(table_state, shape, answer, lived.partner, ordered=path.keeps_write_order)
 
 

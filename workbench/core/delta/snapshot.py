@@ -13,6 +13,7 @@ from workbench.core.delta.deletion_vectors import vectors_in_log
 from workbench.core.schema.table_schema import Schema, stored_schema
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from deltalake import DeltaTable
 
     from workbench.core.delta.commits import TableActions
@@ -89,7 +90,7 @@ def data_files_of(delta: DeltaTable, table_uri: str) -> list[DataFile]:
     if not actions.num_rows:
         return []
     stats = {
-        name: actions.column(name).to_pylist()
+        name: _plain_values(actions.column(name))
         for name in actions.column_names
         if name.startswith(("min.", "max.", "null_count."))
     }
@@ -129,6 +130,16 @@ def data_files_of(delta: DeltaTable, table_uri: str) -> list[DataFile]:
             )
         ]
     )
+
+
+def _plain_values(column: pa.ChunkedArray) -> list[Any]:
+    """A statistics column as Python values; times as ISO text, as the log writes them (a
+    zoned time made a Python object costs an import of pandas)."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(column.type):
+        column = column.cast(pa.string())
+    return column.to_pylist()
 
 
 def candidate_files(

@@ -34,15 +34,16 @@ def sandboxed(connection: Any, folders: tuple[str, ...] = ()) -> Any:
     connection.execute("SET TimeZone = 'UTC'")  # before the lock; the ICU extension is built in
     connection.execute("SET python_enable_replacements = false")
     if folders:
-        connection.execute("SET allowed_directories = $d", {"d": list(folders)})
+        listed = ", ".join(_quoted(f) for f in folders)
+        connection.execute(f"SET allowed_directories = [{listed}]")
     connection.execute("SET enable_external_access = false")
     connection.execute("SET lock_configuration = true")
     return connection
 
 
 def duck_type(arrow: pa.DataType) -> str | None:
-    """The DuckDB type holding the values of an Arrow type, or None where filters do not
-    name one."""
+    """The DuckDB type holding the values of an Arrow type, spelt as DuckDB's DESCRIBE spells
+    it, or None for one this does not name (nested types, among others)."""
     import pyarrow as pa
     import pyarrow.types as t
 
@@ -70,12 +71,12 @@ def duck_type(arrow: pa.DataType) -> str | None:
         return "BLOB"
     if t.is_timestamp(arrow):
         if arrow.tz is not None:
-            return "TIMESTAMPTZ"
+            return "TIMESTAMP WITH TIME ZONE"
         return {"s": "TIMESTAMP_S", "ms": "TIMESTAMP_MS", "us": "TIMESTAMP", "ns": "TIMESTAMP_NS"}[
             arrow.unit
         ]
     if t.is_decimal(arrow) and arrow.precision <= 38:
-        return f"DECIMAL({arrow.precision}, {arrow.scale})"
+        return f"DECIMAL({arrow.precision},{arrow.scale})"
     return None
 
 
@@ -92,10 +93,34 @@ def cast_value(value: Any, target: pa.DataType) -> Any:
         raise ValueError(f"no SQL cast to {target}")
     try:
         with scratch() as con:
-            got = con.execute(f"SELECT CAST($v AS {name}) AS v", {"v": value}).to_arrow_table()
+            got = con.execute(f"SELECT CAST({_constant(value)} AS {name}) AS v").to_arrow_table()
         return got.column(0).cast(target)[0].as_py()
     except (duckdb.Error, pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise ValueError(str(e).split("\n")[0]) from e
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _constant(value: Any) -> str:
+    """A Python constant as SQL text (inline: a Python parameter makes DuckDB import pandas)."""
+    import datetime
+    import decimal
+
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, (int, float)):
+        return repr(value) if value == value and abs(value) != float("inf") else _quoted(str(value))
+    if isinstance(value, decimal.Decimal):
+        return _quoted(str(value))
+    if isinstance(value, datetime.datetime):
+        return _quoted(value.isoformat(sep=" "))
+    if isinstance(value, datetime.date):
+        return _quoted(value.isoformat())
+    if isinstance(value, bytes):
+        return f"from_hex('{value.hex()}')"
+    return _quoted(str(value))
 
 
 def check_predicate(text: str, schema: pa.Schema) -> None:

@@ -48,8 +48,9 @@ def parse(sql: str) -> Node:
     ``ValueError`` with DuckDB's message when the text does not parse."""
     from workbench.core.filters.duck import scratch
 
-    with scratch() as con:
-        text = con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0]
+    with scratch() as con:  # the text inline: a Python parameter makes DuckDB import pandas
+        quoted = "'" + sql.replace("'", "''") + "'"
+        text = con.execute(f"SELECT json_serialize_sql({quoted})").fetchone()[0]
     tree = json.loads(text)
     if tree.get("error"):
         raise ValueError(tree.get("error_message") or "the text does not parse")

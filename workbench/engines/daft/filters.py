@@ -50,7 +50,7 @@ def to_daft(expr: Expr) -> daft.Expression:
     if isinstance(expr, Column):
         found = col(expr.path[0])
         for name in expr.path[1:]:
-            found = found.struct.get(name)
+            found = found[name]
         return found
     if isinstance(expr, Literal):
         return _literal(expr)
@@ -66,7 +66,7 @@ def to_daft(expr: Expr) -> daft.Expression:
         operand = to_daft(expr.operand)
         return operand.not_null() if expr.negated else operand.is_null()
     if isinstance(expr, IsNaN):
-        found = to_daft(expr.operand).float.is_nan()
+        found = to_daft(expr.operand).is_nan()
         return ~found if expr.negated else found
     if isinstance(expr, In):  # NOTs pushed down first: a NOT IN list holding NULL is never true
         values = [v for v in expr.values if v.value is not None]
@@ -110,11 +110,12 @@ def _literal(literal: Literal) -> daft.Expression:
 def _compare(expr: Compare) -> daft.Expression:
     """A comparison; one with a float zero also meets negative zero, as SQL's does."""
     left, right = to_daft(expr.left), expr.right
-    if isinstance(right, Literal) and isinstance(right.value, float) and right.value == 0:
+    if _float_zero(right):
         plus, minus = _literal(Literal(0.0, right.type)), _literal(Literal(-0.0, right.type))
         return {
-            "==": (left == plus) | (left == minus),
-            "!=": (left != plus) & (left != minus),
+            # a range, not an OR of two equalities (which Daft folds into an IN that keeps one)
+            "==": (left >= minus) & (left <= plus),
+            "!=": (left < minus) | (left > plus),
             "<": left < minus,
             "<=": left <= plus,
             ">": left > plus,
@@ -131,13 +132,29 @@ def _compare(expr: Compare) -> daft.Expression:
     }[expr.op]
 
 
+def _float_zero(expr: Expr) -> bool:
+    """True for a zero compared as a float (negative zero must meet it too)."""
+    import pyarrow.types as t
+
+    if not isinstance(expr, Literal) or isinstance(expr.value, bool) or expr.value != 0:
+        return False
+    return isinstance(expr.value, float) or (expr.type is not None and t.is_floating(expr.type))
+
+
 def from_daft(expression: daft.Expression) -> Expr:
     """A filter Daft pushed into a scan as a tree (what it does not model: ``Opaque``)."""
     return _Tree().visit(expression)
 
 
 class _Tree(PredicateVisitor[Any]):
-    """Daft's expression tree folded into workbench's."""
+    """Daft's expression tree folded into workbench's; a part Daft's visitor cannot show (some
+    functions) is ``Opaque``."""
+
+    def visit(self, expr: Any) -> Expr:
+        try:
+            return super().visit(expr)
+        except ValueError:
+            return Opaque()
 
     def visit_col(self, name: str) -> Expr:
         return Column((name,))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +24,7 @@ from workbench.core.base.caches import BoundedCache, process_cache
 from workbench.core.base.identifiers import quote_identifier
 from workbench.core.delta.deleted_positions import deleted_positions
 from workbench.core.delta.reading import ordered_dataset, plain_schema
-from workbench.core.filters.duck import sandboxed
+from workbench.core.filters.duck import duck_type, sandboxed
 from workbench.core.storage.store import is_local, local_path
 
 if TYPE_CHECKING:
@@ -116,9 +116,11 @@ def scan(scans: Scans, name: str, opened: OpenTable, positions: bool = False) ->
     con = scans.connection
     schema = plain_schema(opened)
     if not opened.files:
-        con.register(f"{name}_e", schema.empty_table())
-        scans.registered.append(f"{name}_e")
-        return f"SELECT * FROM {name}_e"
+        empty = ", ".join(
+            f"CAST(NULL AS {kind}) AS {quote_identifier(n, chr(34))}"
+            for n, kind in _duck_types(con, schema).items()
+        )
+        return f"SELECT {empty} LIMIT 0"
     if not reads_files(opened):
         con.register(f"{name}_d", ordered_dataset(opened))
         scans.registered.append(f"{name}_d")
@@ -143,6 +145,20 @@ def scan(scans: Scans, name: str, opened: OpenTable, positions: bool = False) ->
     )
 
 
+def gone_file(tables: Iterable[OpenTable], error: Exception) -> OpenTable | None:
+    """The table of ``tables`` whose file DuckDB's ``error`` names and that is gone (a version
+    ``dc.vacuum`` removed files of); None when no such file is gone. A store that cannot be
+    asked raises ``StorageUnreachableError``."""
+    for opened in tables:
+        named = [f for f in opened.files if f.path.rsplit("/", 1)[-1] in str(error)]
+        if named:
+            try:
+                opened.storage.check_readable(named[0].absolute)
+            except FileNotFoundError:
+                return opened
+    return None
+
+
 def reads_files(opened: OpenTable) -> bool:
     """True when DuckDB reads the table's files itself: a local catalog, and no column of the
     table named as a column the scan adds."""
@@ -161,7 +177,12 @@ def _deleted(opened: OpenTable) -> pa.Table:
             deleted = deleted_positions(opened.uri, f.deletion_vector, opened.storage)
             files.append(np.full(len(deleted), i, dtype=np.uint64))
             positions.append(deleted)
-    return pa.table({"i": np.concatenate(files), "pos": np.concatenate(positions)})
+    columns = [np.concatenate(files), np.concatenate(positions)]
+    arrays = [
+        pa.Array.from_buffers(kind, len(c), [None, pa.py_buffer(c)])
+        for kind, c in zip((pa.uint64(), pa.int64()), columns, strict=True)
+    ]
+    return pa.Table.from_arrays(arrays, names=["i", "pos"])
 
 
 # DuckDB's types of a list of files read by name (files never change: the same list, the same
@@ -182,22 +203,32 @@ def _columns(con: Any, schema: pa.Schema, source: str, store: str) -> str:
         described = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
         found = {row[0]: row[1] for row in described}
         _UNION_TYPES.keep(key, found)
-    wanted = _table_types(con, schema)
+    missing = [f for f in schema if f.name not in found]
+    wanted = _duck_types(con, schema) if missing else {f.name: duck_type(f.type) for f in schema}
     parts = []
     for f in schema:
         name = quote_identifier(f.name, '"')
         if f.name not in found:
             parts.append(f"CAST(NULL AS {wanted[f.name]}) AS {name}")
-        elif found[f.name] != wanted[f.name]:
+        elif wanted[f.name] is not None and found[f.name] != wanted[f.name]:
             parts.append(f"CAST({name} AS {wanted[f.name]}) AS {name}")
         else:
             parts.append(name)
     return ", ".join(parts)
 
 
-def _table_types(con: Any, schema: pa.Schema) -> dict[str, str]:
-    """DuckDB's type of each column of an Arrow schema."""
-    con.register("__wb_types", schema.empty_table())
+def _duck_types(con: Any, schema: pa.Schema) -> dict[str, str]:
+    """DuckDB's type of each column of an Arrow schema: spelt here where ``duck_type`` can,
+    else as DuckDB reads it from Arrow (registering Arrow data makes DuckDB import pandas, so
+    only for nested types)."""
+    import pyarrow as pa
+
+    spelt = {f.name: duck_type(f.type) for f in schema}
+    if all(spelt.values()):
+        return spelt  # type: ignore[return-value]
+
+    empty = pa.Table.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
+    con.register("__wb_types", empty)
     try:
         return {row[0]: row[1] for row in con.execute("DESCRIBE __wb_types").fetchall()}
     finally:

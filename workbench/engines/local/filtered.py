@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING
 from workbench.core.base.identifiers import quote_identifier
 from workbench.core.delta.reading import live_table, plain_schema
 from workbench.core.filters.duck import filter_rows
-from workbench.engines.local.duck_scans import FILE_INDEX, ROW_NUMBER, database, reads_files, scan
+from workbench.engines.local.duck_scans import (
+    FILE_INDEX,
+    ROW_NUMBER,
+    database,
+    gone_file,
+    reads_files,
+    scan,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -57,17 +64,24 @@ def filtered_rows(
 def _read_by_duckdb(
     opened: OpenTable, names: list[str], limit: int | None, positions: bool, row_filter: TableFilter
 ) -> pa.Table:
+    import duckdb
+
     vectored = any(f.deletion_vector is not None for f in opened.files)
     listed = ", ".join(quote_identifier(n, '"') for n in names)
     order = f" ORDER BY {FILE_INDEX}, {ROW_NUMBER}" if vectored else ""  # an anti join reorders
     first = "" if limit is None else f" LIMIT {int(limit)}"
     with database({"": opened}) as scans:
-        relation = scan(scans, "__wb_read", opened, positions=vectored or positions)
-        query = (
-            f"SELECT {listed}{', ' + FILE_INDEX if positions else ''} FROM ({relation}) "
-            f"WHERE (\n{row_filter.sql}\n){order}{first}"
-        )
-        return scans.connection.execute(query).to_arrow_table()
+        try:
+            relation = scan(scans, "__wb_read", opened, positions=vectored or positions)
+            query = (
+                f"SELECT {listed}{', ' + FILE_INDEX if positions else ''} FROM ({relation}) "
+                f"WHERE (\n{row_filter.sql}\n){order}{first}"
+            )
+            return scans.connection.execute(query).to_arrow_table()
+        except duckdb.Error as e:
+            if gone_file([opened], e) is not None:
+                raise FileNotFoundError(str(e).split("\n")[0]) from e  # read as vacuumed
+            raise
 
 
 def _with_paths(

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.errors import InvalidArgumentError, brief
 from workbench.core.catalog.locations import reading, vacuumed
-from workbench.engines.local.duck_scans import add_view, database
+from workbench.engines.local.duck_scans import add_view, database, gone_file
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -55,20 +55,9 @@ def _storage_errors(tables: Mapping[str, OpenTable]) -> Any:
 def _raise_vacuumed(tables: Mapping[str, OpenTable], error: Exception) -> None:
     """Raise ``vacuumed``'s error when ``error`` names a file of a table that is gone (a
     version ``dc.vacuum`` removed files of); a store refusing raises its typed error."""
-    for opened in tables.values():
-        named = [f for f in opened.files if f.path.rsplit("/", 1)[-1] in str(error)]
-        if named and _missing(opened, named[0].absolute):
-            raise vacuumed(opened, brief(error, 300)) from error
-
-
-def _missing(opened: OpenTable, uri: str) -> bool:
-    """True when the file at ``uri`` is gone; raises ``StorageUnreachableError`` when the
-    table's store cannot be reached or refuses the request."""
-    try:
-        opened.loc.catalog.storage.check_readable(uri)
-    except FileNotFoundError:
-        return True
-    return False
+    gone = gone_file(tables.values(), error)
+    if gone is not None:
+        raise vacuumed(gone, brief(error, 300)) from error
 
 
 def _statement(query: str) -> str:
