@@ -358,7 +358,8 @@ def _tagged_union(scans: dict[str, Any], columns: list[str]) -> dict[str, list[t
 
     if not scans:
         return {}
-    tagged = [f.select(F.lit(name).alias("__case"), *columns) for name, f in scans.items()]
+    quoted = [F.col(quote_identifier(c, "`")) for c in columns]
+    tagged = [f.select(F.lit(name).alias("__case"), *quoted) for name, f in scans.items()]
     out: dict[str, list[tuple]] = {name: [] for name in scans}
     for row in reduce(lambda a, b: a.unionByName(b), tagged).collect():
         out[row[0]].append(tuple(row[1:]))

@@ -137,11 +137,14 @@ def check_predicate(text: str, schema: pa.Schema) -> None:
 
 def filter_rows(rows: pa.Table, row_filter: Any) -> pa.Table:
     """The rows of an Arrow table ``row_filter`` (a ``TableFilter``) holds for, in order, as
-    SQL evaluates it."""
+    SQL evaluates it: wrapped so DuckDB does not push it into the Arrow scan, where pyarrow
+    would evaluate it with its own meaning (NaN above no number)."""
     with scratch() as con:
         con.register("__wb_rows", rows)
         try:
-            kept = con.execute(f"SELECT * FROM __wb_rows WHERE (\n{row_filter.sql}\n)")
+            kept = con.execute(
+                f"SELECT * FROM __wb_rows WHERE coalesce((\n{row_filter.sql}\n), false)"
+            )
             return kept.to_arrow_table().cast(rows.schema)
         finally:
             con.unregister("__wb_rows")

@@ -197,3 +197,26 @@ def without_not(expr: Expr) -> Expr:
     if isinstance(expr, Or):
         return Or(tuple(without_not(p) for p in expr.parts))
     return expr
+
+
+def nan_safe(expr: Expr) -> Expr:
+    """``expr`` (NOTs pushed down) with each comparison that NaN satisfies in SQL (``>``, ``>=``,
+    ``<>``, ``NOT IN`` on a float column) also asking ``isnan``: Parquet bounds leave NaN out,
+    so readers that prune row groups by them (DuckDB's, Daft's) would lose NaN rows."""
+    if isinstance(expr, (And, Or)):
+        return type(expr)(tuple(nan_safe(p) for p in expr.parts))
+    if isinstance(expr, Compare) and expr.op in (">", ">=", "!=") and _float_constant(expr.right):
+        return Or((expr, IsNaN(expr.left)))
+    if isinstance(expr, In) and expr.negated and any(_float_constant(v) for v in expr.values):
+        return Or((expr, IsNaN(expr.operand)))
+    return expr
+
+
+def _float_constant(expr: Expr) -> bool:
+    import math
+
+    import pyarrow.types as t
+
+    if not isinstance(expr, Literal) or expr.type is None or not t.is_floating(expr.type):
+        return False
+    return not (isinstance(expr.value, float) and math.isnan(expr.value))

@@ -10,7 +10,14 @@ from workbench.core.base.errors import InvalidFilterError, brief
 from workbench.core.filters.arrow_expression import from_arrow, is_arrow_expression
 from workbench.core.filters.binding import bind
 from workbench.core.filters.duck import check_predicate
-from workbench.core.filters.expression import Column, Expr, columns_of, is_exact
+from workbench.core.filters.expression import (
+    Column,
+    Expr,
+    columns_of,
+    is_exact,
+    nan_safe,
+    without_not,
+)
 from workbench.core.filters.sql_text import to_sql
 from workbench.core.filters.sql_tree import Node, expression, parse
 
@@ -38,6 +45,18 @@ class TableFilter:
     def exact(self) -> bool:
         """True when the tree holds all of it (an engine can run it without the text)."""
         return is_exact(self.predicate)
+
+    @property
+    def engine_tree(self) -> Expr:
+        """The tree as engines run it: NOTs pushed down, NaN rows kept where SQL keeps them
+        (see ``nan_safe``); only for an ``exact`` filter."""
+        return nan_safe(without_not(self.predicate))
+
+    @property
+    def duckdb_sql(self) -> str:
+        """SQL for DuckDB to read files with: from the tree where it holds all (NaN-safe),
+        else the user's text."""
+        return to_sql(self.engine_tree) if self.exact else self.sql
 
     def __str__(self) -> str:
         return self.text if self.text is not None else self.sql

@@ -25,7 +25,6 @@ from workbench.core.filters.expression import (
     Or,
     columns_of,
     is_exact,
-    without_not,
 )
 
 if TYPE_CHECKING:
@@ -39,7 +38,7 @@ def where(frame: daft.DataFrame, row_filter: TableFilter) -> daft.DataFrame:
     import daft
 
     if is_exact(row_filter.predicate):
-        return frame.where(to_daft(without_not(row_filter.predicate)))
+        return frame.where(to_daft(row_filter.engine_tree))
     return frame.where(daft.sql_expr(row_filter.sql))
 
 

@@ -75,7 +75,7 @@ def _read_by_duckdb(
             relation = scan(scans, "__wb_read", opened, positions=vectored or positions)
             query = (
                 f"SELECT {listed}{', ' + FILE_INDEX if positions else ''} FROM ({relation}) "
-                f"WHERE (\n{row_filter.sql}\n){order}{first}"
+                f"WHERE (\n{row_filter.duckdb_sql}\n){order}{first}"
             )
             return scans.connection.execute(query).to_arrow_table()
         except duckdb.Error as e:

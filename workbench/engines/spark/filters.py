@@ -20,7 +20,6 @@ from workbench.core.filters.expression import (
     Not,
     Or,
     is_exact,
-    without_not,
 )
 
 if TYPE_CHECKING:
@@ -36,7 +35,7 @@ def where(frame: DataFrame, row_filter: TableFilter) -> DataFrame:
     from pyspark.sql import functions as F
 
     if is_exact(row_filter.predicate):
-        return frame.where(to_spark(without_not(row_filter.predicate)))
+        return frame.where(to_spark(row_filter.engine_tree))
     return frame.where(F.expr(row_filter.sql))
 
 

@@ -1,0 +1,137 @@
+"""A file whose statistics rule a query out is never opened, on any read path: the files the
+log's bounds exclude are overwritten with bytes that are no Parquet (same names, same sizes,
+so listings and existence checks still pass), and every path must still answer exactly."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import workbench as dc
+
+OFF = {"delta.autoOptimize.autoCompact": "false"}
+PART = 100
+PARTS = 8
+WANTED = 3 * PART + 42
+
+
+def _table(keyed: bool) -> None:
+    """``PARTS`` appends of ``PART`` rows each (ids in ranges, a file each); keyed: then a
+    delete, which leaves a deletion vector in the file holding ``WANTED``."""
+    schema = None
+    if keyed:
+        schema = dc.Schema.of(
+            [
+                dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True),
+                dc.Field.of(pa.field("v", pa.string())),
+            ]
+        )
+    for k in range(PARTS):
+        ids = list(range(k * PART, (k + 1) * PART))
+        rows = pa.table({"id": pa.array(ids, pa.int64()), "v": [f"v{i}" for i in ids]})
+        extra = {"table_properties": OFF, **({"schema": schema} if keyed else {})} if k == 0 else {}
+        later = "merge" if keyed else "append"
+        dc.write(rows, "t", "ns", mode="create" if k == 0 else later, **extra)
+    if keyed:
+        dc.write(pa.table({"id": pa.array([WANTED + 1], pa.int64())}), "t", "ns", mode="delete")
+
+
+def _spoil_all_but_the_candidate() -> int:
+    """Overwrite every data file whose bounds exclude ``WANTED``; how many were spoilt."""
+    from workbench.core.catalog.locations import locate
+    from workbench.core.transactions.table_versions import open_table
+
+    opened = open_table(locate("t", "ns"))
+    spoilt = 0
+    for f in opened.files:
+        if f.low["id"] <= WANTED <= f.high["id"]:
+            continue
+        path = opened.storage.fs_path(f.absolute)
+        size = os.path.getsize(path)
+        with open(path, "wb") as out:
+            out.write(b"not parquet " * (size // 12) + b"!" * (size % 12))
+        spoilt += 1
+    assert spoilt == PARTS - 1
+    return spoilt
+
+
+def _one(result: Any) -> list[int]:
+    if hasattr(result, "to_arrow"):  # Daft
+        result = result.to_arrow()
+    if hasattr(result, "to_pandas") and not isinstance(result, pa.Table):
+        result = result.to_pandas() if not hasattr(result, "rows") else result.to_arrow()
+    if isinstance(result, pa.Table):
+        return result.column("id").to_pylist()
+    return [int(v) for v in result["id"]]
+
+
+LOCAL_PATHS: dict[str, Callable[[], Any]] = {
+    "sql:local": lambda: dc.sql(f"SELECT * FROM ns.t WHERE id = {WANTED}", read_as="pyarrow"),
+    "sql:daft": lambda: dc.sql(
+        f"SELECT * FROM ns.t WHERE id = {WANTED}", engine="daft", read_as="pyarrow"
+    ),
+    "read:pyarrow": lambda: dc.read("t", "ns", read_as="pyarrow", filter=f"id = {WANTED}"),
+    "read:pyarrow expression": lambda: dc.read(
+        "t", "ns", read_as="pyarrow", filter=pc.field("id") == WANTED
+    ),
+    "read:pandas": lambda: dc.read("t", "ns", read_as="pandas", filter=f"id = {WANTED}"),
+    "read:polars": lambda: dc.read("t", "ns", read_as="polars", filter=f"id = {WANTED}"),
+    "read:daft": lambda: dc.read("t", "ns", filter=f"id = {WANTED}"),
+    "daft where": lambda: dc.read("t", "ns").where(_daft_id() == WANTED),
+    "handle": lambda: dc.table("ns.t").read("pyarrow", filter=f"id = {WANTED}"),
+}
+
+
+def _daft_id() -> Any:
+    from daft import col
+
+    return col("id")
+
+
+@pytest.mark.parametrize("keyed", [False, True], ids=["appends", "with-vectors"])
+def test_no_path_opens_a_file_its_statistics_rule_out(catalog, keyed):
+    dc.create_namespace("ns")
+    _table(keyed)
+    _spoil_all_but_the_candidate()
+    for name, read in LOCAL_PATHS.items():
+        assert _one(read()) == [WANTED], name
+    plan = dc.sql(f"SELECT * FROM ns.t WHERE id = {WANTED}", explain=True)
+    assert (plan.kept_files, plan.files) == (1, PARTS)
+    assert "1 of 8 file(s)" in str(plan) and "<table>" in plan._repr_html_()
+    # and a query no statistics can narrow does open them (the spoilt files are real)
+    with pytest.raises(dc.WorkbenchError):
+        dc.sql("SELECT count(*) FROM ns.t WHERE v = 'v1'", read_as="pyarrow")
+
+
+@pytest.mark.spark
+def test_spark_opens_no_file_its_statistics_rule_out(catalog, spark):
+    from pyspark.sql import functions as F
+
+    dc.create_namespace("ns")
+    _table(keyed=True)
+    _spoil_all_but_the_candidate()
+    through_source = spark.read.format("workbench").load("ns.t")
+    for frame in (
+        dc.read("t", "ns", read_as="spark", filter=f"id = {WANTED}"),
+        through_source.where(F.col("id") == WANTED),
+        dc.sql(f"SELECT * FROM ns.t WHERE id = {WANTED}", engine="spark", read_as="spark"),
+    ):
+        assert [r["id"] for r in frame.collect()] == [WANTED]
+
+
+@pytest.mark.ray
+def test_ray_opens_no_file_its_statistics_rule_out(catalog, ray_cluster):
+    from ray.data.expressions import col
+
+    dc.create_namespace("ns")
+    _table(keyed=True)
+    _spoil_all_but_the_candidate()
+    given = dc.read("t", "ns", read_as="ray_dataset", filter=f"id = {WANTED}")
+    pushed = dc.read("t", "ns", read_as="ray_dataset").filter(expr=col("id") == WANTED)
+    for ds in (given, pushed):
+        assert [r["id"] for r in ds.take_all()] == [WANTED]
