@@ -133,10 +133,9 @@ def _function(node: Node, resolve: Resolver) -> Expr:
             return Like(parts[0], prefix + "%")
     if name == "isnan" and len(parts) == 1:
         return IsNaN(parts[0])
-    field = parts[1] if len(parts) == 2 else None
-    if name == "struct_extract" and isinstance(parts[0], Column) and isinstance(field, Literal):
-        if isinstance(field.value, str):
-            return Column((*parts[0].path, field.value))
+    field = parts[1].value if len(parts) == 2 and isinstance(parts[1], Literal) else None
+    if name == "struct_extract" and isinstance(parts[0], Column) and isinstance(field, str):
+        return Column((*parts[0].path, field))
     return Opaque(_columns(node, resolve))
 
 
