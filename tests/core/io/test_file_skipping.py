@@ -135,3 +135,24 @@ def test_ray_opens_no_file_its_statistics_rule_out(catalog, ray_cluster):
     pushed = dc.read("t", "ns", read_as="ray_dataset").filter(expr=col("id") == WANTED)
     for ds in (given, pushed):
         assert [r["id"] for r in ds.take_all()] == [WANTED]
+
+
+@pytest.mark.parametrize("keyed", [False, True], ids=["appends", "with-vectors"])
+def test_a_diff_reads_only_the_files_the_two_points_do_not_share(catalog, keyed):
+    from workbench.core.catalog.locations import locate
+    from workbench.core.transactions.table_versions import open_table
+
+    dc.create_namespace("ns")
+    _table(keyed)
+    before = open_table(locate("t", "ns"))
+    change = pa.table({"id": pa.array([WANTED, 10_000], pa.int64()), "v": ["new", "added"]})
+    dc.write(change, "t", "ns", mode="merge" if keyed else "append")
+    after = open_table(locate("t", "ns"))
+    kept = {f.identity for f in after.files}
+    for f in before.files:  # the files both points read the same way: never opened
+        if f.identity in kept:
+            path = before.storage.fs_path(f.absolute)
+            with open(path, "wb") as out:
+                out.write(b"x" * os.path.getsize(path))
+    got = dc.diff("t", "ns", before=before.version)
+    assert (got.added, got.removed, got.changed) == ((1, 0, 1) if keyed else (2, 0, 0))

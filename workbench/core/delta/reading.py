@@ -246,36 +246,32 @@ def _in_order(
 
 
 def _read(opened: StoredTable, files: list[DataFile], columns: list[str] | None) -> pa.Table:
-    """The rows of ``files`` in the table's schema, in order: one parallel scan. On an object
-    store, files up to ``WHOLE_FILES_BYTES`` in all are fetched whole, at once (see
-    ``fetched_whole``), then read from memory."""
-    storage = opened.storage
-    if is_local(storage.root) or not files or sum(f.size for f in files) > WHOLE_FILES_BYTES:
-        return _dataset(opened, files).to_table(columns=columns)
-    import pyarrow as pa
-    import pyarrow.dataset as pads
-
-    parquet = pads.ParquetFileFormat()
-    fragments = [
-        parquet.make_fragment(pa.BufferReader(data)) for data in fetched_whole(storage, files)
-    ]
-    return pads.FileSystemDataset(fragments, opened.schema.arrow, parquet).to_table(columns=columns)
+    """The rows of ``files`` in the table's schema, in order: one parallel scan."""
+    return _dataset(opened, files).to_table(columns=columns)
 
 
 def _dataset(opened: StoredTable, files: list[DataFile]) -> pads.FileSystemDataset:
-    """Files of the table as one lazy pyarrow dataset in its schema (the sizes from the Delta
-    log spare object stores a request per file)."""
+    """Files of the table as one lazy pyarrow dataset in its schema: on an object store,
+    files up to ``WHOLE_FILES_BYTES`` in all are fetched whole, at once and through the file
+    cache (see ``fetched_whole``: a repeated read asks the store nothing); others are read
+    where they are, their sizes from the Delta log (no request per file for them)."""
+    import pyarrow as pa
     import pyarrow.dataset as pads
 
     storage = opened.storage
     parquet = pads.ParquetFileFormat()
+    if is_local(storage.root) or not files or sum(f.size for f in files) > WHOLE_FILES_BYTES:
+        fragments = [
+            parquet.make_fragment(storage.fs_path(f.absolute), storage.filesystem, file_size=f.size)
+            for f in files
+        ]
+        return pads.FileSystemDataset(
+            fragments, opened.schema.arrow, parquet, filesystem=storage.filesystem
+        )
     fragments = [
-        parquet.make_fragment(storage.fs_path(f.absolute), storage.filesystem, file_size=f.size)
-        for f in files
+        parquet.make_fragment(pa.BufferReader(data)) for data in fetched_whole(storage, files)
     ]
-    return pads.FileSystemDataset(
-        fragments, opened.schema.arrow, parquet, filesystem=storage.filesystem
-    )
+    return pads.FileSystemDataset(fragments, opened.schema.arrow, parquet)
 
 
 def _deleted_rows(opened: StoredTable, files: list[DataFile]) -> np.ndarray:

@@ -123,16 +123,41 @@ def _constant(value: Any) -> str:
     return _quoted(str(value))
 
 
+def duck_types(con: Any, schema: pa.Schema) -> dict[str, str]:
+    """DuckDB's type of each column of an Arrow schema: spelt by ``duck_type`` where it can,
+    else as ``con`` reads it from Arrow (registering Arrow data makes DuckDB import pandas, so
+    only for nested types)."""
+    import pyarrow as pa
+
+    spelt = {f.name: duck_type(f.type) for f in schema}
+    if all(spelt.values()):
+        return spelt  # type: ignore[return-value]
+    empty = pa.Table.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
+    con.register("__wb_types", empty)
+    try:
+        return {row[0]: row[1] for row in con.execute("DESCRIBE __wb_types").fetchall()}
+    finally:
+        con.unregister("__wb_types")
+
+
+def no_rows(con: Any, schema: pa.Schema) -> str:
+    """A SELECT of no rows with ``schema``'s columns, as DuckDB types them."""
+    from workbench.core.base.identifiers import quote_identifier
+
+    typed = ", ".join(
+        f"CAST(NULL AS {kind}) AS {quote_identifier(name, chr(34))}"
+        for name, kind in duck_types(con, schema).items()
+    )
+    return f"SELECT {typed} LIMIT 0"
+
+
 def check_predicate(text: str, schema: pa.Schema) -> None:
     """Bind ``SELECT * FROM <no rows of schema> WHERE <text>``: raises ``duckdb.Error`` with
     DuckDB's message when the text names a column the schema lacks, compares values of types
     that do not meet, or calls a function that does not exist."""
     with scratch() as con:
-        con.register("__wb_filter", schema.empty_table())
-        try:
-            con.execute(f"SELECT * FROM __wb_filter WHERE (\n{text}\n) LIMIT 0").fetchall()
-        finally:
-            con.unregister("__wb_filter")
+        empty = no_rows(con, schema)
+        con.execute(f"SELECT * FROM ({empty}) AS __wb_filter WHERE (\n{text}\n)").fetchall()
 
 
 def filter_rows(rows: pa.Table, row_filter: Any) -> pa.Table:

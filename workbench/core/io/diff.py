@@ -174,6 +174,7 @@ def diff(
             f"SELECT {cols} FROM old)), (SELECT count(*) FROM (SELECT {cols} FROM old "
             f"EXCEPT ALL SELECT {cols} FROM new)), 0"
         )
+    old, new = _without_shared_files(old, new)
     counts = get_engine(DEFAULT_ENGINE).sql(query, {"old": old, "new": new})
     added, removed, changed = (counts.column(i)[0].as_py() for i in range(3))
     return TableDiff(
@@ -185,6 +186,19 @@ def diff(
         changed=int(changed),
         schema_changes=changes,
         keyed=bool(keys),
+    )
+
+
+def _without_shared_files(old: OpenTable, new: OpenTable) -> tuple[OpenTable, OpenTable]:
+    """Both points without the files they share (the same file with the same deletion
+    vector: the same rows on both sides), so a diff reads what changed, not the table. The
+    counts stay: shared rows cancel in a multiset difference, and a key of a shared row is
+    in no other row of either point (keys are unique at a point)."""
+    shared = {f.identity for f in old.files} & {f.identity for f in new.files}
+    if not shared:
+        return old, new
+    return tuple(  # type: ignore[return-value]
+        t.with_files([f for f in t.files if f.identity not in shared]) for t in (old, new)
     )
 
 

@@ -27,7 +27,7 @@ from workbench.core.delta.reading import plain_schema
 from workbench.core.filters.binding import bind
 from workbench.core.filters.query_tree import table_predicates
 from workbench.core.io.scan_plan import QueryPlan, TableScan, narrowed
-from workbench.core.transactions.table_versions import open_table
+from workbench.core.transactions.table_versions import open_seen
 
 _PART = r'(?:"([^"]+)"|`([^`]+)`|([A-Za-z0-9][A-Za-z0-9_-]*))'
 _QUALIFIED = re.compile(rf"(?<![\w.\"`]){_PART}\s*\.\s*{_PART}(?:\s*\.\s*{_PART})?(?![\w\"`])")
@@ -48,7 +48,7 @@ def bind_tables(
     from workbench.core.transactions.context import view
 
     default = get_catalog(catalog)
-    views = {None: view(default, as_of)}  # resolves as_of now, even for a query of no tables
+    views = {catalog: view(default, as_of)}  # resolves as_of now, even for a query of no tables
     catalogs = list_catalogs()
     tables: dict[str, OpenTable] = {}
     opened: dict[tuple[str, str, str], OpenTable] = {}
@@ -67,8 +67,8 @@ def bind_tables(
             _refuse_missing_table(match, views[cat].catalog_name, ns, table, as_of)
             return match.group(0)
         key = (cat or "", ns, table)
-        if key not in opened:
-            opened[key] = open_table(locate(table, ns, cat), as_of=as_of)
+        if key not in opened:  # as the view seen: the catalog's log read once a query
+            opened[key] = open_seen(views[cat], locate(table, ns, cat), as_of=as_of)
         name = f"{VIEW_PREFIX}{len(tables)}"  # each place its own view: its own filter
         tables[name] = opened[key]
         return name

@@ -179,5 +179,16 @@ def open_table(
     """Open a table as the catalog shows it (or at Delta ``version``, or ``as_of`` a past point),
     inside a transaction with its own changes: its version ``table_version``, else its current
     one."""
-    seen = view(loc.catalog, as_of)
+    return open_seen(view(loc.catalog, as_of), loc, version, as_of, table_version)
+
+
+def open_seen(
+    seen: Transaction,
+    loc: Location,
+    version: int | None = None,
+    as_of: Any = None,
+    table_version: Any = None,
+) -> OpenTable:
+    """``open_table`` as ``seen`` (a view already resolved: a query of many tables asks the
+    catalog's log once) shows the table."""
     return open_in(seen, for_read(seen, loc, table_version), version, as_of)

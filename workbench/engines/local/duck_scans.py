@@ -24,7 +24,7 @@ from workbench.core.base.caches import BoundedCache, process_cache
 from workbench.core.base.identifiers import quote_identifier
 from workbench.core.delta.deleted_positions import deleted_positions
 from workbench.core.delta.reading import ordered_dataset, plain_schema
-from workbench.core.filters.duck import duck_type, sandboxed
+from workbench.core.filters.duck import duck_type, duck_types, no_rows, sandboxed
 from workbench.core.storage.store import is_local, local_path
 
 if TYPE_CHECKING:
@@ -116,11 +116,7 @@ def scan(scans: Scans, name: str, opened: OpenTable, positions: bool = False) ->
     con = scans.connection
     schema = plain_schema(opened)
     if not opened.files:
-        empty = ", ".join(
-            f"CAST(NULL AS {kind}) AS {quote_identifier(n, chr(34))}"
-            for n, kind in _duck_types(con, schema).items()
-        )
-        return f"SELECT {empty} LIMIT 0"
+        return no_rows(con, schema)
     if not reads_files(opened):
         con.register(f"{name}_d", ordered_dataset(opened))
         scans.registered.append(f"{name}_d")
@@ -204,7 +200,7 @@ def _columns(con: Any, schema: pa.Schema, source: str, store: str) -> str:
         found = {row[0]: row[1] for row in described}
         _UNION_TYPES.keep(key, found)
     missing = [f for f in schema if f.name not in found]
-    wanted = _duck_types(con, schema) if missing else {f.name: duck_type(f.type) for f in schema}
+    wanted = duck_types(con, schema) if missing else {f.name: duck_type(f.type) for f in schema}
     parts = []
     for f in schema:
         name = quote_identifier(f.name, '"')
@@ -215,24 +211,6 @@ def _columns(con: Any, schema: pa.Schema, source: str, store: str) -> str:
         else:
             parts.append(name)
     return ", ".join(parts)
-
-
-def _duck_types(con: Any, schema: pa.Schema) -> dict[str, str]:
-    """DuckDB's type of each column of an Arrow schema: spelt here where ``duck_type`` can,
-    else as DuckDB reads it from Arrow (registering Arrow data makes DuckDB import pandas, so
-    only for nested types)."""
-    import pyarrow as pa
-
-    spelt = {f.name: duck_type(f.type) for f in schema}
-    if all(spelt.values()):
-        return spelt  # type: ignore[return-value]
-
-    empty = pa.Table.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
-    con.register("__wb_types", empty)
-    try:
-        return {row[0]: row[1] for row in con.execute("DESCRIBE __wb_types").fetchall()}
-    finally:
-        con.unregister("__wb_types")
 
 
 def _text_list(items: list[str]) -> str:
