@@ -73,6 +73,9 @@ def test_sql_history_diff_tag_and_time_travel(shell):
     assert frame["top"].tolist() == [2]
     frame, _ = run(shell, "sql --engine daft", "SELECT count(*) AS n FROM shop.orders")
     assert frame["n"].tolist() == [3]  # dc.sql's engines: Daft too
+    plan, _ = run(shell, "sql --explain", "SELECT item FROM shop.orders WHERE id = 9")
+    assert plan.files >= 1 and plan.scans[0].table == "shop.orders"
+    assert "id" in plan.scans[0].condition and "READ_PARQUET" in plan.engine_plan
 
 
 def test_transaction_cell_is_atomic(shell):

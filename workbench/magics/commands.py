@@ -267,7 +267,11 @@ class Commands:
         if not cell or not cell.strip():
             raise MagicUsageError("%%dc sql takes the SQL in the cell body, below the magic line.")
         return dc.sql(
-            cell, engine=args.engine, as_of=parse_point(args.as_of), catalog=self.session.catalog
+            cell,
+            engine=args.engine,
+            as_of=parse_point(args.as_of),
+            catalog=self.session.catalog,
+            explain=args.explain,
         )
 
     # -------------------------------------------------------------------------- writes

@@ -134,6 +134,14 @@ def _commands() -> dict[str, tuple[str, Arguments]]:
             [
                 (("--engine",), {"choices": ["local", "daft", "spark"], "default": "local"}),
                 as_of,
+                (
+                    ("--explain",),
+                    {
+                        "action": "store_true",
+                        "help": "show the files each table is read through (and those its "
+                        "conditions skip) and the engine's plan, without running the query",
+                    },
+                ),
             ],
         ),
         "write": (
