@@ -155,9 +155,14 @@ class _File(InputPartition):
 
 
 class _Reader(DataSourceReader):
-    """A task per data file the filters Spark pushes could match (by the log's statistics;
-    Spark still applies every filter to the rows); a schemaless table's rows are its manifest,
-    as ``dc.read`` gives it (read when the reader is planned: one small table, one task)."""
+    """A task per data file; a schemaless table's rows are its manifest, as ``dc.read`` gives
+    it (read when the reader is planned: one small table, one task).
+
+    It takes no filter from Spark (no ``pushFilters``): Spark 4.3 keeps one planned read per
+    loaded DataFrame, the one of the scan planned last, so a reader that skipped files by one
+    scan's filters would read that subset for every scan of the same DataFrame (a union of a
+    DataFrame with a filtered copy of itself loses rows). ``dc.read(..., filter=...,
+    read_as=SPARK)`` and ``dc.sql(..., engine="spark")`` skip files."""
 
     def __init__(self, opened: OpenTable):
         from workbench.core.data.manifest import manifest_view
@@ -167,25 +172,6 @@ class _Reader(DataSourceReader):
         self.schema = opened.schema
         self.storage = opened.loc.catalog.storage
         self.manifest = manifest_view(opened) if opened.schemaless else None
-
-    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
-        """Skip the files the filters rule out; every filter is given back for Spark to
-        apply (a file's rows are not filtered here)."""
-        from workbench.core.base.errors import InvalidFilterError
-        from workbench.core.delta.reading import plain_schema
-        from workbench.core.delta.skipping import skip_files
-        from workbench.core.filters.binding import bind
-        from workbench.engines.spark.filters import from_pushed
-
-        predicate = from_pushed(list(filters))
-        if predicate is not None and self.manifest is None:
-            schema = plain_schema(self)
-            try:
-                predicate = bind(predicate, schema, "", lenient=True)
-            except InvalidFilterError:
-                predicate = None
-            self.files = skip_files(self.files, predicate, schema).kept
-        yield from filters
 
     def partitions(self) -> list[InputPartition]:
         if self.manifest is not None:

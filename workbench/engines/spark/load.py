@@ -50,7 +50,6 @@ def install_load() -> None:
         self.options(**options)
         if str(self._jreader.source()).lower() != NAME:
             return original(self, path)
-        self._spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")  # a user's session
         with workbench_errors(), _with_branch(self, _checked_branch(self, path)):
             return original(self, path)
 

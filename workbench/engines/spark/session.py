@@ -22,8 +22,6 @@ BASE_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.shuffle.partitions": "8",
-    # the workbench source skips files by the filters Spark pushes into it
-    "spark.sql.python.filterPushdown.enabled": "true",
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG_CONFIG}",
 }
 _registered: set[int] = set()
