@@ -148,6 +148,8 @@ def test_ray_opens_no_file_its_statistics_rule_out(catalog, ray_cluster):
     pushed = dc.read("t", "ns", read_as="ray_dataset").filter(expr=col("id") == WANTED)
     for ds in (given, pushed):
         assert [r["id"] for r in ds.take_all()] == [WANTED]
+    whole = dc.read("t", "ns", read_as="ray_dataset")  # each filter planned on its own copy
+    assert whole.union(whole.filter(expr=col("id") == WANTED)).count() == PARTS * PART
 
 
 @pytest.mark.parametrize("keyed", [False, True], ids=["appends", "with-vectors"])
@@ -169,3 +171,12 @@ def test_a_diff_reads_only_the_files_the_two_points_do_not_share(catalog, keyed)
                 out.write(b"x" * os.path.getsize(path))
     got = dc.diff("t", "ns", before=before.version)
     assert (got.added, got.removed, got.changed) == ((1, 0, 1) if keyed else (2, 0, 0))
+
+
+def test_a_daft_frame_read_twice_with_different_filters_keeps_every_row(catalog):
+    """Daft pushes each scan's filter into its own planning of the shared source."""
+    dc.create_namespace("ns")
+    _table(keyed=True)
+    frame = dc.read("t", "ns")
+    both = frame.concat(frame.where(_daft_id() == WANTED))
+    assert both.count_rows() == PARTS * PART - 1 + 1
