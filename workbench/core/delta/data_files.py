@@ -30,6 +30,11 @@ ROWS_PER_PARALLEL_PART = 250_000  # writes at least this big are split to use ev
 # A dictionary stops paying past a few thousand distinct values; pyarrow's 1 MB default builds
 # one for every high-cardinality column before giving up (1M-row writes: 280 -> 180 ms).
 DICTIONARY_PAGE_LIMIT = 64 * 1024
+# Row groups of about this much Arrow data, within ROW_GROUP_ROWS: a reader looking a few rows
+# up by a sorted or clustered column reads the row group holding them, not pyarrow's default of
+# a million rows (tens of MiB), while a wide table's footer keeps few entries per row.
+ROW_GROUP_BYTES = 1024**2
+ROW_GROUP_ROWS = (16 * 1024, 128 * 1024)
 
 
 @dataclass(frozen=True)
@@ -111,12 +116,14 @@ def write_part(
     collected: list[pq.FileMetaData] = []
     try:
         with storage.open_output(uri) as out:
+            plain_data = pa.Table.from_arrays(data.columns, schema=plain)
             pq.write_table(
-                pa.Table.from_arrays(data.columns, schema=plain),
+                plain_data,
                 out,
                 compression="snappy",
                 dictionary_pagesize_limit=DICTIONARY_PAGE_LIMIT,
                 metadata_collector=collected,
+                **parquet_layout(plain_data),
             )
             size = out.tell()
     except BaseException:
@@ -127,19 +134,24 @@ def write_part(
 
 
 def write_parts(
-    data: pa.Table, schema: Schema, folder: str, storage: Storage | None = None
+    data: pa.Table,
+    schema: Schema,
+    folder: str,
+    storage: Storage | None = None,
+    rows_per_file: int | None = None,
 ) -> list[WrittenFile]:
-    """Write ``data`` as parts of at most ``ROWS_PER_FILE`` rows, in order; a big write is
-    split into one part per core (each at least ``ROWS_PER_PARALLEL_PART`` rows) written at
-    once. If any part fails, the parts written are deleted. ``storage``: the catalog's (by
-    default the one ``storage_for`` finds here, before the parts go to other threads)."""
+    """Write ``data`` as parts of at most ``ROWS_PER_FILE`` rows (or of ``rows_per_file``), in
+    order; a big write is split into one part per core (each at least
+    ``ROWS_PER_PARALLEL_PART`` rows) written at once. If any part fails, the parts written are
+    deleted. ``storage``: the catalog's (by default the one ``storage_for`` finds here, before
+    the parts go to other threads)."""
     import math
     import os
     from concurrent.futures import ThreadPoolExecutor
 
     storage = storage or storage_for(folder)
     workers = min(os.cpu_count() or 1, max(data.num_rows // ROWS_PER_PARALLEL_PART, 1))
-    size = min(ROWS_PER_FILE, max(math.ceil(data.num_rows / workers), 1))
+    size = rows_per_file or min(ROWS_PER_FILE, max(math.ceil(data.num_rows / workers), 1))
     starts = range(0, data.num_rows, size)
     if len(starts) == 1:
         return [write_part(data, schema, folder, storage=storage)]
@@ -154,6 +166,57 @@ def write_parts(
     except BaseException:
         discard_batch(folder, batch, storage)
         raise
+
+
+def parquet_layout(data: pa.Table) -> dict[str, Any]:
+    """pyarrow's ``write_table`` options laying ``data`` out for readers that skip: row groups
+    of about ``ROW_GROUP_BYTES``, a page index (per-page statistics), and dictionaries only for
+    the columns whose first row group repeats its values within ``DICTIONARY_PAGE_LIMIT`` (a
+    dictionary tried and dropped in every row group would cost more than the small row groups
+    save)."""
+    low, high = ROW_GROUP_ROWS
+    per_row = max(data.nbytes // max(data.num_rows, 1), 1)
+    rows = max(low, min(high, ROW_GROUP_BYTES // per_row))
+    first = data.slice(0, rows)
+    dictionary = [
+        leaf
+        for field, column in zip(first.schema, first.columns, strict=True)
+        if _repeats(column)
+        for leaf in _leaves(field.name, field.type)
+    ]
+    return {"row_group_size": rows, "write_page_index": True, "use_dictionary": dictionary}
+
+
+def _repeats(column: pa.ChunkedArray) -> bool:
+    """Whether a dictionary pays for a column: each value comes twice on average and the
+    distinct ones fit a dictionary page (nested columns: as pyarrow decides, column by column)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_nested(column.type):
+        return True
+    try:
+        distinct = pc.count_distinct(column).as_py()
+    except pa.ArrowNotImplementedError:  # no kernel for the type: as pyarrow decides
+        return True
+    width = column.nbytes / max(len(column), 1)
+    valid = len(column) - column.null_count
+    return 2 * distinct <= valid and distinct * width <= DICTIONARY_PAGE_LIMIT
+
+
+def _leaves(name: str, kind: pa.DataType) -> list[str]:
+    """The Parquet column paths of a field (``use_dictionary`` names leaves)."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(kind):
+        return [leaf for f in kind for leaf in _leaves(f"{name}.{f.name}", f.type)]
+    if pa.types.is_map(kind):
+        pair = f"{name}.key_value"
+        return _leaves(f"{pair}.key", kind.key_type) + _leaves(f"{pair}.value", kind.item_type)
+    lists = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
+    if any(is_list(kind) for is_list in lists):
+        return _leaves(f"{name}.list.element", kind.value_type)
+    return [name]
 
 
 def describe_file(uri: str, storage: Storage | None = None) -> WrittenFile:

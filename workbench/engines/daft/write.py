@@ -6,7 +6,12 @@ from __future__ import annotations
 import shutil
 from typing import TYPE_CHECKING
 
-from workbench.core.delta.data_files import WrittenFile, describe_file, new_batch
+from workbench.core.delta.data_files import (
+    ROW_GROUP_BYTES,
+    WrittenFile,
+    describe_file,
+    new_batch,
+)
 from workbench.core.schema.conform import column_plan
 from workbench.core.storage.known import storage_for
 
@@ -63,10 +68,16 @@ def conform(frame: daft.DataFrame, schema: Schema, fill_missing: bool) -> daft.D
 
 def write_frame(frame: daft.DataFrame, schema: Schema, folder: str) -> list[WrittenFile]:
     """Run ``frame`` and write it as Parquet into a new folder of the table."""
+    import daft
+
     storage = storage_for(folder)
     target = f"{folder.rstrip('/')}/{FOLDER_PREFIX}{new_batch()}"
     try:
-        written = conform(frame, schema, True).write_parquet(target, io_config=io_config(storage))
+        # row groups of about the size workbench's own writer makes (Daft writes a page index)
+        with daft.execution_config_ctx(parquet_target_row_group_size=ROW_GROUP_BYTES):
+            written = conform(frame, schema, True).write_parquet(
+                target, io_config=io_config(storage)
+            )
         paths = written.to_pydict()["path"]
         return sorted((describe_file(_uri(p, target), storage) for p in paths), key=lambda f: f.uri)
     except BaseException:

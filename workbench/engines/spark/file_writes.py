@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from workbench.core.base.identifiers import quote_identifier
-from workbench.core.delta.data_files import WrittenFile, describe_file
+from workbench.core.delta.data_files import ROW_GROUP_BYTES, WrittenFile, describe_file
 from workbench.core.schema.conform import column_plan
 from workbench.core.schema.table_schema import Schema
 from workbench.core.storage.known import storage_for
@@ -59,7 +59,9 @@ def write_files(frame: DataFrame, schema: Schema, table_path: str) -> list[Writt
     if not is_local(storage.root):
         return write_remote(data, schema, table_path, storage)
     with _staged(table_path) as folder:
-        data.write.mode("error").parquet(folder)
+        # row groups of about the size workbench's own writer makes (parquet-mr writes a
+        # page index), not 128 MiB: readers looking rows up read one of them
+        data.write.mode("error").option("parquet.block.size", ROW_GROUP_BYTES).parquet(folder)
         parts = written_files(folder)
         for name in set(os.listdir(folder)) - {os.path.basename(p) for p in parts}:
             os.remove(os.path.join(folder, name))  # Spark's _SUCCESS and .crc files: no data

@@ -1,0 +1,102 @@
+"""The Parquet files every writer puts into a table are laid out for readers that skip: row
+groups of about ``ROW_GROUP_BYTES`` (not a million rows), a page index, and dictionaries only
+where values repeat; so a lookup by a sorted column opens one row group, in any Delta reader."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import workbench as dc
+from workbench.core.catalog.locations import locate
+from workbench.core.delta.data_files import ROW_GROUP_BYTES, ROW_GROUP_ROWS, parquet_layout
+from workbench.core.transactions.table_versions import open_table
+
+ROWS = 200_000
+
+
+def sorted_events(rows: int = ROWS) -> pa.Table:
+    """Rows sorted by ``user`` with a repeating ``kind`` and a unique ``note`` each."""
+    rng = np.random.default_rng(3)
+    return pa.table(
+        {
+            "user": np.sort(rng.integers(0, 20_000, rows)),
+            "kind": pa.array(rng.choice(["view", "click", "buy"], rows)),
+            "note": [f"{n:016x}" for n in rng.integers(0, 2**62, rows)],
+        }
+    )
+
+
+def footers(table: str = "t") -> list[pq.FileMetaData]:
+    return [pq.ParquetFile(f.absolute).metadata for f in open_table(locate(table)).files]
+
+
+def assert_laid_out(meta: pq.FileMetaData, max_rows: int) -> None:
+    """Several row groups of at most ``max_rows`` rows, each column with a page index."""
+    assert meta.num_row_groups > 1
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        assert group.num_rows <= max_rows
+        for c in range(group.num_columns):
+            assert group.column(c).has_column_index and group.column(c).has_offset_index
+
+
+def encodings(meta: pq.FileMetaData, column: str) -> tuple:
+    index = meta.schema.names.index(column)
+    return meta.row_group(0).column(index).encodings
+
+
+def test_workbench_writes_small_row_groups_with_a_page_index(catalog):
+    dc.write(sorted_events(), "t")
+    (meta,) = footers()
+    assert_laid_out(meta, ROW_GROUP_ROWS[1])
+    assert "RLE_DICTIONARY" in encodings(meta, "kind"), "three values: a dictionary pays"
+    assert "RLE_DICTIONARY" not in encodings(meta, "note"), "unique values: no dictionary"
+    rows = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+    assert ROW_GROUP_ROWS[0] <= rows[0] < ROWS // 4
+
+
+def test_row_groups_follow_the_width_of_a_row_within_bounds():
+    narrow = pa.table({"a": pa.array(np.zeros(1000, np.int8))})
+    wide = pa.table({f"c{i}": np.arange(1000, dtype=np.float64) for i in range(100)})
+    medium = pa.table({"a": np.arange(1000), "b": np.arange(1000.0)})  # 16 bytes a row
+    assert parquet_layout(narrow)["row_group_size"] == ROW_GROUP_ROWS[1]
+    assert parquet_layout(wide)["row_group_size"] == ROW_GROUP_ROWS[0]
+    assert parquet_layout(medium)["row_group_size"] == ROW_GROUP_BYTES // 16
+    nested = pa.table(
+        {
+            "s": [{"x": "a", "y": [1]}] * 10,
+            "m": pa.array([[("k", "v")]] * 10, pa.map_(pa.string(), pa.string())),
+        }
+    )
+    assert parquet_layout(nested)["use_dictionary"] == [
+        "s.x",
+        "s.y.list.element",
+        "m.key_value.key",
+        "m.key_value.value",
+    ]
+
+
+def test_daft_writes_small_row_groups_with_a_page_index(catalog):
+    import daft
+
+    dc.write(daft.from_arrow(sorted_events()), "t")
+    for meta in footers():
+        assert_laid_out(meta, ROWS // 2)
+
+
+def test_spark_writes_small_row_groups_with_a_page_index(spark, catalog):
+    dc.write(spark.createDataFrame(sorted_events().to_pandas()).coalesce(1), "t")
+    (meta,) = footers()
+    assert_laid_out(meta, ROWS // 2)
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_ray_writes_small_row_groups_with_a_page_index(catalog):
+    import ray.data
+
+    dc.write(ray.data.from_arrow(sorted_events()).repartition(1), "t")
+    (meta,) = footers()
+    assert_laid_out(meta, ROW_GROUP_ROWS[1])
