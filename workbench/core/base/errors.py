@@ -241,6 +241,11 @@ class DeletionVectorError(WorkbenchError, ValueError):
     """A deletion vector could not be read: its file is missing, damaged or of another format."""
 
 
+class ClusteringError(InvalidArgumentError):
+    """Clustering columns a table cannot be laid out by: not a list of its columns, or a column
+    whose values have no order (lists, structs, maps, binary)."""
+
+
 def brief(value: Any, limit: int = 160) -> str:
     """``str(value)`` cut to ``limit`` characters, for error messages."""
     text = str(value).strip().replace("\n", " ")

@@ -129,6 +129,9 @@ class TableProperty(str, Enum):
     APPENDED_FILE_COUNT_COMPACTION_TRIGGER = "workbench.appendedFileCountCompactionTrigger"
     APPENDED_DELTA_COUNT_COMPACTION_TRIGGER = "workbench.appendedDeltaCountCompactionTrigger"
     DEFAULT_COMPACTION_HASH_BUCKET_COUNT = "workbench.defaultCompactionHashBucketCount"
+    # The columns whose values lay the table's rows out (``dc.optimize`` and compaction order
+    # rows along a space-filling curve over them): a list of 1 to 4 column names.
+    CLUSTER_BY = "workbench.clusterBy"
 
 
 class SchemaConsistencyType(str, Enum):
