@@ -19,6 +19,11 @@ from workbench.core.base.types import (
     TableProperty,
     TableReadOptimizationLevel,
 )
+from workbench.core.delta.clustering import (
+    check_clustering,
+    clustering_of,
+    encode_clustering,
+)
 from workbench.core.delta.commits import PURGE_SHARE_PROPERTY
 from workbench.core.delta.compaction_plan import check_settings as check_compaction_settings
 from workbench.core.schema.table_schema import Schema
@@ -35,6 +40,7 @@ DEFAULTS: dict[TableProperty, Any] = {
     TableProperty.SCHEMA_EVOLUTION_MODE: SchemaEvolutionMode.AUTO,
     TableProperty.DEFAULT_SCHEMA_CONSISTENCY_TYPE: SchemaConsistencyType.NONE,
     TableProperty.SUPPORTED_READER_TYPES: list(DatasetType),
+    TableProperty.CLUSTER_BY: None,  # not clustered
 }
 
 
@@ -54,6 +60,8 @@ def decode_properties(configuration: Mapping[str, str]) -> dict[TableProperty, A
         stored = configuration.get(key.value)
         if key is TableProperty.SUPPORTED_READER_TYPES:
             decoded[key] = decode_reader_types(configuration) if stored != "[]" else None
+        elif key is TableProperty.CLUSTER_BY:
+            decoded[key] = clustering_of(configuration) or None
         elif stored is None:
             decoded[key] = default
         elif isinstance(default, Enum):
@@ -98,6 +106,8 @@ def encode_properties(table_properties: Mapping[Any, Any] | None) -> dict[str, s
             encoded[name] = _choice(SchemaConsistencyType, name, value)
         elif name == PURGE_SHARE_PROPERTY:
             encoded[name] = str(_share(name, value))
+        elif name == TableProperty.CLUSTER_BY.value:
+            encoded[name] = encode_clustering(value)
         else:
             encoded[name] = _delta_property(key, value)
     return encoded
@@ -142,9 +152,10 @@ def _positive_count(name: str, value: Any) -> int:
 
 def check_configuration(schema: Schema, configuration: Mapping[str, str]) -> None:
     """Raise for table properties the table cannot use: a read optimization level its merge
-    keys do not allow, compaction settings that are no numbers."""
+    keys do not allow, compaction settings that are no numbers, clustering columns it lacks."""
     check_read_optimization(schema, configuration)
     check_compaction_settings(configuration)
+    check_clustering(schema, clustering_of(configuration))
 
 
 def check_read_optimization(schema: Schema, configuration: Mapping[str, str]) -> None:

@@ -25,6 +25,7 @@ from workbench.core.base.errors import (
     UnsupportedFeatureError,
 )
 from workbench.core.base.types import DEFAULT_ENGINE, DatasetType
+from workbench.core.delta.clustering import clustered, clustering_of
 from workbench.core.delta.data_files import Rewrite, write_parts
 from workbench.core.delta.reading import live_table
 
@@ -145,17 +146,23 @@ class Engine(ABC):
         table folder as few files: what a compaction step writes. Engines whose data lives on
         workers (``clustered``) read and write a keyed table's files there; rows of a table
         without keys keep their write order, so they are rewritten in this process (a step's
-        capped bytes at a time)."""
+        capped bytes at a time). A clustered table's rows (``TableProperty.CLUSTER_BY``) are
+        written in its clustering order."""
+        clustering = clustering_of(table.properties)
         if self.clustered and table.schema.merge_keys:
             storage = table.loc.catalog.storage
             data = self.read_staged(files, table.uri, table.schema.arrow, storage)
-            return self.write_files(self.repartitioned(data, 1), table.schema, table.uri)
+            return self.write_files(self.one_part(data, clustering), table.schema, table.uri)
         rows = live_table(table, files, keep=False)  # files this step replaces
-        return write_parts(rows, table.schema, table.uri, table.storage)
+        return write_parts(clustered(rows, clustering), table.schema, table.uri, table.storage)
 
-    def repartitioned(self, data: Any, parts: int) -> Any:
-        """``data`` (this engine's dataset) in ``parts`` partitions, each written as a file."""
-        return data
+    def one_part(self, data: Any, clustering: list[str]) -> Any:
+        """``data`` (this engine's dataset) as one partition, written as one file, its rows in
+        the clustering order of the columns ``clustering`` names (if any). This default orders
+        them in this process; engines whose data lives on workers order them there."""
+        if not clustering:
+            return data
+        return self.from_arrow(clustered(self.to_arrow(data), clustering))
 
     def predict_files(
         self, source: Any, model: Model, plan: PredictPlan, schema: pa.Schema, folder: str

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.arguments import flag, seconds
+from workbench.core.base.errors import ClusteringError
 from workbench.core.base.types import DEFAULT_ENGINE
 from workbench.core.catalog.catalogs import Catalog
 from workbench.core.catalog.folders import (
@@ -21,33 +23,54 @@ from workbench.core.catalog.folders import (
 from workbench.core.catalog.locations import locate
 from workbench.core.catalog.scope import main_catalog
 from workbench.core.data.engine import get_engine
+from workbench.core.delta.clustering import (
+    CLUSTER_BY_PROPERTY,
+    check_clustering,
+    clustered,
+    clustering_argument,
+    clustering_of,
+    encode_clustering,
+)
 from workbench.core.delta.commits import commit_key
 from workbench.core.delta.compaction_plan import CompactionSettings
-from workbench.core.delta.data_files import Rewrite
+from workbench.core.delta.data_files import Rewrite, write_parts
 from workbench.core.delta.deletion_vectors import vector_files_of
+from workbench.core.delta.reading import live_table
 from workbench.core.ops.branch_files import (
     branch_needs,
     branch_writers_held,
     remove_dropped_branch_folders,
 )
+from workbench.core.schema.evolution import SchemaPlan
 from workbench.core.storage import leases
 from workbench.core.transactions.catalog_log import TransactionLog, log_of
 from workbench.core.transactions.context import operation
-from workbench.core.transactions.staging import staged_or_undone
+from workbench.core.transactions.staging import stage_schema_and_properties, staged_or_undone
 
 if TYPE_CHECKING:
+    from workbench.core.transactions.table_change import TableChange
     from workbench.core.transactions.transaction import Transaction
 
 
 def optimize(
-    table: str, namespace: str | None = None, catalog: str | None = None
+    table: str,
+    namespace: str | None = None,
+    catalog: str | None = None,
+    *,
+    cluster_by: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Compact a table's small files into larger ones, and fold deletion vectors into the files
-    they delete rows of (rewritten without those rows), keeping the rows' order (one catalog
-    transaction; time travel still reads the versions before)."""
+    they delete rows of (rewritten without those rows), keeping the rows' order. A clustered
+    table (``cluster_by`` sets its ``TableProperty.CLUSTER_BY``) has every live row rewritten in
+    clustering order instead, as files of its target size. One catalog transaction; time travel
+    still reads the versions before."""
+    columns = None if cluster_by is None else clustering_argument(cluster_by, "cluster_by")
     loc = locate(table, namespace, catalog)
     with operation(loc.catalog, f"optimize {loc.qualified}") as txn:
         change = txn.lease_existing(loc.namespace, loc.name, f"optimize {loc.qualified!r}")
+        clustering = columns or clustering_of(change.table.properties)
+        if clustering:
+            return _cluster(txn, change, clustering)
         files = change.table.files
         target = CompactionSettings.of(change.table.properties).target_size
         small = [f for f in files if f.size < target or f.deletion_vector]
@@ -58,11 +81,45 @@ def optimize(
             made.append(Rewrite(written, small))
             txn.stage(change, made[0], in_place_of=small[0].modified)
         txn.record(change, "OPTIMIZE", engine=DEFAULT_ENGINE)
+    return _metrics(made[0])
+
+
+def _cluster(txn: Transaction, change: TableChange, columns: list[str]) -> dict[str, Any]:
+    """Rewrite every live row of a table in the clustering order of ``columns`` (recorded as
+    the table's clustering when it was another), as files of the table's target size."""
+    opened = change.table
+    if opened.schemaless:
+        raise ClusteringError(
+            f"Table {opened.loc.qualified!r} is schemaless: it has no columns to cluster by."
+        )
+    check_clustering(opened.schema, columns)
+    rewrite = Rewrite()
+    with staged_or_undone(txn, change, "the table was not changed") as made:
+        if columns != clustering_of(opened.properties):
+            setting = {CLUSTER_BY_PROPERTY: encode_clustering(columns)}
+            stage_schema_and_properties(txn, change, SchemaPlan(opened.schema), setting)
+        files = change.table.files
+        if files:
+            rows = clustered(live_table(change.table, keep=False), columns)
+            target = CompactionSettings.of(change.table.properties).target_size
+            per_file = max(target * sum(f.rows for f in files) // sum(f.size for f in files), 1)
+            storage = change.table.storage
+            written = write_parts(rows, change.table.schema, change.table.uri, storage, per_file)
+            rewrite = Rewrite(written, files)
+            made.append(rewrite)
+            txn.stage(change, rewrite, in_place_of=min(f.modified for f in files))
+    txn.describe(change, {"cluster_by": columns})
+    txn.record(change, "OPTIMIZE", engine=DEFAULT_ENGINE)
+    return {**_metrics(rewrite), "clusterBy": columns}
+
+
+def _metrics(rewrite: Rewrite) -> dict[str, Any]:
+    """What an optimize did, in the names of Delta's optimize metrics."""
     return {
-        "numFilesAdded": len(made[0].written),
-        "numFilesRemoved": len(small),
-        "filesAdded": {"totalSize": sum(f.size for f in made[0].written)},
-        "filesRemoved": {"totalSize": sum(f.size for f in small)},
+        "numFilesAdded": len(rewrite.written),
+        "numFilesRemoved": len(rewrite.removed),
+        "filesAdded": {"totalSize": sum(f.size for f in rewrite.written)},
+        "filesRemoved": {"totalSize": sum(f.size for f in rewrite.removed)},
     }
 
 

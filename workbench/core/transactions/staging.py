@@ -10,13 +10,16 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from workbench.core.base.errors import (
+    ClusteringError,
     TableValidationError,
     TransactionConflictError,
     WorkbenchError,
     WriteFailedError,
 )
+from workbench.core.base.types import TableProperty
 from workbench.core.catalog.properties import SCHEMALESS_PROPERTY
 from workbench.core.data.manifest import manifest_schema
+from workbench.core.delta.clustering import clustering_of
 from workbench.core.delta.commits import (
     metadata_action,
     new_table_configuration,
@@ -51,6 +54,11 @@ def stage_new_schemaless_table(
     txn: Transaction, change: TableChange, configuration: dict[str, str]
 ) -> None:
     """Stage the first version of a schemaless table: a manifest of the files written to it."""
+    if clustering_of(configuration):
+        raise ClusteringError(
+            "A schemaless table has no columns to cluster by; leave "
+            f"{TableProperty.CLUSTER_BY.name} out, or give the table a schema."
+        )
     schema = Schema.of(manifest_schema())
     stage_new_table(txn, change, schema, {**configuration, SCHEMALESS_PROPERTY: "true"})
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from workbench.core.base.types import DatasetType
 from workbench.core.catalog.locations import check_readable
 from workbench.core.data.engine import Engine
+from workbench.core.delta.clustering import clustered
 from workbench.core.delta.data_files import (
     Rewrite,
     WrittenFile,
@@ -197,8 +198,13 @@ class RayEngine(Engine):
         # a block per file: Ray would split them into many small blocks, a task each to merge
         return ray.data.read_datasource(source, override_num_blocks=len(files))
 
-    def repartitioned(self, data: ray.data.Dataset, parts: int) -> ray.data.Dataset:
-        return data.repartition(parts)
+    def one_part(self, data: ray.data.Dataset, clustering: list[str]) -> ray.data.Dataset:
+        single = data.repartition(1)
+        if not clustering:
+            return single
+        return single.map_batches(
+            clustered, batch_format="pyarrow", batch_size=None, fn_args=(clustering,)
+        )
 
     def to_arrow(self, data: ray.data.Dataset) -> pa.Table:
         import pyarrow as pa

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from workbench.core.base.types import DatasetType
@@ -123,8 +124,11 @@ class SparkEngine(Engine):
 
         return read_files(files, folder, Schema.of(schema), storage)
 
-    def repartitioned(self, data: DataFrame, parts: int) -> DataFrame:
-        return data.coalesce(parts)
+    def one_part(self, data: DataFrame, clustering: list[str]) -> DataFrame:
+        single = data.coalesce(1)
+        if not clustering:
+            return single
+        return single.mapInArrow(partial(_clustered_batches, clustering), single.schema)
 
     def to_arrow(self, data: DataFrame) -> pa.Table:
         return data.toArrow()
@@ -133,3 +137,14 @@ class SparkEngine(Engine):
         from workbench.engines.spark.session import spark_session
 
         return spark_session().createDataFrame(table)
+
+
+def _clustered_batches(clustering: list[str], batches: Iterator[pa.RecordBatch]) -> Iterator[Any]:
+    """A partition's rows (on a Spark worker) in the clustering order of ``clustering``."""
+    import pyarrow as pa
+
+    from workbench.core.delta.clustering import clustered
+
+    held = list(batches)
+    if held:
+        yield from clustered(pa.Table.from_batches(held), clustering).to_batches()
