@@ -4,12 +4,14 @@ workers, Daft in this process, each step recorded with the engine that made it; 
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import workbench as dc
 from tests.delta_readers import delta_rows
 from tests.engine_parity import payload
 from workbench.core.catalog.locations import locate
+from workbench.core.delta.data_files import filesystem_of
 from workbench.core.transactions.table_versions import open_table
 
 KEYED = dc.Schema.of(
@@ -21,16 +23,17 @@ KEYED = dc.Schema.of(
 EAGER = {"workbench.autoCompact.minNumFiles": "2"}
 
 
-def merges(engine: str, spark=None) -> dict[int, str]:
-    """A keyed table merged into six times by ``engine``; the rows it must hold."""
+def merges(engine: str, spark=None, properties: dict | None = None) -> dict[int, str]:
+    """A keyed table merged into six times by ``engine`` (each write with one value of ``v``,
+    later writes with smaller ones); the rows it must hold."""
     model = {i: "a" for i in range(20)}
     first = payload(engine, {"id": list(range(20)), "v": ["a"] * 20}, "id long, v string", spark)
-    dc.write(first, "t", schema=KEYED, table_properties=EAGER)
+    dc.write(first, "t", schema=KEYED, table_properties={**EAGER, **(properties or {})})
     for step in range(6):
         ids = [step * 3, 30 + step]
-        data = {"id": ids, "v": [f"s{step}"] * 2}
+        data = {"id": ids, "v": [f"{9 - step}"] * 2}
         dc.write(payload(engine, data, "id long, v string", spark), "t", mode="merge")
-        model.update(dict.fromkeys(ids, f"s{step}"))
+        model.update(dict.fromkeys(ids, f"{9 - step}"))
     return model
 
 
@@ -71,6 +74,36 @@ def test_ray_writes_are_compacted_by_ray(ray_cluster, catalog):
     model = merges("ray")
     assert steps_by("ray") and set(steps_by("ray")) == {"ray"}
     assert_rows(model)
+
+
+def assert_folded_in_order() -> None:
+    """Every file holding rows of several writes (a step's) has them in ``v`` order."""
+    folded = 0
+    for f in open_table(locate("t")).files:
+        fs, path = filesystem_of(f.absolute)
+        values = pq.read_table(path, filesystem=fs).column("v").to_pylist()
+        if len(set(values)) > 1:
+            assert values == sorted(values), values
+            folded += 1
+    assert folded
+
+
+@pytest.mark.parametrize(
+    "engine", ["local", "daft", pytest.param("spark", marks=pytest.mark.spark)]
+)
+def test_compaction_keeps_a_clustered_table_clustered(engine, request, catalog):
+    spark = request.getfixturevalue("spark") if engine == "spark" else None
+    model = merges(engine, spark, {dc.TableProperty.CLUSTER_BY: ["v"]})
+    assert steps_by(engine)
+    assert_rows(model)
+    assert_folded_in_order()
+
+
+def test_ray_compaction_keeps_a_clustered_table_clustered(ray_cluster, catalog):
+    model = merges("ray", properties={dc.TableProperty.CLUSTER_BY: ["v"]})
+    assert steps_by("ray")
+    assert_rows(model)
+    assert_folded_in_order()
 
 
 @pytest.mark.parametrize("engine", ["local", "daft"])
