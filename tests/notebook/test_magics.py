@@ -112,6 +112,8 @@ def test_use_ls_catalogs_drop_optimize_vacuum(shell):
     assert info.namespace == "shop", "short names use the current namespace"
     message, _ = run(shell, "optimize orders")
     assert "optimized" in str(message)
+    message, _ = run(shell, "optimize orders --cluster-by item")
+    assert "clustered by item" in str(message)
     message, _ = run(shell, "drop orders")
     assert "dropped" in str(message) and not dc.table_exists("orders", "shop")
     result, _ = run(shell, "vacuum --retain 0 --dry-run")
@@ -134,6 +136,7 @@ BAD_LINES = [
     ("show shop.orders --limit -1", "InvalidArgumentError"),
     ("vacuum shop.orders", "See %dc vacuum --help"),
     ("optimize shop.nope", "TableNotFoundError"),
+    ("optimize shop.orders --cluster-by nope", "ClusteringError"),
     ("branch bogus", "invalid choice: 'bogus'"),
     ("branch create", "See %dc branch create --help"),
     ("branch create 'bad name'", "InvalidNameError"),

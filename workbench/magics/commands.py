@@ -337,10 +337,13 @@ class Commands:
 
     def do_optimize(self, args: Args, cell: str | None) -> Message:
         table, namespace, catalog = resolve_table(args.table, self.session)
-        metrics = dc.optimize(table, namespace, catalog)
+        columns = [c.strip() for c in args.cluster_by.split(",")] if args.cluster_by else None
+        metrics = dc.optimize(table, namespace, catalog, cluster_by=columns)
+        by = metrics.get("clusterBy")
+        clustered = f", clustered by {', '.join(by)}" if by else ""
         return Message(
             f"optimized: {metrics.get('numFilesRemoved', 0)} files compacted into "
-            f"{metrics.get('numFilesAdded', 0)}"
+            f"{metrics.get('numFilesAdded', 0)}{clustered}"
         )
 
     def do_vacuum(self, args: Args, cell: str | None) -> dc.VacuumResult:

@@ -199,7 +199,16 @@ def _commands() -> dict[str, tuple[str, Arguments]]:
                 (("--transaction",), {"help": "transaction id to tag"}),
             ],
         ),
-        "optimize": ("compact a table's files", [table]),
+        "optimize": (
+            "compact a table's files",
+            [
+                table,
+                (
+                    ("--cluster-by",),
+                    {"dest": "cluster_by", "help": "comma-separated columns to cluster rows by"},
+                ),
+            ],
+        ),
         "vacuum": (
             "delete files no retained time-travel point needs",
             [

@@ -87,6 +87,8 @@ def test_writes_match_the_functions(shop, new_catalog, tmp_path):
     _same(handle.to_pandas(), twin.to_pandas())
     assert handle.optimize()["numFilesAdded"] == 1
     assert handle.info.file_count == 1
+    assert handle.optimize(cluster_by=["v"])["clusterBy"] == ["v"]
+    assert handle.to_pandas()["v"].tolist() == sorted(handle.to_pandas()["v"])
     assert isinstance(handle.vacuum(dry_run=True), dc.VacuumResult)
 
 

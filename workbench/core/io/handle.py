@@ -4,7 +4,7 @@ the address filled in; ``dc.tables`` maps every ``namespace.table`` to its handl
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -112,11 +112,11 @@ class TableHandle:
         """Delete the rows whose merge keys ``keys`` (a dataset of key columns) holds."""
         return self.write(keys, TableWriteMode.DELETE, **options)
 
-    def optimize(self) -> dict[str, Any]:
-        """``dc.optimize``: compact the table's files."""
+    def optimize(self, *, cluster_by: Sequence[str] | None = None) -> dict[str, Any]:
+        """``dc.optimize``: compact the table's files (or cluster its rows by ``cluster_by``)."""
         self._refuse_past("optimize")
         with self._scope():
-            return optimize(self.name, self.namespace, self.catalog)
+            return optimize(self.name, self.namespace, self.catalog, cluster_by=cluster_by)
 
     def vacuum(
         self, retain: timedelta | float | int = timedelta(days=7), dry_run: bool = False
