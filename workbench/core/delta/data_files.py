@@ -35,6 +35,10 @@ DICTIONARY_PAGE_LIMIT = 64 * 1024
 # a million rows (tens of MiB), while a wide table's footer keeps few entries per row.
 ROW_GROUP_BYTES = 1024**2
 ROW_GROUP_ROWS = (16 * 1024, 128 * 1024)
+DICTIONARY_SAMPLE_ROWS = 4096  # the first rows, whose repeats decide a column's dictionary
+# pyarrow encodes 1024 values at a time by default; in small row groups that costs a tenth
+# more than these bigger batches (pages may exceed their size by up to a batch)
+WRITE_BATCH_ROWS = 8 * 1024
 
 
 @dataclass(frozen=True)
@@ -171,20 +175,25 @@ def write_parts(
 def parquet_layout(data: pa.Table) -> dict[str, Any]:
     """pyarrow's ``write_table`` options laying ``data`` out for readers that skip: row groups
     of about ``ROW_GROUP_BYTES``, a page index (per-page statistics), and dictionaries only for
-    the columns whose first row group repeats its values within ``DICTIONARY_PAGE_LIMIT`` (a
-    dictionary tried and dropped in every row group would cost more than the small row groups
-    save)."""
+    the columns whose first rows repeat their values within ``DICTIONARY_PAGE_LIMIT`` (a
+    dictionary tried and dropped in every small row group would cost more than the writing of
+    the row groups)."""
     low, high = ROW_GROUP_ROWS
     per_row = max(data.nbytes // max(data.num_rows, 1), 1)
     rows = max(low, min(high, ROW_GROUP_BYTES // per_row))
-    first = data.slice(0, rows)
+    first = data.slice(0, DICTIONARY_SAMPLE_ROWS)
     dictionary = [
         leaf
         for field, column in zip(first.schema, first.columns, strict=True)
         if _repeats(column)
         for leaf in _leaves(field.name, field.type)
     ]
-    return {"row_group_size": rows, "write_page_index": True, "use_dictionary": dictionary}
+    return {
+        "row_group_size": rows,
+        "write_page_index": True,
+        "use_dictionary": dictionary,
+        "write_batch_size": WRITE_BATCH_ROWS,
+    }
 
 
 def _repeats(column: pa.ChunkedArray) -> bool:
