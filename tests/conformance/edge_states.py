@@ -93,16 +93,16 @@ def _long_text(catalog: str, rng: np.random.Generator, size: int) -> dict[str, T
     over several commits (files with narrow ranges to skip), merged into and deleted from."""
     from tests.conformance.filters import LONG
 
-    types = {"t": pa.string()}
-    schema = dc.Schema.of([*KEYED, dc.Field.of(pa.field("t", pa.string()))])
+    types = {"words": pa.string()}
+    schema = dc.Schema.of([*KEYED, dc.Field.of(pa.field("words", pa.string()))])
 
     def texts(ids: Any) -> list[Row]:
         out = rows(rng, ids)
         for r in out:
-            r["t"] = None if r["id"] % 13 == 0 else f"{LONG}{r['id']:04d}"
+            r["words"] = None if r["id"] % 13 == 0 else f"{LONG}{r['id']:04d}"
         return out
 
-    w = Writer(catalog, "long_text", TableModel(["id", "n", "s", "t"], key="id"), types)
+    w = Writer(catalog, "long_text", TableModel(["id", "n", "s", "words"], key="id"), types)
     w.create(texts(range(0, 40)), schema)
     for start in range(40, 160, 40):
         w.merge(texts(range(start, start + 40)))

@@ -350,16 +350,16 @@ def _long_text(state: TableState) -> list[Case]:
     return [
         Case(
             "long_text",
-            ("t",),
-            f"t = '{LONG}0042'",
-            lambda r: r["t"] == f"{LONG}0042",
-            arrow=lambda: pc.field("t") == f"{LONG}0042",
+            ("words",),
+            f"words = '{LONG}0042'",
+            lambda r: r["words"] == f"{LONG}0042",
+            arrow=lambda: pc.field("words") == f"{LONG}0042",
         ),
         Case(
             "long_text_above",
-            ("t",),
-            f"t > '{LONG}0090'",
-            lambda r: cmp(r["t"], ">", f"{LONG}0090"),
+            ("words",),
+            f"words > '{LONG}0090'",
+            lambda r: cmp(r["words"], ">", f"{LONG}0090"),
         ),
     ]
 
