@@ -63,7 +63,11 @@ SIZE_AWARE = {"read:pyarrow", "sql:local", "diff"}
 @pytest.mark.parametrize("sliced", [False, True], ids=["deletes-as-they-are", "all-sliced"])
 @pytest.mark.parametrize(
     ("path", "state", "shape"),
-    [case for case in cases(set()) if str(case.values[0]) in SIZE_AWARE],
+    [  # filtered reads go through DuckDB's reader, which the size bounds do not steer
+        case
+        for case in cases(set())
+        if str(case.values[0]) in SIZE_AWARE and case.values[2] != FILTERS
+    ],
 )
 def test_local_read_paths_with_files_taken_for_big(
     lived, registered, path, state, shape, sliced, monkeypatch
