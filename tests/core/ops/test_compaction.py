@@ -195,6 +195,26 @@ def test_properties_turn_it_off_tune_it_and_bad_values_are_refused(catalog):
         dc.write(rows([1]), "quiet", auto_compact="no")
 
 
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"delta.autoOptimize.autoCompact": "maybe"},
+        {"delta.targetFileSize": -1},
+        {"workbench.autoCompact.maxBytesPerStep": "-5"},
+        {"workbench.autoCompact.minNumFiles": 1},
+        {"workbench.autoCompact.deletedShare": float("nan")},
+    ],
+)
+def test_alter_table_refuses_table_properties_a_later_version_could_not_use(catalog, bad):
+    dc.write(rows([1]), "t")
+    before = tree_digest(catalog.root)
+    with pytest.raises(dc.InvalidArgumentError, match=next(iter(bad)).replace(".", r"\.")):
+        dc.alter_table("t", table_properties=bad)
+    assert tree_digest(catalog.root) == before
+    dc.write(rows([2]), "t", table_version="2")  # a new version takes the table's properties
+    assert [r["id"] for r in table_rows(table_version="2")] == [2]
+
+
 def test_files_at_the_target_size_are_left_alone(catalog):
     dc.write(rows(range(5000)), "t", table_properties={"delta.targetFileSize": "1000"})
     for i in range(10):
