@@ -441,6 +441,25 @@ def test_a_table_profile_compares_with_a_time_given_as_a_datetime(catalog: Path,
 
 
 @KERNEL
+def test_a_table_profile_since_before_the_table_existed_profiles_it_from_its_creation(
+    catalog: Path, tmp_path: Path
+):
+    from datetime import datetime
+
+    dc.write(pd.DataFrame({"id": [1, 2], "kind": ["a", "b"]}), "late")
+    dc.write(pd.DataFrame({"id": [3], "kind": ["c"]}), "late", mode="add")
+    result = dc.report(
+        "table_profile",
+        output=tmp_path / "late.html",
+        parameters={"table": "late", "since": datetime(2026, 1, 1)},  # before the catalog, too
+        progress=False,
+    )
+    html = result.html.read_text()
+    assert "before its creation" in html and "+id, +kind" in html
+    assert re.search(r"rows added</th>\s*<td>3</td>", html)
+
+
+@KERNEL
 def test_cli_gives_a_text_parameter_that_looks_like_a_number_as_text(catalog: Path, tmp_path):
     dc.write(pd.DataFrame({"year": [2024]}), "2024")
     assert (
