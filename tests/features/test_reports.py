@@ -494,6 +494,28 @@ def test_a_pipeline_report_pinned_to_a_time_shows_no_run_started_after_it(
 
 
 @KERNEL
+def test_a_pipeline_report_pinned_to_a_transaction_shows_no_run_started_after_it(
+    catalog: Path, tmp_path: Path
+):
+    with dc.run("refresh") as first:
+        dc.write(pd.DataFrame({"a": [4]}), "t", mode="add")
+    pinned = dc.transactions(limit=1).column("transaction_id")[0].as_py()
+    with pytest.raises(ValueError), dc.run("refresh") as failed:
+        raise ValueError("bad input")  # started after the point, committed nothing
+    now = dc.report(
+        "pipeline_run", tmp_path / "now.html", {"name": "refresh"}, progress=False
+    ).html.read_text()
+    assert failed.run_id in now  # unpinned: the newest run, though it made no transaction
+    dc.write(pd.DataFrame({"a": [5]}), "t", mode="add")  # a later commit
+    result = dc.report(
+        "pipeline_run", tmp_path / "then.html", {"name": "refresh"}, as_of=pinned, progress=False
+    )
+    html = result.html.read_text()
+    assert result.as_of == pinned
+    assert first.run_id in html and failed.run_id not in html
+
+
+@KERNEL
 def test_paths_with_braces_are_taken_literally(catalog: Path, tmp_path: Path):
     folder = tmp_path / "{title}"
     folder.mkdir()
