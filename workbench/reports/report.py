@@ -194,7 +194,8 @@ def _pin(as_of: Any, catalog: str | None) -> tuple[str | None, int | None]:
     from workbench.core.transactions.time_travel import as_of_instant, resolve_sequence
 
     moment = None if as_of is None else as_of_instant(get_catalog(catalog), as_of)
-    history = transactions(catalog=catalog).select(["transaction_id", "sequence"]).to_pylist()
+    history = transactions(catalog=catalog, compactions=True)
+    history = history.select(["transaction_id", "sequence"]).to_pylist()
     if not history:
         return None, moment
     if as_of is None:

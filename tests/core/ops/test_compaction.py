@@ -56,7 +56,7 @@ def files_of(table: str = "t") -> list:
 
 def operations(table: str = "t") -> list[str]:
     """The operation of each transaction that changed the table, newest first."""
-    log = dc.transactions(table=f"default.{table}", read_as="pyarrow")
+    log = dc.transactions(table=f"default.{table}", read_as="pyarrow", compactions=True)
     return [op for ops in log.column("operations").to_pylist() for op in ops]
 
 
@@ -119,7 +119,8 @@ def as_rows(model: dict) -> list[dict]:
 
 
 def last_transaction() -> str:
-    return dc.transactions(read_as="pyarrow").column("transaction_id")[0].as_py()
+    """The newest transaction, a compaction step included (the state the table is in)."""
+    return dc.transactions(read_as="pyarrow", compactions=True).column("transaction_id")[0].as_py()
 
 
 # --------------------------------------------------------------------------- what it leaves

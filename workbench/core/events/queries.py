@@ -16,7 +16,7 @@ from workbench.core.events.log import RunRecord, RunStatus
 from workbench.core.events.model import Event
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.context import pinned_moment, pinned_state
-from workbench.core.transactions.history import history_table
+from workbench.core.transactions.history import history_table, without_compactions
 from workbench.core.transactions.time_travel import as_of_instant, instant_ns, resolve_sequence
 
 if TYPE_CHECKING:
@@ -123,13 +123,15 @@ def _point_of(as_of: Any, catalog: str | None) -> _Point | None:
     if not history.num_rows:
         return _Point(moment, frozenset(), moment)
     last = pinned.sequence if pinned is not None else resolve_sequence(cat, as_of, "as_of")
-    sequence = history.column("sequence")
-    later = history.filter(pc.greater(sequence, last))
+    # compaction steps change no row: the state before one still holds, and a run one
+    # followed committed nothing after the point
+    changes = without_compactions(history)
+    later = changes.filter(pc.greater(changes.column("sequence"), last))
     ids = frozenset(later.column("transaction_id").to_pylist())
     if moment is not None:
         return _Point(moment, ids, moment)
     held_until = pc.min(later.column("start_time")).as_py() - 1 if later.num_rows else None
-    state = history.filter(pc.equal(sequence, last))  # none: the state before the first one
+    state = history.filter(pc.equal(history.column("sequence"), last))  # none: before the first
     committed = state.column("end_time")[0].as_py() if state.num_rows else held_until
     return _Point(held_until, ids, committed)
 
