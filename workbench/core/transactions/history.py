@@ -29,7 +29,7 @@ COMPACTION = "AUTO_COMPACT"  # the operation of an automatic compaction step
 
 def is_compaction(operations: Iterable[str]) -> bool:
     """True for a transaction of automatic compaction steps alone: upkeep after a write that
-    changed no row, which histories and runs leave out unless asked."""
+    changed no row, which histories leave out unless asked and runs never hold."""
     return set(operations) == {COMPACTION}
 
 
