@@ -39,7 +39,7 @@ def merges(engine: str, spark=None, properties: dict | None = None) -> dict[int,
 
 def steps_by(engine: str) -> list[str]:
     """The engines recorded on the table's compaction steps."""
-    log = dc.transactions(table="default.t", read_as="pyarrow").to_pylist()
+    log = dc.transactions(table="default.t", read_as="pyarrow", compactions=True).to_pylist()
     return [r["engine"] for r in log if "AUTO_COMPACT" in r["operations"]]
 
 

@@ -441,6 +441,25 @@ def test_a_table_profile_compares_with_a_time_given_as_a_datetime(catalog: Path,
 
 
 @KERNEL
+def test_a_table_profile_since_before_the_table_existed_profiles_it_from_its_creation(
+    catalog: Path, tmp_path: Path
+):
+    from datetime import datetime
+
+    dc.write(pd.DataFrame({"id": [1, 2], "kind": ["a", "b"]}), "late")
+    dc.write(pd.DataFrame({"id": [3], "kind": ["c"]}), "late", mode="add")
+    result = dc.report(
+        "table_profile",
+        output=tmp_path / "late.html",
+        parameters={"table": "late", "since": datetime(2026, 1, 1)},  # before the catalog, too
+        progress=False,
+    )
+    html = result.html.read_text()
+    assert "before its creation" in html and "+id, +kind" in html
+    assert re.search(r"rows added</th>\s*<td>3</td>", html)
+
+
+@KERNEL
 def test_cli_gives_a_text_parameter_that_looks_like_a_number_as_text(catalog: Path, tmp_path):
     dc.write(pd.DataFrame({"year": [2024]}), "2024")
     assert (
@@ -472,6 +491,28 @@ def test_a_pipeline_report_pinned_to_a_time_shows_no_run_started_after_it(
     assert result.as_of_time == pinned_at and "as of time (UTC)" in html
     # name is declared (as `str | None`, which papermill's own parser cannot read)
     assert "unknown parameter" not in caplog.text
+
+
+@KERNEL
+def test_a_pipeline_report_pinned_to_a_transaction_shows_no_run_started_after_it(
+    catalog: Path, tmp_path: Path
+):
+    with dc.run("refresh") as first:
+        dc.write(pd.DataFrame({"a": [4]}), "t", mode="add")
+    pinned = dc.transactions(limit=1).column("transaction_id")[0].as_py()
+    with pytest.raises(ValueError), dc.run("refresh") as failed:
+        raise ValueError("bad input")  # started after the point, committed nothing
+    now = dc.report(
+        "pipeline_run", tmp_path / "now.html", {"name": "refresh"}, progress=False
+    ).html.read_text()
+    assert failed.run_id in now  # unpinned: the newest run, though it made no transaction
+    dc.write(pd.DataFrame({"a": [5]}), "t", mode="add")  # a later commit
+    result = dc.report(
+        "pipeline_run", tmp_path / "then.html", {"name": "refresh"}, as_of=pinned, progress=False
+    )
+    html = result.html.read_text()
+    assert result.as_of == pinned
+    assert first.run_id in html and failed.run_id not in html
 
 
 @KERNEL

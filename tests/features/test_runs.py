@@ -197,17 +197,18 @@ def test_latest_gives_the_newest_run_of_each_name(catalog):
         dc.runs(name="a", latest=True)
 
 
-def test_runs_as_of_a_catalog_state_are_those_started_before_its_next_change(catalog):
+def test_runs_as_of_a_catalog_state_are_those_started_by_its_commit(catalog):
     with dc.run("first"):
         dc.write(_rows(1), "t")
     pinned = dc.transactions(limit=1).column("transaction_id")[0].as_py()
     with dc.run("quiet"):
-        pass  # commits nothing: the catalog is still as it was at `pinned`
+        pass  # commits nothing, but started after `pinned` committed
+    assert dc.runs(as_of=pinned, read_as="pandas")["name"].tolist() == ["first"]
     with dc.run("second"):
         dc.write(_rows(1), "t", mode="append")
     with dc.run("third"):
         dc.write(_rows(1), "t", mode="append")
-    assert dc.runs(as_of=pinned, read_as="pandas")["name"].tolist() == ["quiet", "first"]
+    assert dc.runs(as_of=pinned, read_as="pandas")["name"].tolist() == ["first"]  # the same
     dc.tag("pinned", pinned)
     assert dc.runs(name="first", as_of="pinned").num_rows == 1
     newest = dc.transactions(limit=1).column("transaction_id")[0].as_py()

@@ -219,6 +219,7 @@ class Commands:
             table=qualified,
             since=parse_point(args.since),
             limit=args.limit,
+            compactions=args.compactions,
         )
 
     def do_runs(self, args: Args, cell: str | None) -> Any:

@@ -94,6 +94,10 @@ def _commands() -> dict[str, tuple[str, Arguments]]:
                 (("table",), {"nargs": "?", "help": "only transactions touching this table"}),
                 (("--limit",), {"type": int, "default": 20}),
                 (("--since",), {"help": f"from this point on ({TIME_HELP})"}),
+                (
+                    ("--compactions",),
+                    {"action": "store_true", "help": "show automatic compaction steps too"},
+                ),
             ],
         ),
         "runs": (

@@ -13,7 +13,7 @@ CATALOG_ROOT = "WORKBENCH_REPORT_CATALOG"
 CATALOG_NAME = "WORKBENCH_REPORT_CATALOG_NAME"
 AS_OF = "WORKBENCH_REPORT_AS_OF"  # a transaction id; empty: the catalog had none yet
 BRANCH = "WORKBENCH_REPORT_BRANCH"  # the branch the report reads ("main" by default)
-MOMENT = "WORKBENCH_REPORT_AS_OF_TIME"  # ns; empty: the pinned state for as long as it held
+MOMENT = "WORKBENCH_REPORT_AS_OF_TIME"  # ns; empty: as of the pinned transaction (dc.runs)
 START_UP = f"from {__name__} import open_pinned_catalog; open_pinned_catalog()"
 
 

@@ -88,6 +88,9 @@ def report(
     with branch_scope(branch, catalog):
         cat = get_catalog(catalog)
         pinned, moment = _pin(as_of, catalog)
+    # with no as_of, the run log as of now (before this report's own run): the runs begun after
+    # the newest transaction show, and a rerun shows no run of a later time
+    runs_at = time.time_ns() if as_of is None else moment
     recorded = {**values, "as_of": pinned}
     with recorded_run(f"report {path.stem}", recorded, kind="report", catalog=catalog) as run:
         started = time.perf_counter()
@@ -102,7 +105,7 @@ def report(
             "run at (UTC)": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
             "run id": run.run_id,
         }
-        variables = _kernel_environment(cat, pinned, moment)
+        variables = _kernel_environment(cat, pinned, runs_at)
         error = _execute(path, notebook_path, values, progress, variables)
         _render(notebook_path, html_path, header, error)
         if error is not None:
@@ -191,7 +194,8 @@ def _pin(as_of: Any, catalog: str | None) -> tuple[str | None, int | None]:
     from workbench.core.transactions.time_travel import as_of_instant, resolve_sequence
 
     moment = None if as_of is None else as_of_instant(get_catalog(catalog), as_of)
-    history = transactions(catalog=catalog).select(["transaction_id", "sequence"]).to_pylist()
+    history = transactions(catalog=catalog, compactions=True)
+    history = history.select(["transaction_id", "sequence"]).to_pylist()
     if not history:
         return None, moment
     if as_of is None:
@@ -206,10 +210,11 @@ def _utc(ns: int) -> str:
 
 def _kernel_environment(cat: Any, pinned: str | None, moment: int | None) -> dict[str, str]:
     """What the report's kernel needs to read the catalog as this process does, pinned to the
-    ``pinned`` transaction (``pinned_environment``; its storage options as the environment
-    variables object stores read, ``AWS_ENDPOINT_URL``, ..., and the run log this process
-    writes to), and plotly's renderer that embeds plotly.js in each figure, so any notebook's
-    charts draw in the HTML offline."""
+    ``pinned`` transaction, the run log as of ``moment`` (None: as of that transaction)
+    (``pinned_environment``; its storage options as the environment variables object stores
+    read, ``AWS_ENDPOINT_URL``, ..., and the run log this process writes to), and plotly's
+    renderer that embeds plotly.js in each figure, so any notebook's charts draw in the HTML
+    offline."""
     from workbench.core.catalog.registry import catalog_name
     from workbench.core.events.config import events_uri
 

@@ -10,8 +10,6 @@ from workbench.widgets.grid import Grid
 from workbench.widgets.paged import PagedBrowser, timeline_figure
 from workbench.widgets.render import chart_times, text, when
 
-COMPACTION = "AUTO_COMPACT"  # the operation of automatic compaction steps
-
 
 class HistoryBrowser(PagedBrowser):
     """Browse a catalog's committed transactions, newest first; select one to see its detail."""
@@ -20,8 +18,8 @@ class HistoryBrowser(PagedBrowser):
 
     def __init__(self, catalog: str | None = None, page_size: int = 20):
         self.catalog = catalog
-        self.steps_box = widgets.Checkbox(value=True, description="compaction steps", indent=False)
-        self.steps_box.observe(lambda _: self.set_filter(self.filter_box.value), names="value")
+        self.steps_box = widgets.Checkbox(value=False, description="compaction steps", indent=False)
+        self.steps_box.observe(lambda _: self.reload(), names="value")
         detail = widgets.HTML()
         detail.add_class("wb-history-detail")
         timeline = timeline_figure("commits", 260, yaxis={"title": "rows added"})
@@ -43,7 +41,9 @@ class HistoryBrowser(PagedBrowser):
 
     def reload(self) -> None:
         """Re-read the history (after new commits)."""
-        history = dc.transactions(read_as=dc.DatasetType.PANDAS, catalog=self.catalog)
+        history = dc.transactions(
+            read_as=dc.DatasetType.PANDAS, catalog=self.catalog, compactions=self.steps_box.value
+        )
         self.history = history
         scatter = self.timeline.data[0]
         with self.timeline.batch_update():
@@ -54,11 +54,8 @@ class HistoryBrowser(PagedBrowser):
         self.set_filter(self.filter_box.value)
 
     def filtered(self, needle: str) -> pd.DataFrame:
-        """Transactions whose message, tables or operations contain ``needle``; compaction
-        steps only while the box says so."""
+        """Transactions whose message, tables or operations contain ``needle``."""
         history = self.history
-        if not self.steps_box.value:  # upkeep that changed no row
-            history = history[~history["operations"].map(lambda ops: COMPACTION in ops)]
         if not needle:
             return history
         haystack = (

@@ -181,7 +181,7 @@ def test_automatic_compaction_keeps_new_rows_clustered(catalog):
     for batch in range(8):
         ids = range(1000 + 50 * batch, 1050 + 50 * batch)
         dc.write(events(ids, seed=batch + 1), "t")  # each commit may run a step
-    log = dc.transactions(table="default.t", read_as="pyarrow").to_pylist()
+    log = dc.transactions(table="default.t", read_as="pyarrow", compactions=True).to_pylist()
     assert any("AUTO_COMPACT" in r["operations"] for r in log)
     folded = [f for f in files_of() if f.rows > 50 and f.rows != 400]
     assert folded, "the steps' files hold more than one append"

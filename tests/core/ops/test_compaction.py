@@ -56,7 +56,7 @@ def files_of(table: str = "t") -> list:
 
 def operations(table: str = "t") -> list[str]:
     """The operation of each transaction that changed the table, newest first."""
-    log = dc.transactions(table=f"default.{table}", read_as="pyarrow")
+    log = dc.transactions(table=f"default.{table}", read_as="pyarrow", compactions=True)
     return [op for ops in log.column("operations").to_pylist() for op in ops]
 
 
@@ -119,7 +119,8 @@ def as_rows(model: dict) -> list[dict]:
 
 
 def last_transaction() -> str:
-    return dc.transactions(read_as="pyarrow").column("transaction_id")[0].as_py()
+    """The newest transaction, a compaction step included (the state the table is in)."""
+    return dc.transactions(read_as="pyarrow", compactions=True).column("transaction_id")[0].as_py()
 
 
 # --------------------------------------------------------------------------- what it leaves
@@ -193,6 +194,26 @@ def test_properties_turn_it_off_tune_it_and_bad_values_are_refused(catalog):
     assert tree_digest(catalog.root) == before
     with pytest.raises(dc.InvalidArgumentError, match="auto_compact"):
         dc.write(rows([1]), "quiet", auto_compact="no")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"delta.autoOptimize.autoCompact": "maybe"},
+        {"delta.targetFileSize": -1},
+        {"workbench.autoCompact.maxBytesPerStep": "-5"},
+        {"workbench.autoCompact.minNumFiles": 1},
+        {"workbench.autoCompact.deletedShare": float("nan")},
+    ],
+)
+def test_alter_table_refuses_table_properties_a_later_version_could_not_use(catalog, bad):
+    dc.write(rows([1]), "t")
+    before = tree_digest(catalog.root)
+    with pytest.raises(dc.InvalidArgumentError, match=next(iter(bad)).replace(".", r"\.")):
+        dc.alter_table("t", table_properties=bad)
+    assert tree_digest(catalog.root) == before
+    dc.write(rows([2]), "t", table_version="2")  # a new version takes the table's properties
+    assert [r["id"] for r in table_rows(table_version="2")] == [2]
 
 
 def test_files_at_the_target_size_are_left_alone(catalog):

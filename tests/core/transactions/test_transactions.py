@@ -199,6 +199,27 @@ def test_history_filters_and_single_transaction(catalog):
     assert "default.a" in str(record) and "<table>" in record._repr_html_()
 
 
+def test_history_and_runs_leave_out_compaction_steps_unless_asked(catalog):
+    eager = {"workbench.autoCompact.minNumFiles": "2"}  # a step every second small commit
+    with dc.run("ingest"):
+        dc.write(pd.DataFrame({"id": [1]}), "t", table_properties=eager)
+        dc.write(pd.DataFrame({"id": [2]}), "t", mode="append")
+    everything = dc.transactions(read_as="pandas", compactions=True)
+    assert [ops[0] for ops in everything["operations"]][:2] == ["AUTO_COMPACT", "WRITE_APPEND"]
+    history = dc.transactions(read_as="pandas")  # what a user made, newest first
+    assert list(history["transaction_id"]) == list(everything["transaction_id"].iloc[1:])
+    write = history["transaction_id"].iloc[0]
+    assert dc.transactions(table="t", limit=1).column("transaction_id")[0].as_py() == write
+    assert dc.table("t").history(compactions=True)["operations"].iloc[0] == ["AUTO_COMPACT"]
+    run = dc.runs().to_pylist()[0]
+    assert run["transactions"] == list(history["transaction_id"].iloc[::-1])  # its two writes
+    # pinned at its last write, the run committed nothing after and ended while it held
+    then = dc.runs(as_of=write).to_pylist()
+    assert [(r["name"], r["status"]) for r in then] == [("ingest", "succeeded")]
+    with pytest.raises(dc.InvalidArgumentError, match="compactions="):
+        dc.transactions(compactions="no")
+
+
 def test_time_travel_by_time_datetime_id_and_tag(catalog):
     dc.write(pd.DataFrame({"id": [1]}), "t")
     first = dc.transactions(read_as=dc.DatasetType.PYARROW).to_pylist()[0]

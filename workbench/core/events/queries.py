@@ -16,7 +16,7 @@ from workbench.core.events.log import RunRecord, RunStatus
 from workbench.core.events.model import Event
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.context import pinned_moment, pinned_state
-from workbench.core.transactions.history import history_table
+from workbench.core.transactions.history import history_table, without_compactions
 from workbench.core.transactions.time_travel import as_of_instant, instant_ns, resolve_sequence
 
 if TYPE_CHECKING:
@@ -40,11 +40,11 @@ def runs(
 ) -> Any:
     """Runs recorded in a catalog's run log, newest first: filter by name, kind, status
     (running, succeeded, failed, abandoned) and start time (``since``/``until``: a time, a
-    datetime or ns), keep those of the catalog as of ``as_of`` (a time: started by then; a
-    transaction id or tag: started before the next transaction began; in a report's kernel,
-    its pin), each as it stood then and committing nothing after, and keep the first
-    ``limit``. ``latest=True`` gives the newest run of each name instead (sorted by
-    name): the current status of every pipeline at a glance."""
+    datetime or ns), keep those of the catalog as of ``as_of`` (a time: started by then, each
+    as it stood then; a transaction id or tag: started by the time it committed, each as it
+    stood until the next transaction began; in a report's kernel, its pin) that committed
+    nothing after, and keep the first ``limit``. ``latest=True`` gives the newest run of each
+    name instead (sorted by name): the current status of every pipeline at a glance."""
     if status is not None and status not in STATUSES:
         raise InvalidArgumentError(f"status={status!r} is not a run status; use one of {STATUSES}.")
     limit = optional_whole_number("limit", limit)
@@ -72,16 +72,17 @@ def runs(
 
 @dataclass(frozen=True)
 class _Point:
-    """The run log as it was at a point of the catalog's history: runs started by ``until``
-    (ns, inclusive; None: any time), events up to it, and none of the ``later`` transactions
-    (those after the point's catalog state)."""
+    """The run log as it was at a point of the catalog's history: runs started by
+    ``started_by`` (ns, inclusive; None: any time), events up to ``until`` (likewise), and none
+    of the ``later`` transactions (those after the point's catalog state)."""
 
     until: int | None
     later: frozenset[str]
+    started_by: int | None
 
     def knows(self, record: RunRecord) -> bool:
         """True for a run started by then that committed nothing after the point's state."""
-        started = self.until is None or record.started <= self.until
+        started = self.started_by is None or record.started <= self.started_by
         return started and not self.later & set(record.transactions)
 
     def as_then(self, record: RunRecord) -> RunRecord:
@@ -106,8 +107,9 @@ class _Point:
 
 def _point_of(as_of: Any, catalog: str | None) -> _Point | None:
     """The point ``as_of`` names (else the one this process is pinned to; None: neither): a
-    time is that moment; a transaction id or tag, its state while it held, that is until the
-    next transaction began."""
+    time is that moment; a transaction id or tag, the runs started by the time it committed
+    (whatever commits came later), as they stood while its state held, that is until the next
+    transaction began."""
     import pyarrow.compute as pc
 
     cat = get_catalog(catalog)
@@ -119,12 +121,19 @@ def _point_of(as_of: Any, catalog: str | None) -> _Point | None:
     log.refresh()
     history = history_table(log)  # every transaction, whatever this process is pinned to
     if not history.num_rows:
-        return _Point(moment, frozenset())
+        return _Point(moment, frozenset(), moment)
     last = pinned.sequence if pinned is not None else resolve_sequence(cat, as_of, "as_of")
-    later = history.filter(pc.greater(history.column("sequence"), last))
-    if moment is None and later.num_rows:
-        moment = pc.min(later.column("start_time")).as_py() - 1
-    return _Point(moment, frozenset(later.column("transaction_id").to_pylist()))
+    # compaction steps change no row: the state before one still holds, and a run one
+    # followed committed nothing after the point
+    changes = without_compactions(history)
+    later = changes.filter(pc.greater(changes.column("sequence"), last))
+    ids = frozenset(later.column("transaction_id").to_pylist())
+    if moment is not None:
+        return _Point(moment, ids, moment)
+    held_until = pc.min(later.column("start_time")).as_py() - 1 if later.num_rows else None
+    state = history.filter(pc.equal(history.column("sequence"), last))  # none: before the first
+    committed = state.column("end_time")[0].as_py() if state.num_rows else held_until
+    return _Point(held_until, ids, committed)
 
 
 def lineage(

@@ -17,6 +17,7 @@ from workbench.core.catalog.versions import split_key
 from workbench.core.events.model import Event, EventType, new_id, this_process
 from workbench.core.events.spans import spanned
 from workbench.core.events.values import metric_value, parameters_json, row_count
+from workbench.core.transactions.history import is_compaction
 from workbench.core.transactions.transaction import on_change, on_commit
 
 if TYPE_CHECKING:
@@ -243,8 +244,11 @@ def _note_writer(txn: Transaction) -> None:
 
 def transaction_committed(txn: Transaction, rows: list[dict[str, Any]]) -> None:
     """Link a committed transaction to the runs that did its work and to the run open in this
-    context (a run inside a transaction that commits after it ended is linked too)."""
+    context (a run inside a transaction that commits after it ended is linked too); never a
+    compaction step that followed a run's write, which is upkeep, not the run's work."""
     linked = _writers.pop(txn, [])
+    if is_compaction(r["operation"] for r in rows):
+        return
     current = _current.get()
     if current is not None and current not in linked:
         linked.append(current)

@@ -80,12 +80,21 @@ class TableHandle:
             return get_table(self.name, self.namespace, self.catalog, as_of=self.as_of)
 
     def history(
-        self, read_as: DatasetType | str = DatasetType.PANDAS, limit: int | None = None
+        self,
+        read_as: DatasetType | str = DatasetType.PANDAS,
+        limit: int | None = None,
+        *,
+        compactions: bool = False,
     ) -> Any:
         """``dc.transactions`` that touched this table, newest first."""
         with self._scope():
             return transactions(
-                read_as, self.catalog, table=self.qualified, limit=limit, as_of=self.as_of
+                read_as,
+                self.catalog,
+                table=self.qualified,
+                limit=limit,
+                as_of=self.as_of,
+                compactions=compactions,
             )
 
     def diff(self, before: Any, after: Any = None, **options: Any) -> TableDiff:

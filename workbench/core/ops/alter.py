@@ -29,7 +29,6 @@ from workbench.core.catalog.versions import (
     table_configuration,
     version_arguments,
 )
-from workbench.core.delta.clustering import check_clustering, clustering_of
 from workbench.core.schema.arrow_types import same_type
 from workbench.core.schema.evolution import SchemaPlan, to_storage
 from workbench.core.schema.updates import SchemaUpdate
@@ -112,8 +111,8 @@ def _set_table_properties(txn: Transaction, loc: Location, updates: dict[str, st
     change = txn.lease_table(newest.namespace, newest.name)
     if change.entry is None:
         return  # the table is missing: the caller reports it
-    check_clustering(change.table.schema, clustering_of(updates))  # as new versions will
     recorded = {**table_configuration(change.table.properties), **updates}
+    check_configuration(change.table.schema, recorded)  # as each version made later will
     with staged_or_undone(txn, change, "the table was not changed"):
         stage_schema_and_properties(
             txn,

@@ -27,13 +27,13 @@ from workbench.core.delta.compaction_plan import CompactionSettings, plan_step
 from workbench.core.delta.data_files import Rewrite, discard
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.context import independent
+from workbench.core.transactions.history import COMPACTION
 from workbench.core.transactions.opening import committed_table
 from workbench.core.transactions.transaction import Transaction, on_commit
 
 if TYPE_CHECKING:
     from workbench.core.delta.data_files import DataFile
 
-OPERATION = "AUTO_COMPACT"
 log = logging.getLogger(__name__)
 
 
@@ -56,7 +56,7 @@ def compact_after_commit(txn: Transaction, rows: list[dict[str, Any]]) -> None:
     for row in rows:
         if row["table_name"] is None or row["table_version"] is None:
             continue
-        if OPERATION in str(row["operation"]).split("+"):
+        if COMPACTION in str(row["operation"]).split("+"):
             continue
         loc = Location(txn.catalog, txn.catalog_name, row["namespace"], row["table_name"])
         try:
@@ -124,7 +124,7 @@ def _commit(loc: Location, planned: OpenTable, rewrite: Rewrite, engine: str) ->
             txn.abort()
             return False
         txn.stage(change, rewrite, in_place_of=rewrite.removed[0].modified)
-        txn.record(change, OPERATION, engine=engine)
+        txn.record(change, COMPACTION, engine=engine)
     return True
 
 

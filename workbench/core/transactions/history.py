@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
-from workbench.core.base.arguments import optional_whole_number
+from workbench.core.base.arguments import flag, optional_whole_number
 from workbench.core.base.errors import InvalidArgumentError, TimeTravelError
 from workbench.core.base.types import DEFAULT_ENGINE, DatasetType
 from workbench.core.catalog.registry import DEFAULT_NAMESPACE
@@ -21,6 +22,23 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from workbench.core.transactions.catalog_log import TransactionLog
+
+
+COMPACTION = "AUTO_COMPACT"  # the operation of an automatic compaction step
+
+
+def is_compaction(operations: Iterable[str]) -> bool:
+    """True for a transaction of automatic compaction steps alone: upkeep after a write that
+    changed no row, which histories leave out unless asked and runs never hold."""
+    return set(operations) == {COMPACTION}
+
+
+def without_compactions(history: pa.Table) -> pa.Table:
+    """``history`` (rows of ``history_table``) without its compaction-only transactions: those
+    whose distinct operations (``operation_types``) are ``COMPACTION`` alone."""
+    import pyarrow.compute as pc
+
+    return history.filter(pc.not_equal(history.column("operation_types"), COMPACTION))
 
 
 def engines_of(engines: list[str | None]) -> str:
@@ -148,10 +166,14 @@ def transactions(
     since: Any = None,
     limit: int | None = None,
     as_of: Any = None,
+    *,
+    compactions: bool = False,
 ) -> Any:
     """Committed transactions, newest first; filter by ``table`` ("ns.table"), ``since`` a
     time/transaction/tag, ``as_of`` one (the history as it was then; a report's pinned state
-    when not given), and keep the first ``limit``."""
+    when not given), and keep the first ``limit``. Automatic compaction steps
+    (``AUTO_COMPACT``, no row changed) are left out unless ``compactions=True``, so the
+    newest row is the newest change a user made."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -159,10 +181,13 @@ def transactions(
     from workbench.core.transactions.time_travel import resolve_sequence
 
     limit = optional_whole_number("limit", limit)
+    flag("compactions", compactions)
     cat = get_catalog(catalog)
     log = log_of(cat)
     log.refresh()
     history = history_table(log)
+    if not compactions:
+        history = without_compactions(history)
     if since is not None and history.num_rows:
         first = resolve_sequence(cat, since, "since")
         history = history.filter(pc.greater_equal(history.column("sequence"), first))
