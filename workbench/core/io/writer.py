@@ -395,7 +395,7 @@ def _no_keys_message(loc: Location, mode: TableWriteMode) -> str:
 
 def schema_change_labels(plan: SchemaPlan) -> tuple[str, ...]:
     """Schema changes of a write for its result: +added and ~widened columns."""
-    return tuple([f"+{c}" for c in plan.added] + [f"~{c}" for c in plan.widened])
+    return tuple([f"+{c}" for c in plan.added] + [f"~{c}" for c in plan.widened + plan.renoted])
 
 
 def _write_schemaless(
