@@ -72,17 +72,21 @@ def _is_bytes(t: pa.DataType) -> bool:
     return is_uuid(t) or pt.is_binary(t) or pt.is_large_binary(t) or pt.is_fixed_size_binary(t)
 
 
+def fixed_width(t: pa.DataType) -> int | None:
+    """The size of every value of a fixed_size_binary(n) or uuid type (None for others)."""
+    import pyarrow as pa
+
+    t = t.storage_type if is_uuid(t) else t
+    return t.byte_width if pa.types.is_fixed_size_binary(t) else None
+
+
 def _wider_bytes(current: pa.DataType, incoming: pa.DataType) -> pa.DataType:
     """``current`` when both hold values of one fixed size (a uuid column takes 16-byte
     binary, and the other way round), else binary."""
     import pyarrow as pa
 
-    def width(t: pa.DataType) -> int | None:
-        t = t.storage_type if isinstance(t, pa.BaseExtensionType) else t
-        return t.byte_width if pa.types.is_fixed_size_binary(t) else None
-
-    fixed = width(current)
-    return current if fixed is not None and fixed == width(incoming) else pa.binary()
+    width = fixed_width(current)
+    return current if width is not None and width == fixed_width(incoming) else pa.binary()
 
 
 _SIGNED = {8: "int8", 16: "int16", 32: "int32", 64: "int64"}
