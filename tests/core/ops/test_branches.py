@@ -198,7 +198,7 @@ def test_a_branchs_rows_follow_mains_rows_as_of_the_publish(
 ):
     """A publish counts as the branch's write: after a rebase its rows follow every row main
     held, in the order the branch wrote them, with or without compaction on either side;
-    main's later appends follow them; earlier versions keep their order."""
+    main's later appends and the next publish follow them; earlier versions keep their order."""
     compacting = main_compacts or branch_compacts
     eager = {"workbench.autoCompact.minNumFiles": "2"}  # a step every second small commit
     dc.write(
@@ -238,8 +238,13 @@ def test_a_branchs_rows_follow_mains_rows_as_of_the_publish(
     assert ids() == [*range(10), 100, 101, 102]
     append([10])
     assert ids() == [*range(10), 100, 101, 102, 10]
+    append([103], on_branch=True)
+    append([104], on_branch=True)
+    append([105], on_branch=True)
+    dc.merge_branch("exp", rebase=True)  # the branch folded only what it wrote since
+    assert ids() == [*range(10), 100, 101, 102, 10, 103, 104, 105]
     assert ids(as_of=before) == list(range(10))
-    assert ids(branch="exp") == [*range(5), 100, 101, 102]
+    assert ids(branch="exp") == [*range(5), *range(100, 106)]
 
 
 def test_a_branch_publishes_again_only_what_it_changed_since(lake):

@@ -182,6 +182,14 @@ def _sync_points(
     return synced, namespaces
 
 
+def last_matched(branch: Catalog, key: tuple[str, str]) -> TableEntry | None:
+    """A table's entry on ``main`` when ``branch`` last matched it: at the branch point, or at
+    the branch's last publish (None when ``main`` had no such table then)."""
+    assert branch.record is not None
+    synced, _ = _sync_points(log_of(branch.trunk).rows, branch.record, log_of(branch).base)
+    return synced.get(key, _Sync(None, None)).main
+
+
 def _open_on(txn: Transaction, line: Catalog, key: tuple[str, str], entry: TableEntry) -> OpenTable:
     """A table version of ``line`` (``main`` or the branch), located by the transaction."""
     loc: Location = locate_key(key[1], key[0], txn.catalog_name)
