@@ -191,6 +191,62 @@ def test_rebase_publishes_appends_on_top_of_mains_appends(lake):
     assert folder_rows(lake, "events") == rows("events")
 
 
+@pytest.mark.parametrize("main_compacts", [True, False])
+@pytest.mark.parametrize("branch_compacts", [True, False])
+def test_a_branchs_rows_follow_mains_rows_as_of_the_publish(
+    catalog, main_compacts, branch_compacts
+):
+    """A publish counts as the branch's write: after a rebase its rows follow every row main
+    held, in the order the branch wrote them, with or without compaction on either side;
+    main's later appends and the next publish follow them; earlier versions keep their order."""
+    compacting = main_compacts or branch_compacts
+    eager = {"workbench.autoCompact.minNumFiles": "2"}  # a step every second small commit
+    dc.write(
+        pa.table({"id": [0]}),
+        "events",
+        table_properties=eager if compacting else {"delta.autoOptimize.autoCompact": False},
+    )
+
+    def append(ids: list[int], on_branch: bool = False) -> None:
+        compact = branch_compacts if on_branch else main_compacts
+        branch = "exp" if on_branch else "main"
+        dc.write(
+            pa.table({"id": ids}), "events", mode="append", auto_compact=compact, branch=branch
+        )
+
+    def ids(**read) -> list[int]:
+        return dc.read("events", read_as="pyarrow", **read).column("id").to_pylist()
+
+    def files(branch: str = "main") -> int:
+        with dc.branch(branch):
+            return dc.get_table("events").file_count
+
+    for i in range(1, 5):
+        append([i])
+    dc.create_branch("exp")
+    base = files("exp")
+    append([100], on_branch=True)
+    append([5])
+    append([6])
+    append([101], on_branch=True)
+    append([102], on_branch=True)
+    for i in range(7, 10):
+        append([i])
+    assert (files() < 10, files("exp") < base + 3) == (main_compacts, branch_compacts)
+    before = dc.transactions(read_as="pyarrow").column("transaction_id")[0].as_py()
+    dc.merge_branch("exp", rebase=True)
+    assert ids() == [*range(10), 100, 101, 102]
+    append([10])
+    assert ids() == [*range(10), 100, 101, 102, 10]
+    append([103], on_branch=True)
+    append([104], on_branch=True)
+    append([105], on_branch=True)
+    dc.merge_branch("exp", rebase=True)  # the branch folded only what it wrote since
+    assert ids() == [*range(10), 100, 101, 102, 10, 103, 104, 105]
+    assert ids(as_of=before) == list(range(10))
+    assert ids(branch="exp") == [*range(5), *range(100, 106)]
+
+
 def test_a_branch_publishes_again_only_what_it_changed_since(lake):
     dc.create_branch("exp")
     dc.write(frame([7], "b"), "users", mode="merge", branch="exp")

@@ -445,3 +445,46 @@ def test_non_finite_floats_keep_a_tables_statistics_readable_by_other_readers(ca
     assert same(duckdb_delta_scan(uri))
     assert same(dc.read("t", read_as="pyarrow").to_pylist())
     assert same(pl.scan_delta(uri).filter(pl.col("x") == math.inf).collect().to_dicts(), {1, 5})
+
+
+def test_uuid_and_fixed_size_binary_columns_take_appends_and_read_back_as_written(catalog):
+    """Delta has one binary type: a uuid or fixed_size_binary(n) column is stored as binary and
+    noted, so appending the very same data again is no change of type, each column reads back
+    as its own type (a uuid and a 16-byte column stay distinct), and data of one goes into the
+    other without changing either."""
+    import uuid
+
+    def column(n: int, arrow_type: pa.DataType) -> pa.Array:
+        return pa.array([uuid.uuid4().bytes for _ in range(n)], arrow_type)
+
+    def raw(values: pa.ChunkedArray) -> list[bytes]:
+        return [v.bytes if isinstance(v, uuid.UUID) else v for v in values.to_pylist()]
+
+    first = pa.table({"id": [1], "u": column(1, pa.uuid()), "f": column(1, pa.binary(16))})
+    dc.write(first, "x")
+    assert dc.write(first, "x").schema_changes == ()
+    crossed = pa.table({"id": [2], "u": column(1, pa.binary(16)), "f": column(1, pa.uuid())})
+    assert dc.write(crossed, "x").schema_changes == ()
+    back = dc.read("x", read_as=dc.DatasetType.PYARROW)
+    assert back.schema.remove_metadata() == first.schema
+    for name in ("u", "f"):
+        written = [*raw(first.column(name)) * 2, *raw(crossed.column(name))]
+        assert raw(back.column(name)) == written
+    assert dc.read("x", version=0, read_as=dc.DatasetType.PYARROW).equals(back.slice(0, 1))
+    assert dc.read("x").schema().to_pyarrow_schema().remove_metadata() == first.schema  # Daft
+    # Delta's own type, which other readers see and every data file stores
+    assert [f.type for f in dc.get_table("x").schema][1:] == [pa.binary(), pa.binary()]
+    files_use_declared_types(catalog.root, "x")
+    uri = dc.get_table("x").uri
+    assert DeltaTable(uri).to_pyarrow_table().schema.field("u").type == pa.binary()
+
+
+def test_pandas_uuid_columns_read_back_as_uuid_objects(catalog):
+    import uuid
+
+    frame = pd.DataFrame({"id": [1, 2], "u": [uuid.uuid4(), None]})
+    dc.write(frame, "t")
+    dc.write(frame.iloc[:1], "t")
+    back = dc.read("t", read_as=dc.DatasetType.PANDAS)
+    pd.testing.assert_frame_equal(back, pd.concat([frame, frame.iloc[:1]], ignore_index=True))
+    assert isinstance(back["u"].iloc[0], uuid.UUID)

@@ -124,3 +124,101 @@ def test_unsigned_columns_take_and_widen_to_what_holds_every_value(catalog):
     dc.write(pa.table({"s": pa.array([-1], pa.int32())}), "s", mode="append")  # widens to int64
     got = dc.read("s", read_as=dc.DatasetType.PYARROW)
     assert got.schema.field("s").type == pa.int64() and got.column("s").to_pylist() == [1, -1]
+
+
+UUID_KEYED = dc.Schema.of(
+    [dc.Field.of(pa.field("id", pa.uuid()), is_merge_key=True), pa.field("v", pa.string())]
+)
+
+
+def _as_engine(engine: str, table: pa.Table, spark: object) -> object:
+    """``table`` as the engine's data; Spark has no fixed-size binary, so its columns are
+    binary."""
+    if engine == "daft":
+        import daft
+
+        return daft.from_arrow(table)
+    if engine == "ray":
+        import ray.data
+
+        return ray.data.from_arrow(table)
+    if engine == "spark":
+        types = {n: "string" if n == "v" else "binary" for n in table.column_names}
+        plain = pa.schema(
+            [(n, pa.string() if t == "string" else pa.binary()) for n, t in types.items()]
+        )
+        ddl = ", ".join(f"{n} {t}" for n, t in types.items())
+        rows = table.cast(plain).to_pylist()
+        return spark.createDataFrame([tuple(r.values()) for r in rows], ddl)
+    return table
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("vectors", [True, False])
+def test_uuid_merge_keys_match_in_every_keyed_mode(request, catalog, engine, vectors):
+    """A uuid key (with a fixed_size_binary(16) column beside it) takes merges, partial merges
+    and deletes from every engine and reads back as written; Spark, which has no fixed-size
+    binary, writes binary whose values all have 16 bytes, which keeps both types."""
+    import uuid
+
+    spark = request.getfixturevalue("spark") if engine == "spark" else None
+    if engine == "ray":
+        request.getfixturevalue("ray_cluster")
+    ids = [uuid.uuid4().bytes for _ in range(4)]
+
+    def rows(keys: list[int], *columns: str) -> pa.Table:
+        made = {
+            "id": pa.array([ids[k] for k in keys], pa.uuid()),
+            "f": pa.array([ids[k] for k in keys], pa.binary(16)),
+            "v": [f"v{k}" for k in keys],
+        }
+        return pa.table({name: made[name] for name in ("id", *columns)})
+
+    def data(keys: list[int], *columns: str) -> object:
+        return _as_engine(engine, rows(keys, *columns), spark)
+
+    off = {} if vectors else {"delta.enableDeletionVectors": False}
+    dc.write(rows([0, 1], "f", "v"), "t", schema=UUID_KEYED, table_properties=off)
+    dc.write(data([1, 2], "f", "v"), "t", mode="merge")
+    dc.write(data([3], "f", "v"), "t")  # AUTO: a merge
+    dc.write(data([2], "v"), "t", mode="merge")  # partial: f kept from the stored row
+    dc.write(data([0]), "t", mode="delete")
+    got = dc.read("t", read_as=dc.DatasetType.PYARROW)
+    raw = {
+        name: [v.bytes if isinstance(v, uuid.UUID) else v for v in got.column(name).to_pylist()]
+        for name in ("id", "f")
+    }
+    found = sorted(zip(raw["id"], raw["f"], got.column("v").to_pylist(), strict=True))
+    assert found == sorted((ids[k], ids[k], f"v{k}") for k in (1, 2, 3))
+    assert [got.schema.field(n).type for n in ("id", "f")] == [pa.uuid(), pa.binary(16)]
+
+
+def test_other_binary_data_widens_a_fixed_width_column_without_rewriting_it(catalog):
+    """Binary data goes into a fixed_size_binary(n) or uuid column when every value has n
+    bytes; another width does not fit: the column widens to binary (Delta's type, so no stored
+    row is rewritten) and reads as binary; a VALIDATE column refuses it."""
+    dc.write(pa.table({"f": pa.array([b"0123456789abcdef"], pa.binary(16))}), "t")
+    assert dc.write(pa.table({"f": [b"fedcba9876543210", None]}), "t").schema_changes == ()
+    before = set(dc.delta_table("t").file_uris())
+    result = dc.write(pa.table({"f": pa.array([b"01234567"], pa.binary(8))}), "t")
+    assert result.schema_changes == ("~f",)
+    assert before < set(dc.delta_table("t").file_uris())  # the first file is still live
+    got = dc.read("t", read_as=dc.DatasetType.PYARROW)
+    assert got.schema.field("f").type == pa.binary()
+    assert got.column("f").to_pylist() == [
+        b"0123456789abcdef",
+        b"fedcba9876543210",
+        None,
+        b"01234567",
+    ]
+    assert dc.read("t", version=0, read_as=dc.DatasetType.PYARROW).schema.field(
+        "f"
+    ).type == pa.binary(16)
+    schema = dc.Schema.of([dc.Field.of(pa.field("u", pa.uuid()), consistency_type="validate")])
+    dc.write(pa.table({"u": pa.array([bytes(16)], pa.binary(16))}), "v", schema=schema)
+    dc.write(pa.table({"u": [bytes(16)]}), "v")
+    assert dc.read("v", read_as=dc.DatasetType.PYARROW).schema.field("u").type == pa.uuid()
+    before = tree_digest(catalog.root)
+    with pytest.raises(dc.SchemaValidationError, match="VALIDATE"):
+        dc.write(pa.table({"u": pa.array([b"short"])}), "v")
+    assert tree_digest(catalog.root) == before

@@ -125,7 +125,7 @@ class Engine(ABC):
         converts exactly (nulls stay null), and the names of the columns cast. This default
         converts through Arrow in this process; an engine whose data is on a cluster checks
         and casts it there."""
-        from workbench.core.schema.integral_floats import exactly_cast
+        from workbench.core.schema.exact_casts import exactly_cast
 
         table, cast = exactly_cast(self.to_arrow(source), targets)
         return (self.source(self.from_arrow(table)), cast) if cast else (source, [])

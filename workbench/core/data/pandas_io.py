@@ -14,6 +14,7 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.errors import SchemaValidationError, brief
+from workbench.core.schema.arrow_types import is_uuid
 from workbench.core.schema.table_schema import PANDAS_DTYPE_META
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ def pandas_from_arrow(table: pa.Table) -> pd.DataFrame:
         note = (f.metadata or {}).get(PANDAS_DTYPE_META)
         column = table.column(position)
         nullable_int = column.null_count and (pt.is_integer(f.type) or pt.is_boolean(f.type))
-        if note is not None or nullable_int:
+        if note is not None or nullable_int or is_uuid(f.type):
             special[position] = json.loads(note) if note is not None else None
     if not special:
         return table.to_pandas()
@@ -212,9 +213,16 @@ def _nullable_name(dtype: Any) -> str:
 
 
 def _exact_default(column: pa.ChunkedArray) -> Any:
-    """The default conversion, except integers and booleans with nulls stay exact."""
+    """The default conversion, except integers and booleans with nulls stay exact and uuids
+    are ``uuid.UUID`` objects (as pandas writes them), not bytes."""
     import pyarrow.types as pt
 
+    if is_uuid(column.type):
+        import numpy as np
+
+        values = np.empty(len(column), dtype=object)
+        values[:] = column.to_pylist()
+        return values
     if column.null_count and pt.is_integer(column.type):
         import numpy as np
 

@@ -38,7 +38,7 @@ from workbench.core.catalog.scope import branch_scope
 from workbench.core.catalog.versions import version_arguments
 from workbench.core.data.datasets import to_pyarrow
 from workbench.core.data.engine import Engine, engine_for_data, require_vectors_applied
-from workbench.core.data.integral_floats import restore_integers
+from workbench.core.data.exact_casts import restore_exact_types
 from workbench.core.data.manifest import write_data_file
 from workbench.core.data.numpy_columns import by_position, is_unnamed_array
 from workbench.core.data.validation import (
@@ -204,7 +204,7 @@ def _into_existing(
     if is_unnamed_array(asked.data):  # its columns are the table's first columns, in order
         source = engine.source(by_position(asked.data, opened.schema, loc.qualified))
         incoming = engine.schema(source)
-    source, incoming = restore_integers(engine, source, incoming, opened.schema)
+    source, incoming = restore_exact_types(engine, source, incoming, opened.schema)
     properties = {**asked.properties, **asked.own}
     mode, plan = plan_existing(opened, incoming, asked.declared, asked.mode, properties)
     return _write_existing(txn, change, engine, source, mode, plan, properties, asked.dedupe)
@@ -395,7 +395,7 @@ def _no_keys_message(loc: Location, mode: TableWriteMode) -> str:
 
 def schema_change_labels(plan: SchemaPlan) -> tuple[str, ...]:
     """Schema changes of a write for its result: +added and ~widened columns."""
-    return tuple([f"+{c}" for c in plan.added] + [f"~{c}" for c in plan.widened])
+    return tuple([f"+{c}" for c in plan.added] + [f"~{c}" for c in plan.widened + plan.renoted])
 
 
 def _write_schemaless(

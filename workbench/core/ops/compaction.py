@@ -25,6 +25,7 @@ from workbench.core.catalog.locations import Location, OpenTable
 from workbench.core.data.engine import get_engine
 from workbench.core.delta.compaction_plan import CompactionSettings, plan_step
 from workbench.core.delta.data_files import Rewrite, discard
+from workbench.core.ops.publish import last_matched
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.context import independent
 from workbench.core.transactions.history import COMPACTION
@@ -96,15 +97,16 @@ def compact_step(loc: Location, engine: str = DEFAULT_ENGINE) -> CompactionStep 
 
 
 def _eligible(loc: Location) -> Callable[[DataFile], bool]:
-    """Which files a step may fold: on a branch only the files the branch wrote (main's
-    files stay as main has them), on main all."""
+    """Which files a step may fold: on a branch only the files the branch wrote since it last
+    matched main (main's files, and those the branch published, stay as main has them, so
+    publishing again does not remove them), on main all."""
     line = loc.catalog
     if line.record is None:
         return lambda f: True
-    base = log_of(line).base.tables.get((loc.namespace, loc.name))
-    if base is None:
+    matched = last_matched(line, (loc.namespace, loc.name))
+    if matched is None:
         return lambda f: True
-    inherited = {f.path for f in committed_table(replace(loc, catalog=line.trunk), base).files}
+    inherited = {f.path for f in committed_table(replace(loc, catalog=line.trunk), matched).files}
     return lambda f: f.path not in inherited
 
 

@@ -182,6 +182,14 @@ def _sync_points(
     return synced, namespaces
 
 
+def last_matched(branch: Catalog, key: tuple[str, str]) -> TableEntry | None:
+    """A table's entry on ``main`` when ``branch`` last matched it: at the branch point, or at
+    the branch's last publish (None when ``main`` had no such table then)."""
+    assert branch.record is not None
+    synced, _ = _sync_points(log_of(branch.trunk).rows, branch.record, log_of(branch).base)
+    return synced.get(key, _Sync(None, None)).main
+
+
 def _open_on(txn: Transaction, line: Catalog, key: tuple[str, str], entry: TableEntry) -> OpenTable:
     """A table version of ``line`` (``main`` or the branch), located by the transaction."""
     loc: Location = locate_key(key[1], key[0], txn.catalog_name)
@@ -255,9 +263,36 @@ def _publish_table(
     else:  # the branch's own change since it last matched main, on top of main's table
         assert sync.branch is not None
         since = _open_on(txn, bound, key, sync.branch)
-        txn.stage_actions(change, actions_between(since, branch_table))
+        actions = actions_between(since, branch_table)
+        txn.stage_actions(change, _in_publish_order(txn, actions, since, change.table))
     txn.record(change, PUBLISH, added, removed)
     txn.describe(change, {"branch_version": head.version})
+
+
+def _in_publish_order(
+    txn: Transaction, actions: TableActions, since: OpenTable, main: OpenTable
+) -> TableActions:
+    """The branch's ``actions`` (changing ``since``) timed for ``main``'s write order: the
+    branch's new rows follow every row ``main`` holds, in the order the branch wrote them, as
+    if appended at the publish; a file ``main`` holds keeps its time there, and a file the
+    branch folded in place of one (compaction, optimize) takes that file's place."""
+    on_main = {f.path: f.modified for f in main.files}
+    placed = {f.modified: on_main[f.path] for f in since.files if f.path in on_main}
+    stamps: dict[int, int] = {}
+    for path, action in sorted(
+        actions.adds.items(), key=lambda item: (item[1]["add"]["modificationTime"], item[0])
+    ):
+        add = action["add"]
+        written = add["modificationTime"]
+        if path in on_main:
+            add["modificationTime"] = on_main[path]
+        elif written in placed:
+            add["modificationTime"] = placed[written]
+        else:
+            if written not in stamps:
+                stamps[written] = txn.next_write_ms(main)
+            add["modificationTime"] = stamps[written]
+    return actions
 
 
 def _row_counts(bound: Catalog, key: tuple[str, str], since: TableEntry | None) -> tuple[int, int]:

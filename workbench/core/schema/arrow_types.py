@@ -53,7 +53,40 @@ def widen(current: pa.DataType, incoming: pa.DataType) -> pa.DataType | None:
         scale = max(current.scale, incoming.scale)
         digits = max(current.precision - current.scale, incoming.precision - incoming.scale)
         return pa.decimal128(digits + scale, scale) if digits + scale <= 38 else None
+    if _is_bytes(current) and _is_bytes(incoming):
+        return _wider_bytes(current, incoming)
     return None
+
+
+def is_uuid(t: pa.DataType) -> bool:
+    """True for Arrow's ``arrow.uuid`` extension type (16 fixed bytes)."""
+    import pyarrow as pa
+
+    return isinstance(t, pa.BaseExtensionType) and t.extension_name == "arrow.uuid"
+
+
+def _is_bytes(t: pa.DataType) -> bool:
+    """A binary type of any width, fixed or not, or a uuid."""
+    import pyarrow.types as pt
+
+    return is_uuid(t) or pt.is_binary(t) or pt.is_large_binary(t) or pt.is_fixed_size_binary(t)
+
+
+def fixed_width(t: pa.DataType) -> int | None:
+    """The size of every value of a fixed_size_binary(n) or uuid type (None for others)."""
+    import pyarrow as pa
+
+    t = t.storage_type if is_uuid(t) else t
+    return t.byte_width if pa.types.is_fixed_size_binary(t) else None
+
+
+def _wider_bytes(current: pa.DataType, incoming: pa.DataType) -> pa.DataType:
+    """``current`` when both hold values of one fixed size (a uuid column takes 16-byte
+    binary, and the other way round), else binary."""
+    import pyarrow as pa
+
+    width = fixed_width(current)
+    return current if width is not None and width == fixed_width(incoming) else pa.binary()
 
 
 _SIGNED = {8: "int8", 16: "int16", 32: "int32", 64: "int64"}

@@ -34,6 +34,8 @@ def storage_type(t: pa.DataType, column: str) -> pa.DataType:
         return pa.string()
     if pt.is_binary(t) or pt.is_large_binary(t) or pt.is_binary_view(t):
         return pa.binary()
+    if pt.is_fixed_size_binary(t):  # Delta has one binary (noted, so reads give the width back)
+        return pa.binary()
     if pt.is_unsigned_integer(t):  # the next wider signed type; uint64 needs 20 digits
         if t.bit_width == 64:
             return pa.decimal128(UINT64_DIGITS, 0)
@@ -128,11 +130,12 @@ class SchemaPlan:
     added: list[str] = field(default_factory=list)
     widened: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    renoted: list[str] = field(default_factory=list)  # widened as read, Delta's type unchanged
 
     @property
     def changed(self) -> bool:
         """True when the write changes the table's schema."""
-        return bool(self.added or self.widened or self.removed)
+        return bool(self.added or self.widened or self.removed or self.renoted)
 
     @property
     def rewrites(self) -> bool:
@@ -173,13 +176,17 @@ def fits(column: pa.DataType, incoming: pa.DataType) -> bool:
 
 
 def compared_type(f: Field) -> pa.DataType:
-    """The type the rule compares for column ``f``: the type an unsigned integer column was
-    written as (Delta stores it as a wider signed type or, for uint64, a decimal), else the
-    stored type."""
+    """The type the rule compares for column ``f``: the type an unsigned integer, fixed-size
+    binary or uuid column was written as (Delta stores them as a wider signed type or a
+    decimal, and as binary), else the stored type."""
+    import pyarrow as pa
     import pyarrow.types as pt
 
     written = noted_type(f.arrow_type) if f.arrow_type else None
-    return written if written is not None and pt.is_unsigned_integer(written) else f.type
+    if written is None:
+        return f.type
+    kept = pt.is_unsigned_integer(written) or pt.is_fixed_size_binary(written)
+    return written if kept or isinstance(written, pa.BaseExtensionType) else f.type
 
 
 def column_for(f: Field, data: Field, kind: SchemaConsistencyType | None, table: str = "") -> Field:
@@ -298,7 +305,7 @@ def _evolve_column(
             change = f"widen column {new.name!r} from {compared_type(old)} to "
             raise SchemaValidationError(_blocked(table, change + str(compared_type(column)), mode))
         fields[new.name] = column
-        plan.widened.append(new.name)
+        (plan.renoted if same_type(column.type, old.type) else plan.widened).append(new.name)
     if declared and new.future_default != old.future_default:
         fields[new.name] = replace(fields[new.name], future_default=new.future_default)
 

@@ -40,6 +40,7 @@ def unique_keys(
 ) -> pa.Table:
     """Return ``data`` with non-null, unique merge keys, de-duplicating if asked to, or by the
     merge ``order`` when the schema has one."""
+    data = plain_keys(data, keys)
     for key in keys:
         nulls = data.column(key).null_count
         if nulls:
@@ -52,6 +53,19 @@ def unique_keys(
     if dedupe is None:
         raise repeated_keys_error(data.num_rows - distinct, keys, table)
     return data.take(kept_rows(data, keys, dedupe))
+
+
+def plain_keys(data: pa.Table, keys: list[str]) -> pa.Table:
+    """``data`` with key columns of an extension type (a uuid) as their storage, which Arrow's
+    kernels compare and group."""
+    import pyarrow as pa
+
+    for key in keys:
+        column = data.column(key)
+        if isinstance(column.type, pa.BaseExtensionType):
+            plain = pa.chunked_array([c.storage for c in column.chunks], column.type.storage_type)
+            data = data.set_column(data.schema.get_field_index(key), key, plain)
+    return data
 
 
 def kept_rows(data: pa.Table, keys: list[str], dedupe: str) -> pa.Array:

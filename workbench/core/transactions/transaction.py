@@ -19,6 +19,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.errors import (
@@ -63,6 +64,7 @@ from workbench.core.transactions.table_folders import (
 
 if TYPE_CHECKING:
     from workbench.core.catalog.catalogs import Catalog
+    from workbench.core.catalog.locations import OpenTable
     from workbench.core.delta.data_files import Rewrite
 
 MAX_COMMIT_ATTEMPTS = 100  # log versions taken by others before giving up
@@ -213,7 +215,8 @@ class Transaction:
             latest = log_of(self.catalog).state.tables.get(key)
             if key in self.reads and self.reads[key] != latest:
                 raise self._conflict(f"table {namespace}.{name} changed after it was read")
-            loc = locate_key(name, namespace, self.catalog_name)
+            # on this transaction's line, whichever branch calls around it use (compaction)
+            loc = replace(locate_key(name, namespace, self.catalog_name), catalog=self.catalog)
             if latest is None:
                 incarnation = new_transaction_id()
                 folder = new_table_folder(self.catalog, namespace, name, incarnation)
@@ -336,7 +339,7 @@ class Transaction:
                 if kept.file.path not in change.actions.adds:
                     actions.removes[kept.file.path] = remove_action(kept.file)
                 actions.adds[kept.file.path] = kept_add_action(kept.file, kept.vector)
-            modified = self._next_ms() if data_change else in_place_of
+            modified = self.next_write_ms(change.table) if data_change else in_place_of
             base = change.table.uri.rstrip("/") + "/"
             for written in rewrite.written:
                 relative = written.uri[len(base) :] if written.uri.startswith(base) else written.uri
@@ -352,9 +355,12 @@ class Transaction:
         change.actions.adds.update(actions.adds)
         change.table = change.table.with_actions(actions, change.version)
 
-    def _next_ms(self) -> int:
-        """Strictly increasing times for this transaction's writes, so files keep write order."""
-        self._last_ms = max(now_ms(), self._last_ms + 1)
+    def next_write_ms(self, table: OpenTable) -> int:
+        """A time for files this transaction adds to ``table``: after its newest file (whatever
+        the clocks of the hosts that wrote it) and strictly increasing, so files keep write
+        order."""
+        newest = table.files[-1].modified if table.files else 0  # files are in write order
+        self._last_ms = max(now_ms(), self._last_ms + 1, newest + 1)
         return self._last_ms
 
     def record(

@@ -248,14 +248,14 @@ def _inexact_block(block: pa.Table, targets: Mapping[str, pa.DataType]) -> pa.Ta
     to its type exactly."""
     import pyarrow as pa
 
-    from workbench.core.schema.integral_floats import exactly_cast
+    from workbench.core.schema.exact_casts import exactly_cast
 
     _, cast = exactly_cast(block, targets)
     return pa.table({name: [name not in cast] for name in targets})
 
 
 def _cast_block(block: pa.Table, targets: Mapping[str, pa.DataType]) -> pa.Table:
-    from workbench.core.schema.integral_floats import exactly_cast
+    from workbench.core.schema.exact_casts import exactly_cast
 
     return exactly_cast(block, targets)[0]
 

@@ -10,6 +10,7 @@ from workbench.core.schema.merge_keys import (
     distinct_count,
     kept_rows,
     null_keys_error,
+    plain_keys,
     repeated_keys_error,
 )
 from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
@@ -68,12 +69,13 @@ def _split_impl(block: pa.Table, keys: list[str], index: int, buckets: int) -> t
     import pyarrow as pa
 
     nulls = {k: block.column(k).null_count for k in keys}
-    numbered = block.select(keys).append_column(
+    plain = plain_keys(block.select(keys), keys)
+    numbered = plain.append_column(
         ROW, pa.array((index << 32) + np.arange(block.num_rows, dtype=np.int64))
     )
     if buckets == 1 or not block.num_rows:
         return (nulls, numbered, *[numbered.slice(0, 0)] * (buckets - 1))
-    hashes = pd.util.hash_pandas_object(block.select(keys).to_pandas(), index=False).to_numpy()
+    hashes = pd.util.hash_pandas_object(plain.to_pandas(), index=False).to_numpy()
     bucket = hashes % np.uint64(buckets)
     grouped = numbered.take(np.argsort(bucket, kind="stable"))
     ends = np.cumsum(np.bincount(bucket.astype(np.int64), minlength=buckets))

@@ -73,8 +73,9 @@ class SparkEngine(Engine):
     def cast_exact(
         self, source: DataFrame, targets: Mapping[str, pa.DataType]
     ) -> tuple[DataFrame, list[str]]:
-        """One Spark job finds the columns holding a value that is not a whole number in the
-        target's range (one flag per column comes back); the cast is part of the frame."""
+        """One Spark job finds the columns holding a value that does not convert (not a whole
+        number in the target's range, not of its fixed width; one flag per column comes back);
+        an integer cast is part of the frame."""
         return write.cast_exact(source, targets)
 
     def keyed(

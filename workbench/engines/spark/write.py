@@ -33,25 +33,30 @@ if TYPE_CHECKING:
 
 def cast_exact(frame: DataFrame, targets: Mapping[str, pa.DataType]) -> tuple[DataFrame, list[str]]:
     """The frame with each float column of ``targets`` cast to its integer type when every
-    value is a whole number in the type's range (checked by one Spark job), and the names of
-    the columns cast."""
+    value is a whole number in the type's range, and each binary column whose every value has
+    its target's fixed width kept (Spark has no fixed-size binary; Delta stores binary), all
+    checked by one Spark job, and the names of those columns."""
     import pyarrow as pa
     from pyspark.sql import functions as F
 
     flags = []
     for name, target in targets.items():
         value = F.col(quote_identifier(name))
-        bound = float(2 ** (target.bit_width - 1))  # exact in a double
-        inexact = value.isNotNull() & (
-            F.isnan(value) | (value != F.floor(value)) | (value < -bound) | (value >= bound)
-        )
+        if pa.types.is_fixed_size_binary(target):
+            inexact = value.isNotNull() & (F.length(value) != target.byte_width)
+        else:
+            bound = float(2 ** (target.bit_width - 1))  # exact in a double
+            inexact = value.isNotNull() & (
+                F.isnan(value) | (value != F.floor(value)) | (value < -bound) | (value >= bound)
+            )
         flags.append(F.max(F.when(inexact, 1).otherwise(0)).alias(name))
     found = frame.agg(*flags).first()
     exact = [name for name in targets if not found[name]]
-    if not exact:
-        return frame, []
-    types = {f.name: f.dataType for f in spark_schema(pa.schema(targets.items())).fields}
-    casts = {name: F.col(quote_identifier(name)).cast(types[name]) for name in exact}
+    integers = {n: targets[n] for n in exact if pa.types.is_integer(targets[n])}
+    if not integers:
+        return frame, exact
+    types = {f.name: f.dataType for f in spark_schema(pa.schema(integers.items())).fields}
+    casts = {name: F.col(quote_identifier(name)).cast(types[name]) for name in integers}
     return frame.withColumns(casts), exact
 
 

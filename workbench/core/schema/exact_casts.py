@@ -1,5 +1,5 @@
-"""Whole-number floats cast back to integers exactly, the rule every engine's ``cast_exact``
-applies (see ``data.integral_floats``)."""
+"""Data cast back into a column's narrower type where every value converts exactly, the rule
+every engine's ``cast_exact`` applies (see ``data.exact_casts``)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def exactly_cast(table: pa.Table, targets: Mapping[str, pa.DataType]) -> tuple[p
 
     cast = []
     for name, target in targets.items():
-        try:  # a safe cast refuses fractions, NaN and values outside the integer's range
+        try:  # a safe cast refuses fractions, NaN, values out of range and other widths
             column = table.column(name).cast(target)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             continue
