@@ -26,7 +26,8 @@ from workbench.core.base.errors import (
 )
 from workbench.core.base.types import DEFAULT_ENGINE, DatasetType
 from workbench.core.delta.clustering import clustered, clustering_of
-from workbench.core.delta.data_files import Rewrite, write_parts
+from workbench.core.delta.compaction_plan import CompactionSettings
+from workbench.core.delta.data_files import Rewrite, write_parts, write_streamed
 from workbench.core.delta.reading import live_table
 
 if TYPE_CHECKING:
@@ -146,15 +147,24 @@ class Engine(ABC):
         table folder as few files: what a compaction step writes. Engines whose data lives on
         workers (``clustered``) read and write a keyed table's files there; rows of a table
         without keys keep their write order, so they are rewritten in this process (a step's
-        capped bytes at a time). A clustered table's rows (``TableProperty.CLUSTER_BY``) are
-        written in its clustering order."""
+        capped bytes at a time, streamed a file's rows at a time into parts of the target
+        size). A clustered table's rows (``TableProperty.CLUSTER_BY``) are written in its
+        clustering order."""
         clustering = clustering_of(table.properties)
         if self.clustered and table.schema.merge_keys:
             storage = table.loc.catalog.storage
             data = self.read_staged(files, table.uri, table.schema.arrow, storage)
             return self.write_files(self.one_part(data, clustering), table.schema, table.uri)
-        rows = live_table(table, files, keep=False)  # files this step replaces
-        return write_parts(clustered(rows, clustering), table.schema, table.uri, table.storage)
+        if clustering:  # one order over every row: sorted in memory, the step's bytes capped
+            rows = live_table(table, files, keep=False)  # files this step replaces
+            return write_parts(clustered(rows, clustering), table.schema, table.uri, table.storage)
+        return write_streamed(
+            (live_table(table, [f], keep=False) for f in files),  # a file's rows at a time
+            table.schema,
+            table.uri,
+            table.storage,
+            CompactionSettings.of(table.properties).target_size,
+        )
 
     def one_part(self, data: Any, clustering: list[str]) -> Any:
         """``data`` (this engine's dataset) as one partition, written as one file, its rows in

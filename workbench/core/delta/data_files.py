@@ -7,7 +7,8 @@ import datetime
 import json
 import math
 import uuid
-from contextlib import suppress
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -108,33 +109,113 @@ def write_part(
     """Write ``data`` as one new Parquet file in ``schema``'s types (absent columns filled with
     their defaults) into a table folder, with plain Arrow types and no workbench metadata.
     ``index`` numbers the parts of one write in write order; ``batch`` names the write."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    part = OpenPart(schema, folder, index, batch, storage)
+    with part.failing_whole():
+        part.write(data)
+        return part.close()
 
-    data = conform(data, schema, fill_missing=True, table=folder.rsplit("/", 1)[-1])
-    plain = pa.schema([pa.field(f.name, f.type, f.arrow.nullable) for f in schema])
-    name = f"part-{index:05d}-{batch or new_batch()}-{uuid.uuid4().hex[:12]}.snappy.parquet"
-    uri = f"{folder.rstrip('/')}/{name}"
-    storage = storage or storage_for(uri)
-    fs, path = storage.locate(uri)
-    collected: list[pq.FileMetaData] = []
-    try:
-        with storage.open_output(uri) as out:
-            plain_data = pa.Table.from_arrays(data.columns, schema=plain)
-            pq.write_table(
-                plain_data,
-                out,
+
+class OpenPart:
+    """A Parquet file being written into a table folder, one table of rows at a time (each
+    conformed to ``schema``; the layout decided on the first), so a writer holds one table's
+    rows, never the file's."""
+
+    def __init__(
+        self,
+        schema: Schema,
+        folder: str,
+        index: int = 0,
+        batch: str | None = None,
+        storage: Storage | None = None,
+    ):
+        import pyarrow as pa
+
+        self.schema, self.folder = schema, folder
+        self.plain = pa.schema([pa.field(f.name, f.type, f.arrow.nullable) for f in schema])
+        name = f"part-{index:05d}-{batch or new_batch()}-{uuid.uuid4().hex[:12]}.snappy.parquet"
+        self.uri = f"{folder.rstrip('/')}/{name}"
+        self.storage = storage or storage_for(self.uri)
+        self._out: Any = None
+        self._writer: Any = None
+        self._row_group = 0  # rows a row group holds, decided on the first table
+
+    @property
+    def size(self) -> int:
+        """Bytes written so far (row groups not yet flushed left out)."""
+        return self._out.tell() if self._out is not None else 0
+
+    def write(self, data: pa.Table) -> None:
+        """Append ``data``'s rows to the file."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        data = conform(data, self.schema, fill_missing=True, table=self.folder.rsplit("/", 1)[-1])
+        plain_data = pa.Table.from_arrays(data.columns, schema=self.plain)
+        if self._writer is None:
+            layout = parquet_layout(plain_data)
+            self._row_group = layout.pop("row_group_size")
+            self._out = self.storage.open_output(self.uri)
+            self._writer = pq.ParquetWriter(
+                self._out,
+                self.plain,
                 compression="snappy",
                 dictionary_pagesize_limit=DICTIONARY_PAGE_LIMIT,
-                metadata_collector=collected,
-                **parquet_layout(plain_data),
+                **layout,
             )
-            size = out.tell()
+        self._writer.write_table(plain_data, row_group_size=self._row_group)
+
+    def close(self) -> WrittenFile:
+        """Finish the file; what its add action needs."""
+        if self._writer is None:
+            self.write(self.plain.empty_table())
+        self._writer.close()
+        size = self._out.tell()
+        self._out.close()
+        return WrittenFile(self.uri, size, footer_stats(self._writer.writer.metadata))
+
+    @contextmanager
+    def failing_whole(self) -> Iterator[None]:
+        """A block that writes the part: a failure removes what it wrote of it."""
+        try:
+            yield
+        except BaseException:
+            if self._out is not None and not self._out.closed:
+                self._out.close()
+            fs, path = self.storage.locate(self.uri)
+            with suppress(FileNotFoundError):
+                fs.delete_file(path)  # a part written half-way
+            raise
+
+
+def write_streamed(
+    tables: Iterable[pa.Table],
+    schema: Schema,
+    folder: str,
+    storage: Storage,
+    part_bytes: int,
+) -> list[WrittenFile]:
+    """``tables`` written one after another, in order, as parts of about ``part_bytes`` each:
+    one table's rows held at a time (a compaction of many files never holds them all). If any
+    part fails, the parts written are deleted."""
+    batch, written = new_batch(), []
+    part: OpenPart | None = None
+    try:
+        for data in tables:
+            if part is None:
+                part = OpenPart(schema, folder, len(written), batch, storage)
+            with part.failing_whole():
+                part.write(data)
+            if part.size >= part_bytes:
+                written.append(part.close())
+                part = None
+        if part is not None or not written:
+            part = part or OpenPart(schema, folder, len(written), batch, storage)
+            with part.failing_whole():
+                written.append(part.close())
     except BaseException:
-        with suppress(FileNotFoundError):
-            fs.delete_file(path)  # a part written half-way
+        discard_batch(folder, batch, storage)
         raise
-    return WrittenFile(uri, size, footer_stats(collected[0]))
+    return written
 
 
 def write_parts(
