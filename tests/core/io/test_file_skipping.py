@@ -143,13 +143,13 @@ def test_ray_opens_no_file_its_statistics_rule_out(catalog, ray_cluster):
 
     dc.create_namespace("ns")
     _table(keyed=True)
+    whole = dc.read("t", "ns", read_as="ray_dataset")  # each filter planned on its own copy
+    assert whole.union(whole.filter(expr=col("id") == WANTED)).count() == PARTS * PART
     _spoil_all_but_the_candidate()
     given = dc.read("t", "ns", read_as="ray_dataset", filter=f"id = {WANTED}")
     pushed = dc.read("t", "ns", read_as="ray_dataset").filter(expr=col("id") == WANTED)
     for ds in (given, pushed):
         assert [r["id"] for r in ds.take_all()] == [WANTED]
-    whole = dc.read("t", "ns", read_as="ray_dataset")  # each filter planned on its own copy
-    assert whole.union(whole.filter(expr=col("id") == WANTED)).count() == PARTS * PART
 
 
 @pytest.mark.parametrize("keyed", [False, True], ids=["appends", "with-vectors"])

@@ -8,7 +8,7 @@ import json
 import math
 import uuid
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -135,6 +135,7 @@ class OpenPart:
         name = f"part-{index:05d}-{batch or new_batch()}-{uuid.uuid4().hex[:12]}.snappy.parquet"
         self.uri = f"{folder.rstrip('/')}/{name}"
         self.storage = storage or storage_for(self.uri)
+        self._opened = ExitStack()  # the output stream, entered on the first rows
         self._out: Any = None
         self._writer: Any = None
         self._row_group = 0  # rows a row group holds, decided on the first table
@@ -154,7 +155,7 @@ class OpenPart:
         if self._writer is None:
             layout = parquet_layout(plain_data)
             self._row_group = layout.pop("row_group_size")
-            self._out = self.storage.open_output(self.uri)
+            self._out = self._opened.enter_context(self.storage.open_output(self.uri))
             self._writer = pq.ParquetWriter(
                 self._out,
                 self.plain,
@@ -170,7 +171,7 @@ class OpenPart:
             self.write(self.plain.empty_table())
         self._writer.close()
         size = self._out.tell()
-        self._out.close()
+        self._opened.close()
         return WrittenFile(self.uri, size, footer_stats(self._writer.writer.metadata))
 
     @contextmanager
@@ -178,9 +179,8 @@ class OpenPart:
         """A block that writes the part: a failure removes what it wrote of it."""
         try:
             yield
-        except BaseException:
-            if self._out is not None and not self._out.closed:
-                self._out.close()
+        except BaseException as e:
+            self._opened.__exit__(type(e), e, e.__traceback__)  # an upload stores nothing
             fs, path = self.storage.locate(self.uri)
             with suppress(FileNotFoundError):
                 fs.delete_file(path)  # a part written half-way

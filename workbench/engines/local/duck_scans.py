@@ -36,6 +36,7 @@ FILE_INDEX = "__wb_file"  # a row's file, as its place in the scan's list
 ROW_NUMBER = "__wb_row"  # a row's position in its file (what a deletion vector counts)
 _VIRTUAL = {"file_row_number", "file_index", "filename", FILE_INDEX, ROW_NUMBER}
 
+_NO_LIMIT = 2**63 - 1
 _LOCK = threading.RLock()
 _database: dict[str, Any] = {}  # "connection" and the "folders" it may read
 
@@ -120,7 +121,9 @@ def scan(scans: Scans, name: str, opened: OpenTable, positions: bool = False) ->
     if not reads_files(opened):
         con.register(f"{name}_d", ordered_dataset(opened))
         scans.registered.append(f"{name}_d")
-        return f"SELECT * FROM {name}_d"
+        # a LIMIT keeps DuckDB from pushing filters into the Arrow scan, where pyarrow would
+        # evaluate them with its own meaning (NaN above no number); columns still go down
+        return f"SELECT * FROM {name}_d LIMIT {_NO_LIMIT}"
     paths = [opened.storage.fs_path(f.absolute) for f in opened.files]
     vectored = any(f.deletion_vector is not None for f in opened.files)
     source = (
