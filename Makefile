@@ -42,13 +42,18 @@ browser-deps:
 # nbval checks each tutorial cell's output against the one saved in the notebook.
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tutorials/sanitize.cfg
 
+# A worker per core; Spark's and Ray's tests each stay on one (tests/conftest.py). The tutorials
+# run after, in one process: nbval keeps a notebook's kernel across its cells in turn.
+XDIST := -n auto --dist loadgroup
+
 test: install java-check browser-deps
-	WORKBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest tests tutorials $(NBVAL) -p no:cacheprovider -q
+	WORKBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest tests $(XDIST) -p no:cacheprovider -q
+	$(PY) -m pytest tutorials $(NBVAL) -p no:cacheprovider -q
 
 # The fast tier: no Spark, Ray, S3 server, kernels, browser or process-killing tests.
 FAST := not (spark or ray or s3 or kernel or browser or slow)
 test-fast: install
-	$(PY) -m pytest tests -m "$(FAST)" -p no:cacheprovider -q
+	$(PY) -m pytest tests -m "$(FAST)" $(XDIST) -p no:cacheprovider -q
 
 # The engine suites on real clusters: a Spark standalone master with two workers and a two-node
 # Ray cluster, all on 127.0.0.1, with the catalogs on a local S3 server. The test fixtures start

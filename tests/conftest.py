@@ -240,7 +240,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Mark each test with the tiers its fixtures put it in (a test using the ``spark``
     fixture is a ``spark`` test), so no test has to be marked by hand for them. With
     ``--cluster`` keep only the tests that use Spark or Ray; without it, leave out the
-    ``cluster`` tests (about the clusters themselves)."""
+    ``cluster`` tests (about the clusters themselves). With pytest-xdist's ``loadgroup``
+    (``make test`` runs a worker per core), every Spark test goes to one worker and every Ray
+    test to one: each starts its session once, not in every worker."""
     selected, deselected = [], []
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
@@ -256,6 +258,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(pytest.mark.skip(reason=f"on S3 with --cluster: {local.args[0]}"))
         else:
             keep = item.get_closest_marker("cluster") is None
+        for engine_tier in ("spark", "ray"):  # one worker starts each
+            if item.get_closest_marker(engine_tier) is not None:
+                item.add_marker(pytest.mark.xdist_group(engine_tier))
+                break
         (selected if keep else deselected).append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)

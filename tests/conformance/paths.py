@@ -421,17 +421,10 @@ class Sql(Path):
             f"{NAMESPACE}.{PARTNER}",
             "`" if self.engine == "spark" else '"',
         )
-        answers = []
-        for _ in range(REPEATS if shape == REPEATED else 1):
-            with where.on(state):
-                result = dc.sql(
-                    query,
-                    engine=self.engine,
-                    as_of=state.read.get("as_of"),
-                    read_as=dc.DatasetType.PYARROW,
-                    catalog=where.catalog,
-                )
-            answers.append(rows_of(result, columns))
+        answers = [
+            rows_of(self._sql(where, state, query), columns)
+            for _ in range(REPEATS if shape == REPEATED else 1)
+        ]
         if shape in (AGGREGATE, REPEATED):
             answers = [(c, s or 0, cs) for ((c, s, cs),) in answers]
         return answers if shape == REPEATED else answers[0]
@@ -459,17 +452,20 @@ class Sql(Path):
         queries = list(selects.values()) if self.engine == "daft" else one  # Daft: no UNION
         out: dict[str, list[tuple]] = {c.name: [] for c in cases}
         for query in queries:
-            with where.on(state):
-                result = dc.sql(
-                    query,
-                    engine=self.engine,
-                    as_of=state.read.get("as_of"),
-                    read_as=dc.DatasetType.PYARROW,
-                    catalog=where.catalog,
-                )
-            for row in rows_of(result, ["__case", *state.columns]):
+            for row in rows_of(self._sql(where, state, query), ["__case", *state.columns]):
                 out[row[0]].append(row[1:])
         return out
+
+    def _sql(self, where: Where, state: TableState, query: str) -> pa.Table:
+        """``dc.sql`` of ``query`` on this path's engine, at the state's point."""
+        with where.on(state):
+            return dc.sql(
+                query,
+                engine=self.engine,
+                as_of=state.read.get("as_of"),
+                read_as=dc.DatasetType.PYARROW,
+                catalog=where.catalog,
+            )
 
 
 class FolderReader(Path):

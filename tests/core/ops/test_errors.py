@@ -441,7 +441,7 @@ def test_an_unknowable_commit_outcome_says_so_and_keeps_the_files(catalog, monke
 def test_failed_create_leaves_no_table_or_namespace(catalog, monkeypatch):
     import pyarrow.parquet
 
-    monkeypatch.setattr(pyarrow.parquet, "write_table", disk_full)
+    monkeypatch.setattr(pyarrow.parquet.ParquetWriter, "write_table", disk_full)  # data files
     with pytest.raises(dc.WriteFailedError, match="not created"):
         dc.write(pd.DataFrame({"id": [1]}), "t", namespace="fresh", auto_create_namespace=True)
     monkeypatch.undo()
