@@ -28,7 +28,7 @@ from workbench.core.base.types import DEFAULT_ENGINE, DatasetType
 from workbench.core.delta.clustering import clustered, clustering_of
 from workbench.core.delta.compaction_plan import CompactionSettings
 from workbench.core.delta.data_files import Rewrite, write_parts, write_streamed
-from workbench.core.delta.reading import live_table
+from workbench.core.delta.reading import live_file_chunks, live_table
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -159,7 +159,7 @@ class Engine(ABC):
             rows = live_table(table, files, keep=False)  # files this step replaces
             return write_parts(clustered(rows, clustering), table.schema, table.uri, table.storage)
         return write_streamed(
-            (live_table(table, [f], keep=False) for f in files),  # a file's rows at a time
+            (chunk for f in files for chunk in live_file_chunks(table, f)),  # a batch at a time
             table.schema,
             table.uri,
             table.storage,

@@ -139,6 +139,8 @@ class OpenPart:
         self._out: Any = None
         self._writer: Any = None
         self._row_group = 0  # rows a row group holds, decided on the first table
+        self._pending: list[pa.Table] = []  # rows short of a whole row group, not yet written
+        self._wrote_rows = False
 
     @property
     def size(self) -> int:
@@ -163,12 +165,26 @@ class OpenPart:
                 dictionary_pagesize_limit=DICTIONARY_PAGE_LIMIT,
                 **layout,
             )
-        self._writer.write_table(plain_data, row_group_size=self._row_group)
+        self._pending.append(plain_data)
+        pending = sum(t.num_rows for t in self._pending)
+        if pending >= self._row_group:  # whole row groups out; the rest waits for more rows
+            rows = pa.concat_tables(self._pending)
+            whole = pending - pending % self._row_group
+            self._writer.write_table(rows.slice(0, whole), row_group_size=self._row_group)
+            self._wrote_rows = True
+            rest = pa.array(range(whole, pending), pa.int64())
+            self._pending = [rows.take(rest)]  # a copy: the written rows' buffers go
 
     def close(self) -> WrittenFile:
         """Finish the file; what its add action needs."""
+        import pyarrow as pa
+
         if self._writer is None:
             self.write(self.plain.empty_table())
+        last = pa.concat_tables(self._pending)
+        if last.num_rows or not self._wrote_rows:  # an empty part still has its row group
+            self._writer.write_table(last, row_group_size=self._row_group)
+        self._pending = []
         self._writer.close()
         size = self._out.tell()
         self._opened.close()

@@ -287,6 +287,22 @@ def _deleted_rows(opened: StoredTable, files: list[DataFile]) -> np.ndarray:
     return np.concatenate(parts)
 
 
+def live_file_chunks(opened: StoredTable, f: DataFile) -> Iterator[pa.Table]:
+    """The live rows of one file in the table's schema, in order, a record batch at a time when
+    the file is big and deletes nothing (a compaction of big files holds a batch of rows, not a
+    file's); other files whole, as ``live_table`` reads them."""
+    import pyarrow as pa
+
+    if f.deletion_vector is not None or is_small(f):
+        yield live_table(opened, [f], keep=False)
+        return
+    with opened.storage.access_errors():  # a store refusing: a typed error
+        if is_local(opened.storage.root):
+            _fail_if_missing(opened, [f])  # a version vacuum removed fails as such
+        for batch in _dataset(opened, [f]).to_batches(batch_readahead=1, fragment_readahead=1):
+            yield pa.Table.from_batches([batch])
+
+
 def file_rows(opened: StoredTable, f: DataFile, columns: list[str] | None = None) -> pa.Table:
     """Every row a file holds, deleted ones too (positions match its deletion vector), in the
     table's types: all columns, or ``columns``."""
