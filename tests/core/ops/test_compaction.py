@@ -317,7 +317,10 @@ dc.write(pa.table({"id": pa.array([int(sys.argv[4])], pa.int64())}), "t")
 
 @pytest.mark.slow
 @pytest.mark.parametrize("point", ["files_written", "after_log_commit"])
-def test_a_step_killed_midway_is_all_or_nothing_and_the_next_writer_goes_on(catalog, point):
+def test_a_step_killed_midway_is_all_or_nothing_and_the_next_writer_goes_on(
+    catalog, point, monkeypatch
+):
+    monkeypatch.setenv("WORKBENCH_LEASE_SECONDS", "2")  # the killed writer's lease soon expires
     for i in range(7):
         dc.write(pa.table({"id": pa.array([i], pa.int64())}), "t", auto_compact=False)
     flag = Path(catalog.root).parent / "flag"

@@ -25,7 +25,8 @@ from tests.core.transactions import reliability_workers as workers
 pytestmark = pytest.mark.slow  # processes killed at random points
 ROOT = Path(__file__).resolve().parents[3]
 TRANSFERS = int(os.environ.get("WORKBENCH_RELIABILITY_TRANSACTIONS", "25"))
-KILLS = int(os.environ.get("WORKBENCH_RELIABILITY_KILLS", "24"))  # a multiple of 4
+# a multiple of 4: batches of four writers, one stalled at each crash point in turn
+KILLS = int(os.environ.get("WORKBENCH_RELIABILITY_KILLS", "12"))
 LEASE_SECONDS = "2"
 
 
