@@ -408,7 +408,8 @@ def check_filters(
         if ordered and not state.keyed:
             assert _plain(got) == _plain(want), f"{key}: rows differ or out of write order"
             continue
-        lost, extra = normal(want) - normal(got), normal(got) - normal(want)
+        want_rows, got_rows = normal(want), normal(got)
+        lost, extra = want_rows - got_rows, got_rows - want_rows
         assert not lost and not extra, (
             f"{key} ({case.sql}): {sum(lost.values())} row(s) missing, e.g. {list(lost)[:2]}; "
             f"{sum(extra.values())} extra, e.g. {list(extra)[:2]}"

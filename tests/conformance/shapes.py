@@ -85,10 +85,18 @@ def aggregate(rows: list[Row]) -> tuple[int, int, int]:
     )
 
 
+_PLAIN = frozenset({int, bool, str, bytes, type(None)})
+
+
 def _value(v: Any) -> Any:
     """One cell as plain Python, whichever library gave it: numpy scalars and arrays, pandas
     and numpy times, Spark rows unwrapped; NaN and NaT as null, floats rounded, times in UTC
     without a zone, lists as tuples, structs as sorted (name, value) tuples."""
+    kind = type(v)
+    if kind in _PLAIN:  # most cells: checked first, as the suite normalizes millions of them
+        return v
+    if kind is float:
+        return None if math.isnan(v) else round(v, 9)
     if isinstance(v, (bytearray, memoryview)):
         return bytes(v)
     if isinstance(v, (str, bytes)) or v is None:
