@@ -87,6 +87,7 @@ def test_local_read_paths(lived, registered, path, state, shape):
 SIZE_AWARE = {"read:pyarrow", "sql:local", "diff"}
 
 
+@pytest.mark.slow  # the same reads as test_local_read_paths, through the big-file code
 @pytest.mark.parametrize("sliced", [False, True], ids=["deletes-as-they-are", "all-sliced"])
 @pytest.mark.parametrize(
     ("path", "state", "shape"),
