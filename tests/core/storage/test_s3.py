@@ -73,6 +73,42 @@ def test_transactions_history_time_travel_and_tags_on_s3(s3_catalog):
     assert dc.read("b", as_of=before_drop, read_as="pyarrow").num_rows == 1
 
 
+def test_a_new_reader_of_the_catalog_log_fetches_its_commits_a_batch_at_a_time(
+    s3_catalog, monkeypatch
+):
+    """A process opening a catalog on S3 reads the commits after the saved state a batch at a
+    time (all under way together), and knows what a commit-by-commit reader knows."""
+    from workbench.core.base.caches import clear_process_caches
+    from workbench.core.storage.store import Storage
+    from workbench.core.transactions import catalog_log
+
+    writes = catalog_log.STATE_EVERY + 12  # a saved state, then twelve commits to read
+    for i in range(writes):
+        dc.write(pa.table({"id": [i]}), "t", auto_compact=False)
+    get_keys = Storage.get_keys
+
+    def fetched_by_a_new_process(ahead: int) -> tuple[list[int], list[int]]:
+        clear_process_caches()
+        monkeypatch.setattr(catalog_log, "COMMITS_AHEAD", ahead)
+        fetches: list[int] = []
+
+        def counted(self, keys):
+            if all(catalog_log.LOG_KEY in k for k in keys):  # the catalog log's
+                fetches.append(len(keys))
+            return get_keys(self, keys)
+
+        monkeypatch.setattr(Storage, "get_keys", counted)
+        ids = dc.read("t", read_as="pyarrow").column("id").to_pylist()
+        monkeypatch.setattr(Storage, "get_keys", get_keys)
+        return fetches, ids
+
+    one_by_one, ids = fetched_by_a_new_process(1)
+    batched, same_ids = fetched_by_a_new_process(8)
+    assert sorted(ids) == sorted(same_ids) == list(range(writes))
+    assert len(one_by_one) >= 12 + 1, "a request per commit, and one finding none"
+    assert len(batched) <= 1 + 12 // 8 + 1, batched
+
+
 def test_time_travel_on_s3_builds_old_versions_from_the_catalog_log(s3_catalog, monkeypatch):
     from workbench.core.delta import table_cache
     from workbench.core.transactions import snapshot_cache

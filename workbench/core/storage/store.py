@@ -263,10 +263,12 @@ class Storage:
         data files) of an object store are kept in the process's file cache."""
         keys = [self.key_of(u) for u in uris]
         if immutable and not is_local(self.root):
-            return file_cache.get_many(self.identity, keys, self._fetch)
-        return self._fetch(keys)
+            return file_cache.get_many(self.identity, keys, self.get_keys)
+        return self.get_keys(keys)
 
-    def _fetch(self, keys: list[str]) -> list[bytes | None]:
+    def get_keys(self, keys: list[str]) -> list[bytes | None]:
+        """The bytes of the object at each key (None where there is none), all requests under
+        way together."""
         if len(keys) <= 1:
             return [self.get(k) for k in keys]
         from concurrent.futures import ThreadPoolExecutor

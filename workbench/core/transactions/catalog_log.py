@@ -40,6 +40,7 @@ from workbench.core.delta.commits import (
 )
 from workbench.core.delta.log_compaction import maintain_log
 from workbench.core.storage.identity import made_from
+from workbench.core.storage.store import is_local
 from workbench.core.transactions.catalog_state import (
     LOG_SCHEMA_VERSION,
     CatalogState,
@@ -47,6 +48,8 @@ from workbench.core.transactions.catalog_state import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import pyarrow as pa
 
     from workbench.core.catalog.catalogs import Catalog
@@ -55,6 +58,7 @@ LOG_KEY = "_workbench/transactions"
 STATE_KEY = "_workbench/state"
 SCHEMA_VERSION_PROPERTY = "workbench.logSchemaVersion"
 STATE_EVERY = 25
+COMMITS_AHEAD = 8  # commits a reader on an object store asks for at once
 ROWS_KEY = "workbench.rows"  # commit-info key holding the commit's rows as JSON
 
 
@@ -165,10 +169,7 @@ class TransactionLog:
 
     def _load_new(self) -> None:
         new_rows: list[dict[str, Any]] = []
-        while True:
-            data = self.storage.get(commit_key(self.key, self.version + 1))
-            if data is None:
-                break
+        for data in self._commits_after(self.version):
             self.version += 1
             contents = commit_contents(data)
             if contents.operation == "OPTIMIZE":
@@ -180,6 +181,22 @@ class TransactionLog:
             for path in contents.added:  # commits of older workbench versions
                 new_rows.extend(_parquet_rows(self.storage.get(f"{self.key}/{path}")))
         self._extend(sorted(new_rows, key=lambda r: r["sequence"]))
+
+    def _commits_after(self, version: int) -> Iterator[bytes]:
+        """The log's commits after ``version``, in order, to the first missing one: the next
+        fetched alone (a refresh with nothing new costs one request), then, on an object
+        store, ``COMMITS_AHEAD`` at a time, all under way together (a new process reading up
+        to ``STATE_EVERY`` commits after the saved state waits for a few round trips, not one
+        per commit)."""
+        ahead = 1 if is_local(self.storage.root) else COMMITS_AHEAD
+        following, count = version + 1, 1
+        while True:
+            keys = [commit_key(self.key, v) for v in range(following, following + count)]
+            for data in self.storage.get_keys(keys):
+                if data is None:
+                    return
+                yield data
+            following, count = following + count, ahead
 
     def _extend(self, rows: list[dict[str, Any]]) -> None:
         if not rows:
