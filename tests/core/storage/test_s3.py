@@ -383,6 +383,17 @@ def test_a_dead_endpoint_fails_within_seconds_with_a_typed_error():
         assert time.monotonic() - started < 15, name
 
 
+def test_a_put_if_absent_whose_first_attempt_landed_counts_as_written(s3):
+    """A conditional put retried after its connection dropped finds what its first attempt
+    stored: its own bytes count as written, other bytes as another writer's."""
+    from workbench.core.storage.store import Storage
+
+    storage = Storage(f"s3://{s3.new_bucket()}/lake", s3.options)
+    storage.put("commit.json", b"mine")  # the first attempt, whose answer was lost
+    assert storage.put_if_absent("commit.json", b"mine")
+    assert not storage.put_if_absent("commit.json", b"theirs")
+
+
 def test_retry_and_timeout_options_override_the_defaults():
     from datetime import timedelta
 

@@ -225,8 +225,14 @@ class Storage:
             with self._errors():
                 obstore.put(self._store(write=True), key, data, mode="create")
         except (AlreadyExistsError, FileExistsError):
-            return False
+            return self._landed(key, data)
         return True
+
+    def _landed(self, key: str, data: bytes) -> bool:
+        """True when the object a put-if-absent found at ``key`` holds ``data``: on an object
+        store its first attempt landed though the answer was lost (a dropped connection), and
+        the retry found it."""
+        return not is_local(self.root) and self.get(key) == data
 
     def put(self, key: str, data: bytes) -> None:
         """Write (or replace) the object at ``key``."""
