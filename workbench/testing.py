@@ -10,6 +10,7 @@ and benchmarks use them, and so can anyone.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -40,14 +41,17 @@ STOP_SECONDS = 5.0
 class LocalS3:
     """moto's S3 server in a child process on 127.0.0.1 (a free port), stopped on exit. With
     ``check_credentials`` it checks every request's signature as AWS does (moto's IAM checks),
-    and ``options`` hold the keys of a user allowed everything, so a wrong secret is refused."""
+    and ``options`` hold the keys of a user allowed everything, so a wrong secret is refused.
+    With ``outages`` the endpoint is a relay in front of the server, which ``cut`` takes away
+    and ``restore`` brings back on the same port, the server's buckets kept meanwhile."""
 
-    def __init__(self, check_credentials: bool = False) -> None:
+    def __init__(self, check_credentials: bool = False, outages: bool = False) -> None:
         self.port = _free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.check_credentials = check_credentials
         self._keys = ("testing", "testing")  # moto accepts any key while it checks none
         self._process: subprocess.Popen | None = None
+        self._relay = _Relay(self.port, _free_port()) if outages else None
 
     @property
     def options(self) -> dict[str, str]:
@@ -68,13 +72,16 @@ class LocalS3:
             raise EngineUnavailableError(
                 "A local S3 server needs moto: pip install 'workbench[dev]'."
             ) from e
-        command = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)]
+        port = self.port if self._relay is None else self._relay.target
+        command = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
         env = dict(os.environ)
         if self.check_credentials:  # the requests that make the user go unchecked
             env["INITIAL_NO_AUTH_ACTION_COUNT"] = str(len(_USER_SETUP))
         self._process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
         )
+        if self._relay is not None:
+            self._relay.open()
         deadline = time.monotonic() + START_SECONDS
         while not self._answers():
             if self._process.poll() is not None or time.monotonic() > deadline:
@@ -120,16 +127,124 @@ class LocalS3:
 
     def stop(self) -> None:
         """Stop the server (its buckets are gone with it)."""
+        if self._relay is not None:
+            self._relay.close()
         if self._process is not None and self._process.poll() is None:
+            self._process.send_signal(signal.SIGCONT)  # a paused server could not end
             self._process.terminate()
             self._process.wait(timeout=10)
         self._process = None
+
+    def cut(self) -> None:
+        """Take the endpoint away, as if the server had stopped (needs ``outages``): its port
+        refuses connections and the open ones drop, while the server keeps its buckets."""
+        self._relayed().close()
+
+    def restore(self) -> None:
+        """Open the endpoint again on its port after ``cut``, every bucket as it was."""
+        self._relayed().open()
+
+    def _relayed(self) -> _Relay:
+        if self._relay is None:
+            raise WorkbenchError("Only a LocalS3(outages=True) can cut and restore its endpoint.")
+        return self._relay
+
+    def pause(self) -> None:
+        """Stop the server's process where it is (SIGSTOP): its port still takes connections,
+        but nothing answers on them until ``resume``."""
+        if self._process is not None:
+            self._process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let a paused server go on (SIGCONT): it answers what came meanwhile."""
+        if self._process is not None:
+            self._process.send_signal(signal.SIGCONT)
 
     def __enter__(self) -> LocalS3:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class _Relay:
+    """A TCP relay from 127.0.0.1:``port`` to the server at ``target``, in a child process of
+    its own (a thread of this one would wait while a library holds the GIL). Closed, the relay
+    is killed: its port refuses connections and every connection through it drops, as when a
+    server's process ends; opened again, a new relay serves the same port."""
+
+    def __init__(self, port: int, target: int) -> None:
+        self.port, self.target = port, target
+        self._process: subprocess.Popen | None = None
+
+    def open(self) -> None:
+        """Listen on the port (again), once the relay says it does; a port still held a moment
+        (by a connection that went with the last relay) is tried again for a few seconds."""
+        deadline = time.monotonic() + START_SECONDS
+        while self._process is None:
+            said = self._start()
+            if said and time.monotonic() > deadline:
+                raise WorkbenchError(f"The relay did not start on port {self.port}: {said}")
+            if said:
+                time.sleep(0.1)
+
+    def _start(self) -> str:
+        """Start the relay: '' once it listens, else the last line it said as it ended."""
+        command = [sys.executable, "-c", _RELAY_MAIN, str(self.port), str(self.target)]
+        with tempfile.TemporaryFile() as errors:
+            self._process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors)
+            assert self._process.stdout is not None
+            if self._process.stdout.readline():
+                return ""
+            self._process.wait()
+            self._process = None
+            errors.seek(0)
+            said = errors.read().decode(errors="replace").strip().splitlines()
+        return said[-1] if said else "it ended"
+
+    def close(self) -> None:
+        """Kill the relay: its port and every connection through it go at once."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+            self._process = None
+
+
+_RELAY_MAIN = "import sys; from workbench.testing import relay; relay(*map(int, sys.argv[1:]))"
+
+
+def relay(port: int, target: int) -> None:
+    """Relay every connection to 127.0.0.1:``port`` to the server at ``target`` until killed,
+    printing a line once listening (``LocalS3(outages=True)`` runs this in a child process)."""
+
+    async def serve() -> None:
+        server = await asyncio.start_server(
+            lambda reader, writer: _relayed(target, reader, writer), "127.0.0.1", port
+        )
+        print("listening", flush=True)
+        await server.serve_forever()
+
+    asyncio.run(serve())
+
+
+async def _relayed(target: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Pass one connection's bytes both ways between its client and the server."""
+    try:
+        upstream, to_server = await asyncio.open_connection("127.0.0.1", target)
+    except OSError:  # the server is not up (yet)
+        writer.transport.abort()
+        return
+    await asyncio.gather(_pipe(reader, to_server), _pipe(upstream, writer))
+
+
+async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+    """Copy ``source`` into ``sink`` until ``source`` ends or either end fails, then close
+    ``sink`` once what it holds is sent (so the other way ends too)."""
+    with suppress(OSError):
+        while data := await source.read(1 << 16):
+            sink.write(data)
+            await sink.drain()
+    sink.close()
 
 
 class LocalSparkCluster:

@@ -419,17 +419,31 @@ def test_a_dead_endpoint_fails_within_seconds_with_a_typed_error():
         assert time.monotonic() - started < 15, name
 
 
-def test_retry_and_timeout_options_override_the_fail_fast_defaults():
+def test_a_put_if_absent_whose_first_attempt_landed_counts_as_written(s3):
+    """A conditional put retried after its connection dropped finds what its first attempt
+    stored: its own bytes count as written, other bytes as another writer's."""
+    from workbench.core.storage.store import Storage
+
+    storage = Storage(f"s3://{s3.new_bucket()}/lake", s3.options)
+    storage.put("commit.json", b"mine")  # the first attempt, whose answer was lost
+    assert storage.put_if_absent("commit.json", b"mine")
+    assert not storage.put_if_absent("commit.json", b"theirs")
+
+
+def test_retry_and_timeout_options_override_the_defaults():
     from datetime import timedelta
 
+    from workbench.core.storage.limits import DEFAULTS
     from workbench.core.storage.store import Storage
 
     options = {"AWS_REGION": "us-east-1", "MAX_RETRIES": "9", "timeout": "2min"}
     storage = Storage("s3://bucket/lake", options)
-    assert storage.delta_options == {"retry_timeout": "10s", "connect_timeout": "3s", **options}
+    defaults = {k: v for k, v in DEFAULTS.items() if k != "max_retries"}
+    assert storage.delta_options == {**defaults, **options}
     limits = storage.limits
     assert (limits.max_retries, limits.timeout) == (9, timedelta(minutes=2))
     assert limits.obstore_retry()["retry_timeout"] == timedelta(seconds=10)
+    assert limits.daft_s3()["num_tries"] == 5  # the AWS SDKs' retries wait ever longer
     assert Storage("/tmp/lake").delta_options is None  # a local folder gets none
     for option, value in (("max_retries", "many"), ("retry_timeout", "10 parsecs")):
         with pytest.raises(dc.InvalidArgumentError, match=option):

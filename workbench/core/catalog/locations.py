@@ -178,7 +178,7 @@ class OpenTable:
     @property
     def storage_options(self) -> dict[str, str] | None:
         """Options deltalake reaches the catalog's storage with (credentials, endpoint, the
-        fail-fast limits on an object store)."""
+        default retry and timeout limits on an object store)."""
         return self.storage.delta_options
 
     @property

@@ -1,11 +1,13 @@
 """How long a catalog's object-store requests may wait and retry, in each library's form.
 
 Left to themselves, object_store (under delta-rs and obstore) retries a refused connection for up
-to three minutes and Daft 25 times, so an endpoint that is down would hang every call. These
-defaults give up within seconds when nothing answers (a few quick retries, a short connect
-timeout), while a store that answers slowly keeps each library's full per-request timeout. The
-catalog's storage options override them, by delta-rs's names (``max_retries``,
-``retry_timeout``, ``connect_timeout``, ``timeout``, ``backoff_config.init_backoff``, ...).
+to three minutes and Daft 25 times, so an endpoint that is down would hang every call. Within
+these defaults a request that cannot connect, or gets no byte for ``read_timeout``, is retried
+every half second to a second for ``retry_timeout`` (10 s): an outage of a few seconds is ridden
+out, a store that is gone fails the request within about that budget. A store that answers
+slowly but steadily keeps each library's full per-request ``timeout``. The catalog's storage
+options override them, by delta-rs's names (``max_retries``, ``retry_timeout``,
+``connect_timeout``, ``read_timeout``, ``timeout``, ``backoff_config.init_backoff``, ...).
 """
 
 from __future__ import annotations
@@ -18,12 +20,21 @@ from typing import Any
 
 from workbench.core.base.errors import InvalidArgumentError
 
-FAIL_FAST = {"max_retries": "4", "retry_timeout": "10s", "connect_timeout": "3s"}
 TIMEOUT = "timeout"
+READ_TIMEOUT = "read_timeout"
 INIT_BACKOFF = "backoff_config.init_backoff"
 MAX_BACKOFF = "backoff_config.max_backoff"
 BACKOFF_BASE = "backoff_config.base"
-KEYS = frozenset({*FAIL_FAST, TIMEOUT, INIT_BACKOFF, MAX_BACKOFF, BACKOFF_BASE})
+DEFAULTS = {
+    "max_retries": "20",  # a cap only: with these backoffs the time budget ends retries first
+    "retry_timeout": "10s",
+    "connect_timeout": "3s",
+    READ_TIMEOUT: "5s",
+    INIT_BACKOFF: "0.5s",
+    MAX_BACKOFF: "1s",
+}
+KEYS = frozenset({*DEFAULTS, TIMEOUT, BACKOFF_BASE})
+AWS_SDK_RETRIES = 4  # pyarrow's and Daft's retries (AWS SDKs') double their wait, unbounded
 _SPAN = re.compile(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]*)")
 _UNIT_SECONDS = {
     "ns": 1e-9,
@@ -48,10 +59,10 @@ _UNIT_SECONDS = {
 }
 
 
-def with_fail_fast(options: Mapping[str, str]) -> dict[str, str]:
-    """``options`` with the fail-fast defaults added where they name none (any case)."""
+def with_defaults(options: Mapping[str, str]) -> dict[str, str]:
+    """``options`` with the default limits added where they name none (any case)."""
     given = {key.lower() for key in options}
-    return {**{k: v for k, v in FAIL_FAST.items() if k not in given}, **options}
+    return {**{k: v for k, v in DEFAULTS.items() if k not in given}, **options}
 
 
 @dataclass(frozen=True)
@@ -61,17 +72,17 @@ class Limits:
     max_retries: int
     retry_timeout: timedelta
     connect_timeout: timedelta
+    read_timeout: timedelta  # with no byte for this long a request is retried
     timeout: timedelta | None  # per request; None keeps each library's own
-    backoff: dict[str, Any]  # obstore's BackoffConfig (only what the options set)
+    backoff: dict[str, Any]  # obstore's BackoffConfig
 
     @classmethod
     def of(cls, options: Mapping[str, str]) -> Limits:
-        """The limits the options set, over the fail-fast defaults."""
-        chosen = {key.lower(): value for key, value in with_fail_fast(options).items()}
+        """The limits the options set, over the defaults."""
+        chosen = {key.lower(): value for key, value in with_defaults(options).items()}
         backoff: dict[str, Any] = {
             name: duration(key, chosen[key])
             for key, name in ((INIT_BACKOFF, "init_backoff"), (MAX_BACKOFF, "max_backoff"))
-            if key in chosen
         }
         if BACKOFF_BASE in chosen:
             backoff["base"] = _number(BACKOFF_BASE, chosen[BACKOFF_BASE])
@@ -80,35 +91,42 @@ class Limits:
             max_retries=int(_number("max_retries", chosen["max_retries"], whole=True)),
             retry_timeout=duration("retry_timeout", chosen["retry_timeout"]),
             connect_timeout=duration("connect_timeout", chosen["connect_timeout"]),
+            read_timeout=duration(READ_TIMEOUT, chosen[READ_TIMEOUT]),
             timeout=None if timeout is None else duration(TIMEOUT, timeout),
             backoff=backoff,
         )
 
     def obstore_retry(self) -> dict[str, Any]:
         """obstore's ``retry_config``."""
-        config: dict[str, Any] = {
+        return {
             "max_retries": self.max_retries,
             "retry_timeout": self.retry_timeout,
+            "backoff": self.backoff,
         }
-        return {**config, "backoff": self.backoff} if self.backoff else config
 
     def obstore_client(self) -> dict[str, Any]:
         """obstore's ``client_options`` for the timeouts."""
-        client: dict[str, Any] = {"connect_timeout": self.connect_timeout}
+        client = {"connect_timeout": self.connect_timeout, "read_timeout": self.read_timeout}
         return client if self.timeout is None else {**client, "timeout": self.timeout}
+
+    @property
+    def aws_sdk_attempts(self) -> int:
+        """Attempts a request gets from pyarrow and Daft, whose retries (the AWS SDKs') have no
+        time limit and wait twice as long each time: ``max_retries``, but at most a few."""
+        return min(self.max_retries, AWS_SDK_RETRIES) + 1
 
     def daft_s3(self) -> dict[str, int]:
         """Daft's ``S3Config`` arguments for the same limits."""
-        settings = {
-            "num_tries": self.max_retries + 1,
-            "connect_timeout_ms": int(self.connect_timeout.total_seconds() * 1000),
+        return {
+            "num_tries": self.aws_sdk_attempts,
+            "connect_timeout_ms": _ms(self.connect_timeout),
+            "read_timeout_ms": _ms(self.read_timeout),  # Daft's: until the first byte
+            "retry_initial_backoff_ms": _ms(self.backoff["init_backoff"]),
         }
-        if "init_backoff" in self.backoff:
-            seconds = self.backoff["init_backoff"].total_seconds()
-            settings["retry_initial_backoff_ms"] = int(seconds * 1000)
-        if self.timeout is not None:
-            settings["read_timeout_ms"] = int(self.timeout.total_seconds() * 1000)
-        return settings
+
+
+def _ms(span: timedelta) -> int:
+    return int(span.total_seconds() * 1000)
 
 
 def duration(option: str, text: str) -> timedelta:

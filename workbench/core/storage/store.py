@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 from workbench.core.storage import file_cache
 from workbench.core.storage.identity import masked, redacted, store_identity
 from workbench.core.storage.limits import KEYS as LIMIT_KEYS
-from workbench.core.storage.limits import Limits, with_fail_fast
+from workbench.core.storage.limits import Limits, with_defaults
+from workbench.core.storage.outages import store_of, watched
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -120,11 +121,11 @@ class Storage:
 
     @property
     def delta_options(self) -> dict[str, str] | None:
-        """The storage options deltalake gets for this root: the catalog's, over the
-        fail-fast retry limits on an object store (None for a local folder without any)."""
+        """The storage options deltalake gets for this root: the catalog's, over the default
+        retry and timeout limits on an object store (None for a local folder without any)."""
         if is_local(self.root):
             return dict(self.options) or None
-        return with_fail_fast(self.options)
+        return with_defaults(self.options)
 
     @property
     def s3(self) -> dict[str, Any]:
@@ -158,7 +159,6 @@ class Storage:
             return pafs.LocalFileSystem()
         if self.root.startswith(("s3://", "s3a://")):
             config, client = self._s3_config()
-            timeout = self.limits.timeout
             endpoint = config.get("endpoint")
             scheme = "https"
             if endpoint and "://" in endpoint:
@@ -171,8 +171,8 @@ class Storage:
                 endpoint_override=endpoint,
                 scheme="http" if client.get("allow_http") and scheme == "http" else scheme,
                 connect_timeout=self.limits.connect_timeout.total_seconds(),
-                request_timeout=timeout.total_seconds() if timeout else None,
-                retry_strategy=pafs.AwsStandardS3RetryStrategy(self.limits.max_retries + 1),
+                request_timeout=self.limits.read_timeout.total_seconds(),  # no byte this long
+                retry_strategy=pafs.AwsStandardS3RetryStrategy(self.limits.aws_sdk_attempts),
             )
         return pafs.FileSystem.from_uri(self.root)[0]
 
@@ -225,8 +225,14 @@ class Storage:
             with self._errors():
                 obstore.put(self._store(write=True), key, data, mode="create")
         except (AlreadyExistsError, FileExistsError):
-            return False
+            return self._landed(key, data)
         return True
+
+    def _landed(self, key: str, data: bytes) -> bool:
+        """True when the object a put-if-absent found at ``key`` holds ``data``: on an object
+        store its first attempt landed though the answer was lost (a dropped connection), and
+        the retry found it."""
+        return not is_local(self.root) and self.get(key) == data
 
     def put(self, key: str, data: bytes) -> None:
         """Write (or replace) the object at ``key``."""
@@ -340,19 +346,20 @@ class Storage:
         """Errors other libraries (pyarrow, deltalake) raise reaching this root, typed: on an
         object store a missing object is ``FileNotFoundError`` and any other ``OSError``
         ``StorageUnreachableError`` saying which options to check; a local folder's errors pass
-        unchanged."""
+        unchanged. While the store is found not answering they fail at once (``_watched``)."""
         from workbench.core.base.errors import StorageUnreachableError
 
-        try:
-            yield
-        except (FileNotFoundError, StorageUnreachableError):
-            raise
-        except OSError as e:
-            if is_local(self.root):
+        with self._watched():
+            try:
+                yield
+            except (FileNotFoundError, StorageUnreachableError):
                 raise
-            if _MISSING_OBJECT.search(str(e)):  # pyarrow's words for a key that is not there
-                raise FileNotFoundError(str(e)) from e
-            raise _unreachable(self.root, e, self.options) from e
+            except OSError as e:
+                if is_local(self.root):
+                    raise
+                if _MISSING_OBJECT.search(str(e)):  # pyarrow's words for a missing key
+                    raise FileNotFoundError(str(e)) from e
+                raise _unreachable(self.root, e, self.options) from e
 
     @cached_property
     def _bucket_listed(self) -> bool:
@@ -429,10 +436,28 @@ class Storage:
         except FileNotFoundError:
             return None
 
-    def _errors(self) -> AbstractContextManager[None]:
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
         """obstore's errors reaching this root, typed (see ``_os_errors``), never showing a
-        secret of its options."""
-        return _os_errors(self.root, self.options)
+        secret of its options; at once while the store is found not answering."""
+        with self._watched(), _os_errors(self.root, self.options):
+            yield
+
+    def _watched(self) -> AbstractContextManager[None]:
+        """Requests to an object store that fail at once while it is found not answering, and
+        find it so when one spends its whole retry budget failing (``outages``)."""
+        if is_local(self.root):
+            return nullcontext()
+        budget = self.limits.retry_timeout.total_seconds()
+        return watched(self._outage_store, budget, self._refusal)
+
+    def _refusal(self, why: str) -> Exception:
+        """The error for a request to this root not made: the store is found not answering."""
+        return _unreachable(self.root, OSError(why), self.options)
+
+    @cached_property
+    def _outage_store(self) -> str:
+        return store_of(self.root, self.options)
 
 
 class _Sink:
@@ -506,5 +531,5 @@ def _unreachable(root: str, error: Exception, options: dict[str, str] | None) ->
         f"request ({' '.join(text.splitlines()[0].split())[:300]}). Check the catalog's storage "
         "options: AWS_ENDPOINT_URL (with AWS_ALLOW_HTTP=true for an http:// endpoint), the "
         "credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and AWS_REGION; for a store "
-        "that is up but slow to answer, raise retry_timeout or connect_timeout."
+        "that is up but slow to answer, raise retry_timeout, connect_timeout or read_timeout."
     )

@@ -40,7 +40,7 @@ def io_config(storage: Storage) -> daft.io.IOConfig | None:
             session_token=s3.get("session_token"),
             region_name=s3.get("region"),
             use_ssl=not str(s3.get("endpoint", "https")).startswith("http://"),
-            **storage.limits.daft_s3(),  # fail fast on a dead endpoint, as the other libraries
+            **storage.limits.daft_s3(),  # bounded retries on a dead endpoint, as the others
         )
     )
 
