@@ -236,32 +236,43 @@ FIXTURE_TIERS = {
 CLUSTER_ENGINES = {"spark", "ray_cluster"}
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_itemcollected(item: pytest.Item) -> None:
     """Mark each test with the tiers its fixtures put it in (a test using the ``spark``
     fixture is a ``spark`` test), so no test has to be marked by hand for them. With
-    ``--cluster`` keep only the tests that use Spark or Ray; without it, leave out the
-    ``cluster`` tests (about the clusters themselves). With pytest-xdist's ``loadgroup``
-    (``make test`` runs a worker per core), every Spark test goes to one worker and every Ray
-    test to one: each starts its session once, not in every worker."""
+    pytest-xdist's ``loadgroup`` (``make test`` runs a worker per core), every Spark test goes
+    to one worker and every Ray test to one, so each starts its session once: the groups are
+    marked here, as each test is collected, since xdist reads them before other hooks that
+    change the collected tests run."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    for fixture, tier in FIXTURE_TIERS.items():
+        if fixture in fixtures:
+            item.add_marker(tier)
+    engine = _engine_of(item)
+    for engine_tier in ("spark", "ray"):
+        if item.get_closest_marker(engine_tier) is not None or engine == engine_tier:
+            item.add_marker(pytest.mark.xdist_group(engine_tier))
+            break
+
+
+def _engine_of(item: pytest.Item) -> str | None:
+    """The engine a test parametrized by engine (tests/features) runs on: it takes the spark
+    fixture only when it runs."""
+    return getattr(item, "callspec", None) and item.callspec.params.get("engine")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``--cluster`` keep only the tests that use Spark or Ray; without it, leave out the
+    ``cluster`` tests (about the clusters themselves)."""
     selected, deselected = [], []
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
-        for fixture, tier in FIXTURE_TIERS.items():
-            if fixture in fixtures:
-                item.add_marker(tier)
-        # a test parametrized by engine (tests/features) takes the spark fixture when it runs
-        engine = getattr(item, "callspec", None) and item.callspec.params.get("engine")
         if on_clusters(config):
-            keep = bool(fixtures & CLUSTER_ENGINES) or engine == "spark"
+            keep = bool(fixtures & CLUSTER_ENGINES) or _engine_of(item) == "spark"
             local = item.get_closest_marker("local_folder")
             if local is not None:
                 item.add_marker(pytest.mark.skip(reason=f"on S3 with --cluster: {local.args[0]}"))
         else:
             keep = item.get_closest_marker("cluster") is None
-        for engine_tier in ("spark", "ray"):  # one worker starts each
-            if item.get_closest_marker(engine_tier) is not None:
-                item.add_marker(pytest.mark.xdist_group(engine_tier))
-                break
         (selected if keep else deselected).append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)
