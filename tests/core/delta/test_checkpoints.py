@@ -14,7 +14,8 @@ from deltalake import DeltaTable
 import workbench as dc
 from tests.core.delta.test_deletion_vectors import keyed_schema, rows
 from tests.delta_readers import delta_rows
-from workbench.core.delta import upkeep
+from workbench.core.base.caches import clear_process_caches
+from workbench.core.delta import deletion_vectors, upkeep
 from workbench.core.transactions.rollforward import CHECKPOINT_EVERY
 
 FIRST_READ = """
@@ -57,6 +58,10 @@ def new_process_rows(catalog: dc.Catalog) -> list[dict]:
     return json.loads(out.stdout)
 
 
+def expected_rows(model: dict[int, str]) -> list[dict]:
+    return sorted(({"id": k, "v": v} for k, v in model.items()), key=str)
+
+
 def check_checkpointed_and_read_anew(catalog: dc.Catalog) -> None:
     model, head = keyed_table(), 2 * CHECKPOINT_EVERY
     for i in range(head - 1):  # versions 2 to ``head``, checkpoints asked for on the way
@@ -67,7 +72,7 @@ def check_checkpointed_and_read_anew(catalog: dc.Catalog) -> None:
     info, storage = dc.get_table("t"), catalog.storage
     newest = json.loads(storage.get(storage.key_of(f"{info.uri}/_delta_log/_last_checkpoint")))
     assert (newest["version"], info.version) == (head, head + 2)
-    expected = sorted(({"id": k, "v": v} for k, v in model.items()), key=str)
+    expected = expected_rows(model)
     assert new_process_rows(catalog) == expected  # from the checkpoint and the commits after
     here = dc.read("t", read_as="pyarrow").select(["id", "v"])
     assert sorted(here.to_pylist(), key=str) == expected
@@ -81,3 +86,13 @@ def test_a_new_process_reads_a_table_from_its_recent_checkpoint(catalog):
 
 def test_a_new_process_reads_a_table_on_s3_from_its_recent_checkpoint(s3_catalog):
     check_checkpointed_and_read_anew(s3_catalog)
+
+
+def test_a_log_replayed_a_few_commits_at_a_time_reads_the_same_rows(catalog, monkeypatch):
+    model = keyed_table()
+    for i in range(7):  # versions 2 to 8: vectors replayed from the first commit on
+        model = change(i, model)
+    monkeypatch.setattr(deletion_vectors, "COMMITS_AT_ONCE", 2)
+    clear_process_caches()  # nothing remembered: the table's Delta log is read again
+    here = dc.read("t", read_as="pyarrow").select(["id", "v"])
+    assert sorted(here.to_pylist(), key=str) == expected_rows(model)
