@@ -110,18 +110,14 @@ def test_every_dataset_type_reads_and_writes(catalog):
     ]
 
 
-@pytest.mark.ray
-def test_ray_dataset_round_trip(catalog):
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=1, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
-    try:
-        source = pa.table({"id": [1, 2, 3], "fish": ["cod", "eel", "ray"]})
-        dc.write(dc.from_pyarrow(source, dc.DatasetType.RAY_DATASET), "fish")
-        ds = dc.read("fish", read_as=dc.DatasetType.RAY_DATASET)
-        assert sorted(r["fish"] for r in ds.take_all()) == ["cod", "eel", "ray"]
-        assert dc.dataset_length(ds) == 3
-    finally:
-        ray.shutdown()
+def test_ray_dataset_round_trip(ray_cluster, catalog):
+    """On the test run's one Ray (a Ray shut down under a Daft that picked its Ray runner
+    would fail every later Daft query of the process)."""
+    source = pa.table({"id": [1, 2, 3], "fish": ["cod", "eel", "ray"]})
+    dc.write(dc.from_pyarrow(source, dc.DatasetType.RAY_DATASET), "fish")
+    ds = dc.read("fish", read_as=dc.DatasetType.RAY_DATASET)
+    assert sorted(r["fish"] for r in ds.take_all()) == ["cod", "eel", "ray"]
+    assert dc.dataset_length(ds) == 3
 
 
 def test_mixed_content_types_with_limited_readers(catalog, capsys):
