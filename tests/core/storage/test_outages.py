@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 import workbench as dc
+from workbench.core.inference.result import InferResult
 from workbench.testing import LocalS3
 
 pytestmark = [pytest.mark.s3, pytest.mark.slow]
@@ -26,7 +27,7 @@ KEYED = dc.Schema.of(
         dc.Field.of(pa.field("text", pa.string())),
     ]
 )
-_predicting = threading.Event()  # set by the model's first batch
+_predicting = threading.Event()  # set by the model's first batch, predicted in this process
 
 
 def _length(batch):
@@ -60,7 +61,8 @@ def _away(server: LocalS3, how: str, seconds: float | None) -> threading.Thread:
     leave, back = (getattr(server, name) for name in OUTAGES[how])
 
     def run() -> None:
-        _predicting.wait()
+        if not _predicting.wait(GONE_WITHIN):
+            return  # the model never ran here: the test fails on its own
         leave()
         outage.gone_at = time.monotonic()
         if seconds is not None:
@@ -78,7 +80,7 @@ def test_infer_fails_within_seconds_and_commits_nothing_when_the_store_is_gone(s
     transactions = len(dc.transactions(read_as="pandas"))
     outage = _away(server, how, None)
     with pytest.raises(dc.StorageUnreachableError, match="AWS_ENDPOINT_URL"):
-        dc.infer("docs", LENGTH, batch_size=10, progress=False)
+        _infer()
     failed_after = time.monotonic() - outage.gone_at
     assert failed_after < GONE_WITHIN, failed_after
     getattr(server, OUTAGES[how][1])()  # the store back: nothing of the call was committed
@@ -89,11 +91,18 @@ def test_infer_fails_within_seconds_and_commits_nothing_when_the_store_is_gone(s
 @pytest.mark.parametrize("how", OUTAGES)
 def test_infer_rides_out_a_short_outage(server, how):
     outage = _away(server, how, OUTAGE)
-    result = dc.infer("docs", LENGTH, batch_size=10, progress=False)
-    outage.join()
+    result = _infer()
+    outage.join(GONE_WITHIN)
+    assert _predicting.is_set() and not outage.is_alive()
     assert result.rows_predicted == ROWS
     merged = dc.read("docs", read_as="pyarrow").sort_by("id")
     assert merged["n"].to_pylist() == [len(t) for t in merged["text"].to_pylist()]
+
+
+def _infer() -> InferResult:
+    """``dc.infer`` on the local engine: its model runs in this process, where the test sees
+    it start (Daft's default could run it on a Ray another test of this worker started)."""
+    return dc.infer("docs", LENGTH, engine="local", batch_size=10, progress=False)
 
 
 def _eventually(read: Callable[[], pa.Table]) -> pa.Table:
