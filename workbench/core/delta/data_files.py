@@ -196,6 +196,9 @@ class OpenPart:
         try:
             yield
         except BaseException as e:
+            if self._writer is not None:  # closed now, not by the collector on a closed stream
+                with suppress(Exception):
+                    self._writer.close()
             self._opened.__exit__(type(e), e, e.__traceback__)  # an upload stores nothing
             fs, path = self.storage.locate(self.uri)
             with suppress(FileNotFoundError):
