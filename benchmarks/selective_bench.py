@@ -352,6 +352,19 @@ class WorkbenchDaft(ReadPath):
         return frame.count_rows() if query.counts else frame.to_arrow().num_rows
 
 
+class DaftOwnDelta(ReadPath):
+    """Daft's own Delta reader with the same ``where``: not a peer, the floor of Daft's engine
+    that a workbench Daft frame is measured against."""
+
+    name = "Daft read_deltalake (floor)"
+
+    def run(self, query: Query, predicate: Predicate) -> int:
+        import daft
+
+        frame = daft.read_deltalake(self.folder).where(predicate.daft())
+        return frame.count_rows() if query.counts else frame.to_arrow().num_rows
+
+
 def filter_missing(table: str) -> str | None:
     """None when ``dc.read`` takes ``filter=``; else what it said."""
     import workbench as dc
@@ -462,6 +475,7 @@ def paths_for(config: Config, lakes: Lakes, lake_con: Any, delta_con: Any) -> li
     return [
         WorkbenchSql(config, folder),
         WorkbenchDaft(config, folder),
+        DaftOwnDelta(config, folder),
         WorkbenchFilter(config, folder),
         WorkbenchReadThenFilter(config, folder),
         DuckLakeSql(config, lake_data, lake_con),

@@ -264,18 +264,24 @@ def test_daft_reads_merges_and_deletes_a_table_with_vectors(vectored):
 
 def test_daft_reads_files_with_vectors_lazily_and_only_the_columns_asked_for(vectored):
     dc.write(pd.DataFrame({"id": SCATTERED}), vectored, mode="delete")
-    frame = dc.read(vectored, read_as=dc.DatasetType.DAFT, file_path_column="f")
-    assert sorted(frame.select("id").to_pydict()["id"]) == sorted(set(range(1000)) - {*SCATTERED})
-    assert frame.where(frame["id"] < 5).select("id", "f").count_rows() == 3
     lazy = dc.read(vectored, read_as=dc.DatasetType.DAFT)
-    for name in vector_files(vectored):  # read when the frame runs, not when it is made
-        os.remove(os.path.join(dc.get_table(vectored).uri, name))
-    clear_process_caches()  # the vectors the reads above decoded are kept in this process
+    # read when the frame runs, not when it is made: first, before any process has read (and
+    # kept) these vectors, which a Daft running its tasks on Ray would keep out of reach
+    folder = dc.get_table(vectored).uri
+    aside = {name: Path(folder, name).read_bytes() for name in vector_files(vectored)}
+    for name in aside:
+        os.remove(os.path.join(folder, name))
+    clear_process_caches()  # the delete kept the vectors it wrote in this process
     with pytest.raises(Exception, match="deletion vector"):
         lazy.collect()
     for _ in range(10):  # a read made now fails at once, typed, every time
         with pytest.raises(dc.TableVersionNotFoundError, match="deletion_vector_"):
             dc.read(vectored, read_as=dc.DatasetType.DAFT).collect()
+    for name, data in aside.items():
+        Path(folder, name).write_bytes(data)
+    frame = dc.read(vectored, read_as=dc.DatasetType.DAFT, file_path_column="f")
+    assert sorted(frame.select("id").to_pydict()["id"]) == sorted(set(range(1000)) - {*SCATTERED})
+    assert frame.where(frame["id"] < 5).select("id", "f").count_rows() == 3
 
 
 @pytest.mark.parametrize("indexed", [True, False], ids=["key-index", "one-pass"])
