@@ -3,6 +3,7 @@ clusters) and a snapshot helper for failure checks."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -170,6 +171,10 @@ def ray_cluster(local_ray_cluster):
 
     from workbench.core.data.engine import get_engine
 
+    with contextlib.suppress(ImportError):  # a test's own Daft query would pick Ray's runner
+        from workbench.engines.daft.engine import _pin_native_runner
+
+        _pin_native_runner()
     if local_ray_cluster is not None:
         dc.init(engines={"ray": {"address": local_ray_cluster.address}})
     else:
