@@ -15,14 +15,16 @@ from tests.conformance.paths import PATHS, Path
 from tests.conformance.shapes import AGGREGATE, FILTER, JOIN, PROJECT, SHAPES, check
 from tests.conformance.states import STATES
 
-# Readers of the folders that do not take this project's object-store options.
-NOT_ON_OBJECT_STORES = {"folder:duckdb"}
+# Not on an object store: a reader of the folders that does not take this project's
+# object-store options, and the local engine's pandas, numpy and polars forms, which convert the
+# rows read:pyarrow fetches there exactly as they do on the local catalog.
+NOT_ON_OBJECT_STORES = {"folder:duckdb", "read:pandas", "read:numpy", "read:polars"}
 
 
-# Spark's filter shapes run on the states that each bring something its rendering of a filter
-# could get wrong (times, types, vectors, a later column, long text, keys, addressing, an empty
-# table, vacuumed files): a Spark scan costs a hundred times a local one.
-SPARK_FILTER_STATES = {
+# Spark's and Ray's filter shapes run on the states that each bring something their rendering
+# of a filter could get wrong (times, types, vectors, a later column, long text, keys,
+# addressing, an empty table, vacuumed files): a Spark or Ray scan costs a hundred local ones.
+CLUSTER_ENGINE_FILTER_STATES = {
     "plain",
     "vectors_file",
     "vec_version",
@@ -58,7 +60,11 @@ def cases(marks: set[str], object_store: bool = False) -> list:
                 for shape in (*SHAPES, FILTERS)
                 if path.applies(traits, shape)
                 and not (object_store and shape in LOCAL_ONLY_SHAPES)
-                and not (shape == FILTERS and "spark" in marks and state not in SPARK_FILTER_STATES)
+                and not (
+                    shape == FILTERS
+                    and marks & {"spark", "ray"}
+                    and state not in CLUSTER_ENGINE_FILTER_STATES
+                )
             ]
     return chosen
 
