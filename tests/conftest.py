@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import workbench as dc
+from workbench.core.delta import upkeep
 from workbench.core.storage.known import storage_for
 from workbench.core.storage.store import Storage, is_local, local_path
 
@@ -74,7 +75,9 @@ def _storage(root: str | Path, options: dict[str, str] | None = None) -> Storage
 
 def tree_digest(root: str | Path, options: dict[str, str] | None = None) -> str:
     """Hash of every file path and content under ``root`` (a folder or an object-store URI,
-    read with ``options`` when given): equal digests mean nothing changed."""
+    read with ``options`` when given): equal digests mean nothing changed. Taken at rest: the
+    background upkeep asked for so far (a checkpoint, say) is waited for first."""
+    upkeep.flush()
     digest = hashlib.sha256()
     if not is_local(str(root)):
         storage = _storage(root, options)
