@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -39,9 +40,13 @@ def _rows_of(html: str, table: str) -> str:
 
 @KERNEL
 def test_catalog_overview_is_offline_html_pinned_to_a_transaction(
-    catalog: Path, tmp_path: Path, capfd
+    catalog: Path, tmp_path: Path, capfd, monkeypatch
 ):
+    temporary = tmp_path / "temporary"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))  # this process's temporary files
     result = dc.report("catalog_overview", output=tmp_path / "out" / "overview.html")
+    assert not list(temporary.iterdir())  # the kernel spec's folder gone with the report
     assert "without encryption" not in capfd.readouterr().err  # the kernel's sockets use Curve
     html = result.html.read_text()
     newest = dc.transactions().to_pylist()[0]["transaction_id"]

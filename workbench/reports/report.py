@@ -232,14 +232,16 @@ def _this_kernel(variables: Mapping[str, str]) -> Iterator[str]:
     """A kernel spec for this Python (never a system one), in a private temporary folder on
     JUPYTER_PATH; its kernel imports the same workbench as this process, with ``variables``
     added (the folder goes when the report ends, so credentials in it do not stay on disk)."""
-    from ipykernel.kernelspec import install
+    from ipykernel.kernelspec import write_kernel_spec
 
     package_root = str(Path(__file__).resolve().parent.parent.parent)
     paths = [package_root, *(os.path.abspath(p) for p in sys.path if p)]
     name = "workbench-report"
     saved = os.environ.get("JUPYTER_PATH")
     with tempfile.TemporaryDirectory(prefix="workbench-kernel-") as prefix:
-        spec_dir = Path(install(kernel_name=name, prefix=prefix))
+        # written in place: ipykernel's install stages it in a temporary folder it leaves behind
+        spec_dir = Path(prefix, "share", "jupyter", "kernels", name)
+        write_kernel_spec(spec_dir, overrides={"display_name": name})
         spec = json.loads((spec_dir / "kernel.json").read_text())
         spec["argv"][0] = sys.executable
         spec["argv"].append(f"--IPKernelApp.exec_lines={START_UP}")  # before the first cell
