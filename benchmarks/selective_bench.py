@@ -349,7 +349,12 @@ class WorkbenchDaft(ReadPath):
         import workbench as dc
 
         frame = dc.read(self.config.table, read_as=dc.DatasetType.DAFT).where(predicate.daft())
-        return frame.count_rows() if query.counts else frame.to_arrow().num_rows
+        return daft_answer(query, frame)
+
+
+def daft_answer(query: Query, frame: Any) -> int:
+    """A Daft frame's rows, or its count when the query counts."""
+    return frame.count_rows() if query.counts else frame.to_arrow().num_rows
 
 
 class DaftOwnDelta(ReadPath):
@@ -361,8 +366,7 @@ class DaftOwnDelta(ReadPath):
     def run(self, query: Query, predicate: Predicate) -> int:
         import daft
 
-        frame = daft.read_deltalake(self.folder).where(predicate.daft())
-        return frame.count_rows() if query.counts else frame.to_arrow().num_rows
+        return daft_answer(query, daft.read_deltalake(self.folder).where(predicate.daft()))
 
 
 def filter_missing(table: str) -> str | None:

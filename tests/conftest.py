@@ -174,10 +174,8 @@ def ray_cluster(local_ray_cluster):
 
     from workbench.core.data.engine import get_engine
 
-    with contextlib.suppress(ImportError):  # a test's own Daft query would pick Ray's runner
-        from workbench.engines.daft.engine import _pin_native_runner
-
-        _pin_native_runner()
+    with contextlib.suppress(dc.EngineUnavailableError):  # Daft's engine keeps Daft in this
+        get_engine("daft")  # process: a test's own Daft query would otherwise pick Ray's runner
     if local_ray_cluster is not None:
         dc.init(engines={"ray": {"address": local_ray_cluster.address}})
     else:
