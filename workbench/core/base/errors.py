@@ -246,6 +246,10 @@ class ClusteringError(InvalidArgumentError):
     whose values have no order (lists, structs, maps, binary)."""
 
 
+class ChangeCommitError(WorkbenchError):
+    """A stream of a table's new rows met a version that updated or deleted rows."""
+
+
 def brief(value: Any, limit: int = 160) -> str:
     """``str(value)`` cut to ``limit`` characters, for error messages."""
     text = str(value).strip().replace("\n", " ")

@@ -24,6 +24,8 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
     DataSourceWriter,
     InputPartition,
     WriterCommitMessage,
@@ -35,7 +37,9 @@ from workbench.core.catalog.scope import branch_scope
 from workbench.engines.spark.source_options import (
     NAME,
     SourceOptions,
-    read_options,
+    any_read_options,
+    stream_read_options,
+    stream_write_options,
     write_options,
 )
 
@@ -128,16 +132,23 @@ class WorkbenchDataSource(DataSource):
         return NAME
 
     def _read(self) -> OpenTable:
-        request = read_options(self.options)  # case-insensitive, as Spark passes them
+        request = any_read_options(self.options)  # case-insensitive, as Spark passes them
         _use_catalogs(self.catalogs, self.default_catalog, request)
         return open_requested(request)
 
     def schema(self) -> Any:
+        """The table's columns (a schemaless table's: its manifest's), and a change-feed
+        stream's change columns."""
+        import pyarrow as pa
+
         from workbench.core.data.manifest import manifest_view
         from workbench.engines.spark.files import spark_schema
+        from workbench.engines.spark.streams import change_columns
 
         opened = self._read()
         arrow = manifest_view(opened).schema if opened.schemaless else opened.schema.arrow
+        if any_read_options(self.options).change_feed:
+            arrow = pa.schema([*arrow, *change_columns()])
         return spark_schema(arrow)
 
     def reader(self, schema: Any) -> DataSourceReader:
@@ -147,6 +158,18 @@ class WorkbenchDataSource(DataSource):
         request = write_options(self.options)
         _use_catalogs(self.catalogs, self.default_catalog, request)
         return _Writer(request, schema, overwrite, self.catalogs, self.default_catalog)
+
+    def streamWriter(self, schema: Any, overwrite: bool) -> DataSourceStreamWriter:
+        from workbench.engines.spark.streams import StreamWriter
+
+        request = stream_write_options(self.options)
+        return StreamWriter(request, schema, overwrite, self.catalogs, self.default_catalog)
+
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        from workbench.engines.spark.streams import StreamReader
+
+        request = stream_read_options(self.options)
+        return StreamReader(request, self.catalogs, self.default_catalog)
 
 
 @dataclass
@@ -245,6 +268,33 @@ def _plan(request: SourceOptions, incoming: pa.Schema, overwrite: bool, batch: s
     return _Plan(plan.schema, staging, loc.versioned(FIRST_VERSION).uri, storage)
 
 
+def write_task_parts(batches: Iterator[Any], plan: _Plan, batch: str) -> list[Any]:
+    """Write a Spark task's rows as parts of at most ``ROWS_PER_TASK_PART`` rows, so a task
+    holds one part's rows at a time, never its whole partition; the WrittenFiles."""
+    import pyarrow as pa
+    from pyspark import TaskContext
+
+    from workbench.core.delta.data_files import write_part
+
+    index = TaskContext.get().partitionId()
+    written, pending, rows = [], [], 0
+
+    def flush() -> None:
+        part = pa.Table.from_batches(pending)
+        written.append(write_part(part, plan.schema, plan.folder, index, batch, plan.storage))
+
+    for arrow_batch in batches:
+        if arrow_batch.num_rows:
+            pending.append(arrow_batch)
+            rows += arrow_batch.num_rows
+        if rows >= ROWS_PER_TASK_PART:
+            flush()
+            pending, rows = [], 0
+    if pending:
+        flush()
+    return written
+
+
 class _Writer(DataSourceArrowWriter):
     """Each task writes its rows as a part of the table (in the planned schema, into the
     table folder); the commit adds the parts' files in one catalog transaction."""
@@ -268,31 +318,7 @@ class _Writer(DataSourceArrowWriter):
         self.plan = _plan(request, self.incoming, overwrite, self.batch)
 
     def write(self, batches: Iterator[Any]) -> WriterCommitMessage:
-        """Write a task's rows as parts of at most ``ROWS_PER_TASK_PART`` rows, so a task holds
-        one part's rows at a time, never its whole partition."""
-        from pyspark import TaskContext
-
-        index = TaskContext.get().partitionId()
-        written, pending, rows = [], [], 0
-        for batch in batches:
-            if batch.num_rows:
-                pending.append(batch)
-                rows += batch.num_rows
-            if rows >= ROWS_PER_TASK_PART:
-                written.append(self._write_part(pending, index))
-                pending, rows = [], 0
-        if pending:
-            written.append(self._write_part(pending, index))
-        return _Written(written)
-
-    def _write_part(self, batches: list[Any], index: int) -> Any:
-        import pyarrow as pa
-
-        from workbench.core.delta.data_files import write_part
-
-        plan = self.plan
-        rows = pa.Table.from_batches(batches)
-        return write_part(rows, plan.schema, plan.folder, index, self.batch, plan.storage)
+        return _Written(write_task_parts(batches, self.plan, self.batch))
 
     def commit(self, messages: list[WriterCommitMessage]) -> None:
         from workbench.core.delta.data_files import discard

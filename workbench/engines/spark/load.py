@@ -25,6 +25,7 @@ from workbench.engines.spark.worker_errors import workbench_errors
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.readwriter import DataFrameReader
+    from pyspark.sql.streaming.readwriter import DataStreamReader
 
 
 def install_load() -> None:
@@ -50,7 +51,7 @@ def install_load() -> None:
         self.options(**options)
         if str(self._jreader.source()).lower() != NAME:
             return original(self, path)
-        with workbench_errors(), _with_branch(self, _checked_branch(self, path)):
+        with workbench_errors(), with_branch(self, _checked_branch(self, path)):
             return original(self, path)
 
     load._workbench = True  # type: ignore[attr-defined]
@@ -71,9 +72,10 @@ def _checked_branch(reader: DataFrameReader, path: Any) -> str:
 
 
 @contextmanager
-def _with_branch(reader: DataFrameReader, branch: str) -> Iterator[None]:
-    """The reader with the ``branch`` option set for the block when it reads a branch the
-    options do not name (a ``dc.branch`` block's): Spark's workers do not see the block."""
+def with_branch(reader: DataFrameReader | DataStreamReader, branch: str) -> Iterator[None]:
+    """The reader (a ``DataFrameReader`` or ``DataStreamReader``) with the ``branch`` option
+    set for the block when it reads a branch the options do not name (a ``dc.branch``
+    block's): Spark's workers do not see the block."""
     if branch == MAIN or "branch" in held_options(reader._jreader):
         yield
         return

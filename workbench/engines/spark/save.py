@@ -38,6 +38,7 @@ from workbench.engines.spark.source_options import NAME, SourceOptions, write_op
 from workbench.engines.spark.worker_errors import workbench_errors
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
     from pyspark.sql.readwriter import DataFrameWriter
 
     from workbench.core.catalog.catalogs import Catalog
@@ -94,10 +95,10 @@ def _save(writer: DataFrameWriter, path: str | None, spark_save: Callable[[], No
                 f"cannot be combined with .mode({save_mode.lower()!r}); use .mode('append') (or "
                 "no mode), or leave writeMode out to overwrite the table."
             )
-        _write_on_driver(writer, request, trunk, line, request.write_mode)
+        write_on_driver(writer._df, request, trunk, line, request.write_mode)
         return
     loc = locate_in(line, request.table, request.namespace)
-    exists = _exists(loc)
+    exists = table_exists_at(loc)
     if save_mode in CREATING_SAVE_MODES:
         if exists:
             if save_mode == "Ignore":
@@ -113,7 +114,7 @@ def _save(writer: DataFrameWriter, path: str | None, spark_save: Callable[[], No
         # Spark's writer commits in a worker, outside the open transaction; a schemaless table
         # takes the rows as a file, as dc.write stores them
         mode = ("replace" if save_mode == "Overwrite" else "append") if exists else "create"
-        _write_on_driver(writer, request, trunk, line, mode, auto_create_namespace=True)
+        write_on_driver(writer._df, request, trunk, line, mode, auto_create_namespace=True)
         return
     with restored(writer._jwrite, "extraOptions", "curmode"):
         writer.mode(save_mode.lower())
@@ -122,24 +123,25 @@ def _save(writer: DataFrameWriter, path: str | None, spark_save: Callable[[], No
         spark_save()
 
 
-def _write_on_driver(
-    writer: DataFrameWriter,
+def write_on_driver(
+    frame: DataFrame,
     request: SourceOptions,
     trunk: Catalog,
     line: Catalog,
     mode: str,
     **options: Any,
 ) -> None:
-    """The save as ``dc.write(df, ...)`` on the driver (Spark jobs write the files; the
-    driver commits them, inside the open transaction if there is one)."""
+    """The save (or a stream's micro-batch) as ``dc.write(frame, ...)`` on the driver (Spark
+    jobs write the files; the driver commits them, inside the open transaction if there is
+    one)."""
     from workbench.core.io.writer import write
 
-    catalog = _registered_name(trunk, request)
+    catalog = registered_name(trunk, request)
     table, namespace = request.table, request.namespace
-    write(writer._df, table, namespace, catalog, mode=mode, branch=line.branch, **options)
+    write(frame, table, namespace, catalog, mode=mode, branch=line.branch, **options)
 
 
-def _exists(loc: Location) -> bool:
+def table_exists_at(loc: Location) -> bool:
     """Whether the table at ``loc`` exists (in the line of its catalog)."""
     from workbench.core.transactions.context import view
     from workbench.core.transactions.table_versions import versions_in
@@ -147,7 +149,7 @@ def _exists(loc: Location) -> bool:
     return bool(versions_in(view(loc.catalog), loc.namespace, loc.name))
 
 
-def _registered_name(trunk: Catalog, request: SourceOptions) -> str:
+def registered_name(trunk: Catalog, request: SourceOptions) -> str:
     """The registered name of the catalog a save that runs on the driver writes through (the
     driver writes through its registered catalogs, unlike a worker, which takes a root
     alone)."""

@@ -33,6 +33,7 @@ def spark_session() -> SparkSession:
 
     from workbench.engines.spark.load import install_load
     from workbench.engines.spark.save import install_save
+    from workbench.engines.spark.stream_start import install_streams
 
     # Python workers must run this interpreter (with workbench and pyarrow), not the PATH one;
     # a local session binds to loopback.
@@ -50,6 +51,7 @@ def spark_session() -> SparkSession:
         register_source(session)
         install_save()
         install_load()
+        install_streams()
         on_catalogs_changed(lambda: register_source(session))
     return session
 

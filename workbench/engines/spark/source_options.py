@@ -5,6 +5,11 @@ again in Spark's Python workers, which get them lower-cased.
 The table is the load/save path: ``table``, ``namespace.table`` or
 ``catalog.namespace.table``. Every option name is checked: a misspelt one (``as_of``,
 ``verison``) would otherwise be ignored and read the current state without a word.
+
+Streams (``spark.readStream`` / ``df.writeStream``) take options of their own: a read its first
+version (``startingVersion``), the change feed (``readChangeFeed``) and whether to pass over
+versions that changed rows (``skipChangeCommits``); a write its idempotency app
+(``idempotencyApp``; Spark adds ``checkpointLocation`` and ``queryName``).
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ WRITE_MODES = ("merge", "delete")  # values of the writeMode option
 _COMMON = ("catalog", "root", "branch")
 READ_OPTIONS = (*_COMMON, "asOf", "version", "tableVersion")
 WRITE_OPTIONS = (*_COMMON, "writeMode")
+STREAM_READ_OPTIONS = (*_COMMON, "startingVersion", "readChangeFeed", "skipChangeCommits")
+STREAM_WRITE_OPTIONS = (*WRITE_OPTIONS, "idempotencyApp", "checkpointLocation", "queryName")
+LATEST = "latest"  # startingVersion: the versions after the one current when the stream starts
 _SPARK_KEYS = ("path", "paths")  # set by load()/save() from their argument
 # Names other Spark sources or workbench's Python API use for these options.
 _SPELLINGS = {
@@ -29,6 +37,12 @@ _SPELLINGS = {
     "table_version": "tableVersion",
     "write_mode": "writeMode",
     "mode": "writeMode",
+    "starting_version": "startingVersion",
+    "startingtimestamp": "startingVersion",
+    "readchangedata": "readChangeFeed",
+    "ignorechanges": "skipChangeCommits",
+    "ignoredeletes": "skipChangeCommits",
+    "txnappid": "idempotencyApp",
 }
 
 
@@ -45,6 +59,11 @@ class SourceOptions:
     version: int | None = None
     table_version: str | None = None
     write_mode: str | None = None
+    starting_version: int | str | None = None  # a Delta version, or LATEST
+    change_feed: bool = False
+    skip_change_commits: bool = False
+    app_id: str | None = None  # a stream write's idempotency app
+    checkpoint: str | None = None  # a stream write's checkpoint location
 
 
 def read_options(options: Mapping[str, str]) -> SourceOptions:
@@ -63,15 +82,60 @@ def read_options(options: Mapping[str, str]) -> SourceOptions:
 def write_options(options: Mapping[str, str], path: str | None = None) -> SourceOptions:
     """The write a ``df.write.format("workbench")`` with these options (and ``path``, the
     argument of ``save``) asks for."""
-    given = _known(options, WRITE_OPTIONS, "save")
-    if path is not None:
-        given["path"] = path
+    given = _known(options, WRITE_OPTIONS, "save", path)
     return SourceOptions(**_place(given, "save"), write_mode=_write_mode(given.get("writemode")))
 
 
-def _known(options: Mapping[str, str], allowed: tuple[str, ...], call: str) -> dict[str, str]:
-    """The options by lower-case name; an unknown name is an error naming the allowed ones."""
+def any_read_options(options: Mapping[str, str]) -> SourceOptions:
+    """A batch or stream read (Spark's workers plan both through the same ``schema()``; the
+    driver checked which options the read takes)."""
+    given = {str(key).lower() for key in options}
+    stream_only = {n.lower() for n in STREAM_READ_OPTIONS} - {n.lower() for n in READ_OPTIONS}
+    return stream_read_options(options) if given & stream_only else read_options(options)
+
+
+def stream_read_options(options: Mapping[str, str], path: str | None = None) -> SourceOptions:
+    """The read a ``spark.readStream.format("workbench")`` with these options asks for."""
+    given = _known(options, STREAM_READ_OPTIONS, "load", path)
+    return SourceOptions(
+        **_place(given, "load"),
+        starting_version=_starting_version(given.get("startingversion")),
+        change_feed=_flag(given, "readChangeFeed"),
+        skip_change_commits=_flag(given, "skipChangeCommits"),
+    )
+
+
+def stream_write_options(options: Mapping[str, str], path: str | None = None) -> SourceOptions:
+    """The write a ``df.writeStream.format("workbench")`` with these options asks for."""
+    given = _known(options, STREAM_WRITE_OPTIONS, "start", path)
+    mode = _write_mode(given.get("writemode"))
+    if mode == "delete":
+        raise InvalidArgumentError(
+            f"writeMode 'delete' is not a stream sink's mode; a stream to format({NAME!r}) "
+            "appends (no writeMode) or upserts by the table's merge keys (writeMode 'merge')."
+        )
+    app = given.get("idempotencyapp")
+    if app is not None and not app.strip():
+        raise InvalidArgumentError(
+            "Option idempotencyApp is empty; name the stream's app (a non-empty string), or "
+            "leave it out to derive one from the checkpoint location."
+        )
+    return SourceOptions(
+        **_place(given, "start"),
+        write_mode=mode,
+        app_id=app.strip() if app is not None else None,
+        checkpoint=given.get("checkpointlocation"),
+    )
+
+
+def _known(
+    options: Mapping[str, str], allowed: tuple[str, ...], call: str, path: str | None = None
+) -> dict[str, str]:
+    """The options (and ``path``, the argument of ``load``/``save``/``start``) by lower-case
+    name; an unknown name is an error naming the allowed ones."""
     given = {str(key).lower(): str(value) for key, value in options.items()}
+    if path is not None:
+        given["path"] = path
     names = {name.lower(): name for name in allowed}
     unknown = sorted(set(given) - set(names) - set(_SPARK_KEYS))
     if unknown:
@@ -154,3 +218,26 @@ def _write_mode(text: str | None) -> str | None:
             "frame's keys), or leave it out to append or overwrite with .mode(...)."
         )
     return mode
+
+
+def _starting_version(text: str | None) -> int | str | None:
+    """The ``startingVersion`` option: a Delta version or ``latest``; None when absent."""
+    if text is None:
+        return None
+    value = text.strip().lower()
+    if value == LATEST:
+        return LATEST
+    if value.isdigit():
+        return int(value)
+    raise InvalidArgumentError(
+        f"Option startingVersion={text!r} must be a table (Delta) version, e.g. "
+        ".option('startingVersion', 3), or 'latest' for the versions after the current one."
+    )
+
+
+def _flag(given: dict[str, str], name: str) -> bool:
+    """A true/false option (false when absent)."""
+    value = given.get(name.lower(), "false").strip().lower()
+    if value not in ("true", "false"):
+        raise InvalidArgumentError(f"Option {name}={given[name.lower()]!r} must be true or false.")
+    return value == "true"
