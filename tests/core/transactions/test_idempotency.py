@@ -111,6 +111,10 @@ def test_keys_stay_on_the_branch_that_committed_them(catalog):
     assert dc.idempotency_version("app", branch="trial") == 2
     assert dc.idempotency_version("app") == 1
     assert dc.write(batch(3), "t", mode="append", idempotency=("app", 2), branch="trial").skipped
+    dc.merge_branch("trial")
+    assert dc.idempotency_version("app") == 2  # a job that ran on the branch resumes on main
+    assert dc.write(batch(3), "t", mode="append", idempotency=("app", 2)).skipped
+    assert rows("t") == [0, 1, 2, 3, 4, 5]
 
 
 @pytest.mark.parametrize(
