@@ -13,6 +13,7 @@ from deltalake import DeltaTable
 
 import workbench as dc
 from tests.conftest import tree_digest
+from tests.engines.stream_kills import killed_runs
 from tests.engines.test_spark import assert_plain
 from workbench.engines.spark.source_options import SourceOptions
 from workbench.engines.spark.streams import app_id
@@ -163,3 +164,9 @@ def test_stream_mistakes_are_workbench_errors_raised_before_spark_starts(spark, 
         assert_plain(raised.value)
     assert tree_digest(catalog.root) == before
     assert not os.path.exists(checkpoint)
+
+
+@pytest.mark.slow
+def test_a_query_killed_at_random_moments_lands_every_row_once(catalog, tmp_path):
+    report = killed_runs(Path(catalog.root), kills=2, seed=45)
+    assert report.rows > 20 and report.batches_committed >= 1
