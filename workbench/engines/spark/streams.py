@@ -56,11 +56,10 @@ if TYPE_CHECKING:
     from workbench.core.catalog.locations import OpenTable
     from workbench.core.io.version_files import VersionFiles
 
-CHANGE_TYPE, COMMIT_VERSION, COMMIT_TIMESTAMP = (
-    "_change_type",
-    "_commit_version",
-    "_commit_timestamp",
-)
+CHANGE_TYPE = "_change_type"  # the change feed's columns, as dc.changes gives them
+COMMIT_VERSION = "_commit_version"
+COMMIT_TIMESTAMP = "_commit_timestamp"
+TRANSACTION_ID = "_transaction_id"
 INSERT = "insert"
 Offset = dict[str, Any]
 
@@ -91,6 +90,7 @@ def change_columns() -> list[pa.Field]:
         pa.field(CHANGE_TYPE, pa.string()),
         pa.field(COMMIT_VERSION, pa.int64()),
         pa.field(COMMIT_TIMESTAMP, pa.timestamp("us", "UTC")),
+        pa.field(TRANSACTION_ID, pa.string()),
     ]
 
 
@@ -98,6 +98,7 @@ def change_columns() -> list[pa.Field]:
 @dataclass
 class _Parts(WriterCommitMessage):
     files: list[Any]  # the WrittenFiles one task wrote
+    schema: Any  # the table Schema they were written in (planned when the query started)
 
 
 class StreamWriter(DataSourceStreamArrowWriter):
@@ -137,7 +138,7 @@ class StreamWriter(DataSourceStreamArrowWriter):
     def write(self, batches: Iterator[Any]) -> WriterCommitMessage:
         from workbench.core.delta.data_files import new_batch
 
-        return _Parts(write_task_parts(batches, self.plan, new_batch()))
+        return _Parts(write_task_parts(batches, self.plan, new_batch()), self.plan.schema)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Add the batch's parts as one catalog transaction keyed ``(app, batchId)``: skipped,
@@ -149,11 +150,12 @@ class StreamWriter(DataSourceStreamArrowWriter):
         files = _files(messages)
         if not files and not self.overwrite:
             return  # nothing to add: the next batch's key follows on
+        written_as = next((m.schema for m in messages if isinstance(m, _Parts)), None)
         try:
-            request = self.request
-            _use_catalogs(self.catalogs, self.default, request)
-            plan = self.plan
-            parts = WrittenParts(files, self.incoming, plan.schema, plan.table, plan.storage)
+            request, plan = self.request, self.plan
+            parts = WrittenParts(
+                files, self.incoming, written_as or plan.schema, plan.table, plan.storage
+            )
             result = write(
                 parts,
                 request.table,
@@ -173,7 +175,6 @@ class StreamWriter(DataSourceStreamArrowWriter):
         """Delete the parts the batch's finished tasks wrote (a failed task deleted its own)."""
         from workbench.core.delta.data_files import discard
 
-        _use_catalogs(self.catalogs, self.default, self.request)
         discard(_files(messages), self.plan.storage)
 
 
@@ -189,7 +190,8 @@ class _AddedFile(InputPartition):
 
     file: Any  # DataFile
     version: int
-    end_time: int  # ns
+    end_time: int  # ns: when its transaction committed (dated at the ms, as its Delta commit)
+    transaction_id: str
 
 
 @dataclass
@@ -214,7 +216,6 @@ class StreamReader(DataSourceStreamReader):
 
     def _current(self) -> OpenTable:
         """The table as it is now; raises when it is no longer the incarnation streamed."""
-        _use_catalogs(self.catalogs, self.default, self.request)
         opened = open_requested(self.request)
         if opened.incarnation != self.incarnation:
             raise TableVersionNotFoundError(
@@ -249,9 +250,8 @@ class StreamReader(DataSourceStreamReader):
         opened = self._current()
         if start.get("snapshot"):
             at = open_requested(_at_version(self.request, last))
-            moment = version_files(opened, last, last)
-            when = moment[0].end_time if moment else 0
-            return [_AddedFile(f, last, when) for f in at.files]
+            moment = version_files(opened, last, last)[0]
+            return [_AddedFile(f, last, moment.end_time, moment.transaction_id) for f in at.files]
         found: list[InputPartition] = []
         for version in version_files(opened, first, last):
             if version.changes_rows:
@@ -261,7 +261,10 @@ class StreamReader(DataSourceStreamReader):
                 if self.request.skip_change_commits:
                     continue
                 raise _change_commit(opened, version)
-            found.extend(_AddedFile(f, version.version, version.end_time) for f in version.added)
+            found.extend(
+                _AddedFile(f, version.version, version.end_time, version.transaction_id)
+                for f in version.added
+            )
         return found
 
     def _check_offset(self, offset: Offset) -> None:
@@ -282,18 +285,25 @@ class StreamReader(DataSourceStreamReader):
             return  # a batch without files: Spark reads it as one empty partition
         rows = live_file_rows(partition.file, self.table_uri, self.arrow, self.storage)
         if self.request.change_feed:
-            rows = _as_inserts(rows, partition.version, partition.end_time)
+            rows = _as_inserts(rows, partition)
         yield from rows.to_batches()
 
     def _changes(self, version: int) -> pa.Table:
         """The change feed of one version, in the stream's columns."""
         from workbench.core.io.changes import table_changes
 
-        _use_catalogs(self.catalogs, self.default, self.request)
-        opened = open_requested(self.request)
-        changes = table_changes(opened, version, version)
-        columns = [*self.arrow.names, CHANGE_TYPE, COMMIT_VERSION, COMMIT_TIMESTAMP]
-        return changes.select(columns)
+        request = self.request
+        _use_catalogs(self.catalogs, self.default, request)
+        changes = table_changes(
+            request.table,
+            version,
+            version,
+            request.namespace,
+            request.catalog,
+            branch=request.branch,
+            columns=self.arrow.names,
+        )
+        return changes.select([*self.arrow.names, *(f.name for f in change_columns())])
 
 
 def _at_version(request: SourceOptions, version: int) -> SourceOptions:
@@ -302,7 +312,7 @@ def _at_version(request: SourceOptions, version: int) -> SourceOptions:
     return replace(request, version=version)
 
 
-def _as_inserts(rows: pa.Table, version: int, end_time: int) -> pa.Table:
+def _as_inserts(rows: pa.Table, added: _AddedFile) -> pa.Table:
     """Rows a version added, with the change feed's columns."""
     import pyarrow as pa
 
@@ -310,8 +320,9 @@ def _as_inserts(rows: pa.Table, version: int, end_time: int) -> pa.Table:
     kinds = change_columns()
     values = [
         pa.array([INSERT] * n, kinds[0].type),
-        pa.array([version] * n, kinds[1].type),
-        pa.array([end_time // 1000] * n, pa.int64()).cast(kinds[2].type),
+        pa.array([added.version] * n, kinds[1].type),
+        pa.array([added.end_time // 1_000_000 * 1000] * n, pa.int64()).cast(kinds[2].type),
+        pa.array([added.transaction_id] * n, kinds[3].type),
     ]
     for field, column in zip(kinds, values, strict=True):
         rows = rows.append_column(field, column)
