@@ -3,10 +3,11 @@ both ways), for the streaming tests and ``benchmarks/streaming_bench.py``.
 
 The query runs in a process of its own (``python -m tests.engines.stream_kills ROOT CHECKPOINT
 run|drain``), in a process group with its JVM and Python workers, killed as a whole with
-SIGKILL at a random moment while this process appends new rows to ``src``, then started again
-from its checkpoint. After every kill the rows of ``dst`` are exactly those of ``src`` up to the
-source offset of the last micro-batch the sink committed (offsets and rows never apart); after
-the last, a run that drains ``src`` leaves every row of it in ``dst`` exactly once.
+SIGKILL at a random moment (after 0 to 2 further micro-batches finished, and a random pause)
+while this process appends new rows to ``src``, then started again from its checkpoint. After
+every kill the rows of ``dst`` are exactly those of ``src`` up to the source offset of the last
+micro-batch the sink committed (offsets and rows never apart); after the last, a run that
+drains ``src`` leaves every row of it in ``dst`` exactly once.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +33,8 @@ from workbench.engines.spark.streams import app_id
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTED = "started"  # what the query process prints once its query runs
+FINISHED = "batch"  # what it prints as each micro-batch finishes
+APPEND_SECONDS = 0.5  # the pause between two appends to src
 LEASE_SECONDS = "2"  # a killed sink's table lease lapses soon (default 60 s)
 
 
@@ -59,6 +64,18 @@ def spawn(root: Path, checkpoint: Path, how: str) -> subprocess.Popen:
         )
 
 
+@contextmanager
+def running(root: Path, checkpoint: Path, how: str) -> Iterator[subprocess.Popen]:
+    """The query process for the block; killed with its process group (SIGKILL) after it."""
+    query = spawn(root, checkpoint, how)
+    try:
+        yield query
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(query.pid, signal.SIGKILL)
+        query.wait()
+
+
 def log_of(checkpoint: Path) -> Path:
     return checkpoint.parent / f"{checkpoint.name}.log"
 
@@ -78,17 +95,17 @@ def killed_runs(root: Path, kills: int, seed: int = 0, rows: int = 20) -> KillRe
     appender.start()
     try:
         for _ in range(kills):
-            query = spawn(root, checkpoint, "run")
-            _wait_started(query, checkpoint)
-            time.sleep(rng.uniform(0, 2.0))
-            os.killpg(query.pid, signal.SIGKILL)
-            query.wait()
+            with running(root, checkpoint, "run") as query:
+                _wait_for(query, checkpoint, STARTED)
+                for _ in range(rng.randint(0, 2)):
+                    _wait_for(query, checkpoint, FINISHED)
+                time.sleep(rng.uniform(0, 1.5))
             check_offsets_match_rows(checkpoint)
     finally:
         appender.stop()
-    drain = spawn(root, checkpoint, "drain")
-    drain.communicate(timeout=600)
-    assert drain.returncode == 0, _log_tail(checkpoint)
+    with running(root, checkpoint, "drain") as drain:
+        drain.communicate(timeout=600)
+        assert drain.returncode == 0, _log_tail(checkpoint)
     source = sorted(dc.read("src", read_as="pyarrow")["id"].to_pylist())
     landed = sorted(dc.read("dst", read_as="pyarrow")["id"].to_pylist())
     assert landed == source, f"{len(landed)} rows in dst, {len(source)} in src"
@@ -127,11 +144,11 @@ def _rows(first: int, count: int) -> pa.Table:
     return pa.table({"id": ids, "v": pa.array([f"v{i}" for i in ids.to_pylist()])})
 
 
-def _wait_started(query: subprocess.Popen, checkpoint: Path) -> None:
-    """Wait until the query process says its query runs."""
+def _wait_for(query: subprocess.Popen, checkpoint: Path, said: str) -> None:
+    """Wait until the query process says ``said`` (its query runs, a micro-batch finished)."""
     assert query.stdout is not None
     for line in query.stdout:
-        if line.strip() == STARTED:
+        if line.strip() == said:
             return
     query.wait()
     raise AssertionError(f"the query process ended: {_log_tail(checkpoint)}")
@@ -148,7 +165,7 @@ class _Appender(threading.Thread):
 
     def run(self) -> None:
         try:
-            while not self.stopping.wait(0.2):
+            while not self.stopping.wait(APPEND_SECONDS):
                 dc.write(_rows(self.next, self.rows), "src", mode="append")
                 self.next += self.rows
         except BaseException as e:  # reported by stop()
@@ -174,6 +191,13 @@ def _query(root: str, checkpoint: str, how: str) -> None:
         writer = writer.trigger(availableNow=True)
     query = writer.start("default.dst")
     print(STARTED, flush=True)
+    finished = None
+    while query.isActive:  # a line as each micro-batch finishes
+        progress = query.lastProgress
+        if progress is not None and progress["batchId"] != finished:
+            finished = progress["batchId"]
+            print(FINISHED, flush=True)
+        time.sleep(0.05)
     query.awaitTermination()
 
 

@@ -69,9 +69,14 @@ def test_a_table_streams_into_another_once_per_row_across_restarts(spark, catalo
     assert tree_digest(catalog.root) == before  # not even a stray data file
     app = app_id(SourceOptions("dst", "default", checkpoint=str(checkpoint)))
     assert dc.idempotency_version(app) == replayed
+    forget_last_commit(checkpoint)
+    dc.write(pa.table({"id": [6], "v": ["f"]}), "src", mode="append")
+    run(stream(spark), checkpoint)  # availableNow goes on past the batch it runs again
+    assert ids("dst") == [1, 2, 3, 4, 5, 6]
+    assert dc.idempotency_version(app) == replayed + 1
     options = dict(catalog.properties.storage_options)  # none for a local folder
     table = DeltaTable(dc.get_table("dst").uri, storage_options=options)
-    assert table.transaction_version(app) == replayed  # as deltalake reads it
+    assert table.transaction_version(app) == replayed + 1  # as deltalake reads it
 
 
 def test_a_stream_merges_by_key_and_a_replayed_batch_changes_nothing(spark, catalog, tmp_path):

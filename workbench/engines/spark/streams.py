@@ -34,6 +34,7 @@ from pyspark.sql.datasource import (
     InputPartition,
     WriterCommitMessage,
 )
+from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from workbench.core.base.errors import (
     ChangeCommitError,
@@ -201,9 +202,10 @@ class _VersionChanges(InputPartition):
     version: int
 
 
-class StreamReader(DataSourceStreamReader):
+class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Offsets are table versions; a batch's partitions are the files its versions added (or
-    the versions themselves, for the change feed)."""
+    the versions themselves, for the change feed). ``Trigger.AvailableNow`` reads up to the
+    version current when the query starts (after the batch a restart runs again)."""
 
     def __init__(self, request: SourceOptions, catalogs: Catalogs, default: str | None):
         _use_catalogs(catalogs, default, request)
@@ -213,6 +215,7 @@ class StreamReader(DataSourceStreamReader):
         self.table_uri, self.storage = opened.uri, opened.storage
         self.arrow = opened.schema.arrow.remove_metadata()
         self.started_at = opened.version  # for startingVersion 'latest'
+        self.target: int | None = None  # the last version Trigger.AvailableNow reads
 
     def _current(self) -> OpenTable:
         """The table as it is now; raises when it is no longer the incarnation streamed."""
@@ -232,9 +235,12 @@ class StreamReader(DataSourceStreamReader):
         version = self.started_at if start == LATEST else int(start) - 1
         return {"version": version, "incarnation": self.incarnation}
 
+    def prepareForTriggerAvailableNow(self) -> None:
+        self.target = self._current().version
+
     def latestOffset(self, start: Offset | None = None, limit: Any = None) -> Offset:
         """The current version (never before ``start``: a startingVersion yet to come)."""
-        version = self._current().version
+        version = self._current().version if self.target is None else self.target
         if start is not None and int(start["version"]) > version:
             return start
         return {"version": version, "incarnation": self.incarnation}
