@@ -54,6 +54,7 @@ from workbench.core.transactions.catalog_state import (
 from workbench.core.transactions.log_rows import log_rows
 from workbench.core.transactions.opening import committed_table
 from workbench.core.transactions.rollforward import apply_entry, roll_forward
+from workbench.core.transactions.staging import stage_change_data
 from workbench.core.transactions.table_change import TableChange
 from workbench.core.transactions.table_folders import (
     new_table_folder,
@@ -403,6 +404,8 @@ class Transaction:
             return
         rows: list[dict[str, Any]] = []
         try:
+            for change in self.changes.values():
+                stage_change_data(change)
             if self.changes or self.namespace_changes:
                 rows = self._publish()
         except CommitOutcomeUnknownError:
