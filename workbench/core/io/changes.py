@@ -42,7 +42,7 @@ from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.context import view
 from workbench.core.transactions.opening import table_uri
 from workbench.core.transactions.table_versions import for_read
-from workbench.core.transactions.time_travel import as_of_instant, resolve_sequence
+from workbench.core.transactions.time_travel import as_of_instant, resolve_sequence, tags_of
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -95,7 +95,8 @@ def changes(
     ``start`` and ``end`` are inclusive table (Delta) versions (default: the first and the
     newest), or points in time: a datetime (or ISO text), a catalog transaction id or a tag. A
     point as ``start`` means the first version committed at or after it (a transaction's own
-    version included), as ``end`` the last version committed at or before it. ``net=True``
+    version included; a tag names the state its transaction left, so the changes after it),
+    as ``end`` the last version committed at or before it. ``net=True``
     gives one change per merge key over the whole range (an insert then updates: one insert of
     the last values; an insert then a delete: nothing; updates: the first pre-image and the last
     post-image), each row with the commit columns of the change it comes from; without merge
@@ -222,6 +223,8 @@ def _version(loc: Location, history: list[Commit], value: Any, argument: str) ->
             )
         return version
     instant = _instant(loc.catalog, value, argument)
+    if argument == "start" and _is_tag(loc.catalog, value):
+        instant += 1  # a tag names the state its transaction left: changes come after it
     if argument == "start":
         later = [c.version for c in history if c.end_time >= instant]
         return later[0] if later else history[-1].version + 1
@@ -233,6 +236,12 @@ def _version(loc: Location, history: list[Commit], value: Any, argument: str) ->
             "later point."
         )
     return earlier[-1]
+
+
+def _is_tag(catalog: Catalog, point: Any) -> bool:
+    """True when ``point`` is a tag of the catalog's line (or of ``main`` before a branch)."""
+    lines = [catalog] if catalog.record is None else [catalog, catalog.trunk]
+    return isinstance(point, str) and any(point in tags_of(line) for line in lines)
 
 
 def _instant(catalog: Catalog, point: Any, argument: str) -> int:
