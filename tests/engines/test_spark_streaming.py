@@ -128,15 +128,27 @@ def test_the_source_reads_new_rows_from_a_starting_version_and_stops_at_changes(
     assert passed_over == [{"id": 1, "v": "x"}]  # the table as it is: its one row
 
 
-def test_the_change_feed_source_carries_each_rows_version(spark, catalog, tmp_path):
-    dc.write(pa.table({"id": [1], "v": ["a"]}), "src")
-    dc.write(pa.table({"id": [2], "v": ["b"]}), "src", mode="append")
+def test_the_change_feed_source_streams_every_change_as_dc_changes_gives_it(
+    spark, catalog, tmp_path
+):
+    keyed = dc.Schema.of(
+        [dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True), pa.field("v", pa.string())]
+    )
+    dc.write(pa.table({"id": [1, 2], "v": ["a", "b"]}), "src", schema=keyed)
+    dc.write(pa.table({"id": [2, 3], "v": ["B", "c"]}), "src", mode="merge")  # an update
     feed = collected(spark, stream(spark, readChangeFeed="true", startingVersion="0"), "feed")
-    assert [(r["id"], r["_change_type"], r["_commit_version"]) for r in feed] == [
-        (1, "insert", 0),
-        (2, "insert", 1),
+    expected = dc.changes("src", 0, read_as="pyarrow").to_pylist()
+    key = ("_commit_version", "_change_type", "id")
+    assert sorted(feed, key=lambda r: [r[k] for k in key]) == sorted(
+        expected, key=lambda r: [r[k] for k in key]
+    )
+    assert {r["_change_type"] for r in feed} == {"insert", "update_preimage", "update_postimage"}
+    snapshot = collected(spark, stream(spark, readChangeFeed="true"), "snapshot")
+    assert sorted((r["id"], r["v"], r["_change_type"], r["_commit_version"]) for r in snapshot) == [
+        (1, "a", "insert", 1),
+        (2, "B", "insert", 1),
+        (3, "c", "insert", 1),
     ]
-    assert all(r["_commit_timestamp"] is not None for r in feed)
 
 
 def test_stream_mistakes_are_workbench_errors_raised_before_spark_starts(spark, catalog, tmp_path):

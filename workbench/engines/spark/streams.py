@@ -55,13 +55,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from workbench.core.catalog.locations import OpenTable
+    from workbench.core.io.changes import Commit
     from workbench.core.io.version_files import VersionFiles
 
-CHANGE_TYPE = "_change_type"  # the change feed's columns, as dc.changes gives them
-COMMIT_VERSION = "_commit_version"
-COMMIT_TIMESTAMP = "_commit_timestamp"
-TRANSACTION_ID = "_transaction_id"
-INSERT = "insert"
 Offset = dict[str, Any]
 
 
@@ -84,15 +80,13 @@ def app_id(request: SourceOptions) -> str:
 
 
 def change_columns() -> list[pa.Field]:
-    """The columns a change-feed stream adds to the table's."""
+    """The columns a change-feed stream adds to the table's, as ``dc.changes`` gives them."""
     import pyarrow as pa
 
-    return [
-        pa.field(CHANGE_TYPE, pa.string()),
-        pa.field(COMMIT_VERSION, pa.int64()),
-        pa.field(COMMIT_TIMESTAMP, pa.timestamp("us", "UTC")),
-        pa.field(TRANSACTION_ID, pa.string()),
-    ]
+    from workbench.core.delta.change_data import with_change_type
+    from workbench.core.io.changes import stamped
+
+    return list(stamped(with_change_type(pa.schema([])).empty_table()).schema)
 
 
 # ------------------------------------------------------------------------------------ the sink
@@ -190,9 +184,7 @@ class _AddedFile(InputPartition):
     stream starts (its live rows)."""
 
     file: Any  # DataFile
-    version: int
-    end_time: int  # ns: when its transaction committed (dated at the ms, as its Delta commit)
-    transaction_id: str
+    commit: Commit  # the version that added it (without its actions)
 
 
 @dataclass
@@ -256,8 +248,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         opened = self._current()
         if start.get("snapshot"):
             at = open_requested(_at_version(self.request, last))
-            moment = version_files(opened, last, last)[0]
-            return [_AddedFile(f, last, moment.end_time, moment.transaction_id) for f in at.files]
+            moment = version_files(opened, last, last)[0].commit
+            return [_AddedFile(f, moment) for f in at.files]
         found: list[InputPartition] = []
         for version in version_files(opened, first, last):
             if version.changes_rows:
@@ -267,10 +259,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 if self.request.skip_change_commits:
                     continue
                 raise _change_commit(opened, version)
-            found.extend(
-                _AddedFile(f, version.version, version.end_time, version.transaction_id)
-                for f in version.added
-            )
+            found.extend(_AddedFile(f, version.commit) for f in version.added)
         return found
 
     def _check_offset(self, offset: Offset) -> None:
@@ -322,23 +311,17 @@ def _as_inserts(rows: pa.Table, added: _AddedFile) -> pa.Table:
     """Rows a version added, with the change feed's columns."""
     import pyarrow as pa
 
-    n = rows.num_rows
-    kinds = change_columns()
-    values = [
-        pa.array([INSERT] * n, kinds[0].type),
-        pa.array([added.version] * n, kinds[1].type),
-        pa.array([added.end_time // 1_000_000 * 1000] * n, pa.int64()).cast(kinds[2].type),
-        pa.array([added.transaction_id] * n, kinds[3].type),
-    ]
-    for field, column in zip(kinds, values, strict=True):
-        rows = rows.append_column(field, column)
-    return rows
+    from workbench.core.delta.change_data import CHANGE_TYPE, INSERT
+    from workbench.core.io.changes import stamped
+
+    kinds = pa.array([INSERT] * rows.num_rows, pa.string())
+    return stamped(rows.append_column(CHANGE_TYPE, kinds), added.commit)
 
 
 def _change_commit(opened: OpenTable, version: VersionFiles) -> ChangeCommitError:
     return ChangeCommitError(
         f"Version {version.version} of table {opened.loc.qualified!r} updated or deleted rows "
-        f"(transaction {version.transaction_id}), and this stream reads only new rows. Stream "
-        "every change with .option('readChangeFeed', 'true'), or pass over such versions with "
-        ".option('skipChangeCommits', 'true')."
+        f"(transaction {version.commit.transaction_id}), and this stream reads only new rows. "
+        "Stream every change with .option('readChangeFeed', 'true'), or pass over such "
+        "versions with .option('skipChangeCommits', 'true')."
     )
