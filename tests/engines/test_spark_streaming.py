@@ -182,6 +182,9 @@ def test_stream_mistakes_are_workbench_errors_raised_before_spark_starts(spark, 
         with pytest.raises(error, match=message) as raised:
             writer.options(**options).start(table)
         assert_plain(raised.value)
+    updating = data.groupBy("v").count().writeStream.format("workbench").outputMode("update")
+    with pytest.raises(dc.InvalidArgumentError, match="writeMode', 'merge'"):
+        updating.option("checkpointLocation", checkpoint).start("default.counts")
     assert tree_digest(catalog.root) == before
     assert not os.path.exists(checkpoint)
 

@@ -131,6 +131,13 @@ def _start(writer: DataStreamWriter, path: str | None, spark_start: Any) -> Stre
     trunk = trunk_for(request)
     line = line_for(request, trunk)  # a missing branch is an error now, before the query
     request = replace(request, checkpoint=_checkpoint(writer, request), branch=line.branch)
+    if str(writer._jwrite.outputMode()) == "Update" and request.write_mode is None:
+        raise InvalidArgumentError(
+            "outputMode('update') sends the rows of a batch that changed, to take the place of "
+            "the table's rows with the same key: add .option('writeMode', 'merge') to upsert "
+            "them by the table's merge keys, or use outputMode('complete') to replace the "
+            "table's rows each batch."
+        )
     app = app_id(request)
     frame = writer._df
     if request.write_mode is not None:
