@@ -45,6 +45,7 @@ from workbench.core.inference.model import Model, model
 from workbench.core.inference.result import InferResult
 from workbench.core.io.diff import BranchDiff, TableDiff, diff, diff_branch
 from workbench.core.io.handle import TableHandle, TableMap, table
+from workbench.core.io.kafka_ingest import IngestResult, ingest_kafka
 from workbench.core.io.reader import read
 from workbench.core.io.reader import read as read_table  # DeltaCAT's long name
 from workbench.core.io.sql import sql
@@ -136,6 +137,7 @@ __all__ = [
     "DeltaCatUrl",
     "Field",
     "ImportResult",
+    "IngestResult",
     "LifecycleState",
     "MergeOrder",
     "Namespace",
@@ -187,6 +189,7 @@ __all__ = [
     "drop_table",
     "from_manifest_table",
     "import_media",
+    "ingest_kafka",
     "from_pandas",
     "from_pyarrow",
     "get_catalog",

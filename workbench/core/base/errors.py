@@ -246,6 +246,10 @@ class ClusteringError(InvalidArgumentError):
     whose values have no order (lists, structs, maps, binary)."""
 
 
+class MessageDecodeError(WorkbenchError, ValueError):
+    """A message of a stream could not be decoded into a row; nothing of its batch was written."""
+
+
 def brief(value: Any, limit: int = 160) -> str:
     """``str(value)`` cut to ``limit`` characters, for error messages."""
     text = str(value).strip().replace("\n", " ")
