@@ -34,7 +34,7 @@ from workbench.core.transactions.committed_keys import idempotency_version
 from workbench.core.transactions.context import transaction
 
 POLL_SECONDS = 0.5  # longest wait for messages before the idle clock is looked at again
-METADATA_COLUMNS = ("kafka_partition", "kafka_offset", "kafka_timestamp")
+DEFAULTS = {"enable.auto.commit": False, "fetch.wait.max.ms": 100, "auto.offset.reset": "earliest"}
 
 
 def kafka_app_id(group: str, topic: str, partition: int) -> str:
@@ -102,7 +102,8 @@ def ingest_kafka(
 ) -> IngestResult:
     """Consume ``topic`` with ``consumer_config`` (confluent-kafka's; ``group.id`` required) into
     ``table``, batches of up to ``batch_rows`` messages each committed exactly once together with
-    their offsets, until no message came for ``idle_seconds`` (None: until interrupted).
+    their offsets, until no message came for ``idle_seconds`` and the table holds every message
+    of the topic (None: until interrupted).
 
     Rows are ``decode(value)`` (e.g. ``json.loads``), or the message ``key`` and ``value`` bytes;
     ``metadata`` adds ``kafka_partition``, ``kafka_offset`` and ``kafka_timestamp``. Run it in as
@@ -139,7 +140,9 @@ def ingest_kafka(
                 messages = ingest.fresh(consumer.consume(batch_rows, POLL_SECONDS))
                 if not messages:
                     if idle is not None and time.monotonic() - last_message >= idle:
-                        break
+                        if ingest.backlog(consumer) == 0:
+                            break
+                        last_message = time.monotonic()  # others' partitions lag: wait on
                     continue
                 last_message = time.monotonic()
                 rows = _rows(messages, decode, metadata)
@@ -151,8 +154,10 @@ def ingest_kafka(
 
 
 def _consumer_config(consumer_config: Mapping[str, Any]) -> dict[str, Any]:
-    """The consumer's settings: the caller's, with no automatic offset commits unless asked (the
-    catalog holds the offsets) and a group's first run reading from the start."""
+    """The consumer's settings: the caller's, over defaults of no automatic offset commits (the
+    catalog holds the offsets), short fetch waits (a fetch waiting on an idle broker delays the
+    offset queries that tell when the topic is all in) and a group's first run reading from the
+    start."""
     if not isinstance(consumer_config, Mapping):
         raise InvalidArgumentError(
             f"consumer_config={consumer_config!r} must be a mapping of confluent-kafka consumer "
@@ -169,7 +174,7 @@ def _consumer_config(consumer_config: Mapping[str, Any]) -> dict[str, Any]:
             "dc.ingest_kafka takes eager partition assignment (range or roundrobin), not "
             "cooperative-sticky: each assignment seeks every partition to the catalog's offset."
         )
-    return {"enable.auto.commit": False, "auto.offset.reset": "earliest", **consumer_config}
+    return {**DEFAULTS, **consumer_config}
 
 
 def _rows(
@@ -199,7 +204,9 @@ def _rows(
     if metadata:
         stamps = [m.timestamp()[1] for m in messages]
         rows = (
-            rows.append_column("kafka_partition", pa.array([m.partition() for m in messages], pa.int32()))
+            rows.append_column(
+                "kafka_partition", pa.array([m.partition() for m in messages], pa.int32())
+            )
             .append_column("kafka_offset", pa.array([m.offset() for m in messages], pa.int64()))
             .append_column("kafka_timestamp", pa.array(stamps, pa.timestamp("ms", tz="UTC")))
         )
@@ -211,7 +218,11 @@ class _Ingest:
     (None: nothing yet), read on each assignment and after each refused commit."""
 
     def __init__(
-        self, kafka: Any, config: Mapping[str, Any], topic: str, catalog: str | None,
+        self,
+        kafka: Any,
+        config: Mapping[str, Any],
+        topic: str,
+        catalog: str | None,
         branch: str | None,
     ) -> None:
         self.kafka = kafka
@@ -271,8 +282,14 @@ class _Ingest:
         return fresh
 
     def commit(
-        self, consumer: Any, messages: list[Any], rows: Any, table: str,
-        namespace: str | None, mode: TableWriteMode, result: IngestResult,
+        self,
+        consumer: Any,
+        messages: list[Any],
+        rows: Any,
+        table: str,
+        namespace: str | None,
+        mode: TableWriteMode,
+        result: IngestResult,
     ) -> None:
         """Write ``rows`` and the batch's offsets in one transaction; on a refusal or repeat
         (another consumer moved a partition on), seek back to the catalog's offsets."""
@@ -286,8 +303,9 @@ class _Ingest:
             f"{p}:{_or(self.positions[p]) + 1}-{o}" for p, o in sorted(last.items())
         )
         try:
-            with transaction(catalog=self.catalog, branch=self.branch,
-                             commit_message=message) as txn:
+            with transaction(
+                catalog=self.catalog, branch=self.branch, commit_message=message
+            ) as txn:
                 txn.add_idempotency(keys, after=after)
                 write(rows, table, namespace, mode=mode)
         except TransactionConflictError:
