@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from workbench.core.base.dependencies import STREAMING_INSTALL, require
 from workbench.core.base.errors import EngineUnavailableError, WorkbenchError
@@ -176,6 +176,16 @@ class LocalKafka:
     partitions (the mock brokers take no CreateTopics)."""
 
     PARTITIONS = 4  # librdkafka's mock cluster's default for an auto-created topic
+    # A consumer killed with -9 leaves its group when its session times out: a short session
+    # moves its partitions to the others in seconds, not Kafka's default 45. Not below 3.5 s:
+    # the brokers hold a group's first join 3 s for more members, and a shorter session expires
+    # while it waits.
+    GROUP_SETTINGS: ClassVar[dict[str, Any]] = {
+        "session.timeout.ms": 4000,
+        "heartbeat.interval.ms": 300,
+        "max.poll.interval.ms": 10000,
+        "log_level": 3,  # errors only
+    }
 
     def __init__(self, brokers: int = 1) -> None:
         kafka = require("confluent_kafka", "LocalKafka", STREAMING_INSTALL)
@@ -186,6 +196,14 @@ class LocalKafka:
         self._producer = kafka.Producer(
             {"bootstrap.servers": self.bootstrap_servers, "log_level": 4}
         )
+
+    def consumer_config(self, group: str) -> dict[str, Any]:
+        """Settings of a consumer of ``group`` on this cluster (see ``GROUP_SETTINGS``)."""
+        return {
+            "bootstrap.servers": self.bootstrap_servers,
+            "group.id": group,
+            **self.GROUP_SETTINGS,
+        }
 
     def produce(self, topic: str, values: Iterable[bytes | str]) -> int:
         """Send ``values`` to ``topic``, spread over its partitions in turn; how many were sent

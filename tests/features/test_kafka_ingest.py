@@ -19,7 +19,7 @@ import pytest
 
 import workbench as dc
 from tests.conftest import tree_digest
-from tests.features.kafka_workers import TABLE, consumer_config
+from tests.features.kafka_workers import TABLE
 from workbench.testing import LocalKafka
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,9 +45,7 @@ def produce(kafka: LocalKafka, ids: range) -> None:
 def ingest(kafka: LocalKafka, **options: object) -> dc.IngestResult:
     """One consumer of the group, ingesting until the topic is all in and quiet for 1 s."""
     options = {"decode": json.loads, "batch_rows": 100, "idle_seconds": 1, **options}
-    return dc.ingest_kafka(
-        consumer_config(kafka.bootstrap_servers, GROUP), TOPIC, TABLE, progress=False, **options
-    )
+    return dc.ingest_kafka(kafka.consumer_config(GROUP), TOPIC, TABLE, progress=False, **options)
 
 
 def assert_exactly_once(count: int) -> None:
@@ -68,12 +66,10 @@ def committed() -> int:
 
 
 @slow_group
-def test_a_group_of_consumers_ingests_every_message_once_and_a_rerun_adds_nothing(
-    catalog, kafka
-):
+def test_a_group_of_consumers_ingests_every_message_once_and_a_rerun_adds_nothing(catalog, kafka):
     """One consumer starts; two more join mid-stream, so the group rebalances and partitions
     move between consumers while batches are in flight."""
-    produce(kafka, range(2000))
+    produce(kafka, range(1200))
 
     def decode(value: bytes) -> dict:
         time.sleep(0.002)  # some work per message, so the stream outlasts a rebalance
@@ -92,18 +88,14 @@ def test_a_group_of_consumers_ingests_every_message_once_and_a_rerun_adds_nothin
         t.start()
     for t in threads:
         t.join()
-    assert_exactly_once(2000)
-    assert sum(r.rows for r in results) == 2000
+    assert_exactly_once(1200)
+    assert sum(r.rows for r in results) == 1200
     assert len([r for r in results if r.rows]) >= 2  # the group spread the partitions
 
     before = tree_digest(catalog.root)
     again = ingest(kafka)
     assert (again.rows, again.batches) == (0, 0)
     assert tree_digest(catalog.root) == before
-
-    produce(kafka, range(2000, 2100))  # new messages: only they are added
-    assert ingest(kafka).rows == 100
-    assert_exactly_once(2100)
 
 
 @slow_group
@@ -140,8 +132,9 @@ def test_a_message_decode_cannot_read_fails_with_nothing_of_its_batch_written(ca
     if committed():  # batches before the one that failed are in, and only they
         assert_exactly_once(committed())
 
-    config = {**consumer_config(kafka.bootstrap_servers, "raw"), "group.id": "raw"}
-    raw = dc.ingest_kafka(config, TOPIC, "raw", metadata=False, idle_seconds=1, progress=False)
+    raw = dc.ingest_kafka(
+        kafka.consumer_config("raw"), TOPIC, "raw", metadata=False, idle_seconds=1, progress=False
+    )
     assert raw.rows == 9  # without decode: the bytes as they are
     table = dc.read("raw", read_as="pyarrow")
     assert table.column_names == ["key", "value"]
@@ -168,8 +161,8 @@ def test_without_confluent_kafka_the_error_says_what_to_install(catalog, monkeyp
         dc.ingest_kafka({"group.id": GROUP}, TOPIC, TABLE)
 
 
-def consumer_process(root: Path, kafka: LocalKafka, idle: float) -> subprocess.Popen:
-    """A consumer of tests/features/kafka_workers.py ingesting until idle for ``idle`` s."""
+def consumer_process(root: Path, kafka: LocalKafka) -> subprocess.Popen:
+    """A consumer of tests/features/kafka_workers.py, in a process of its own."""
     return subprocess.Popen(
         [
             sys.executable,
@@ -180,7 +173,7 @@ def consumer_process(root: Path, kafka: LocalKafka, idle: float) -> subprocess.P
             GROUP,
             TOPIC,
             "25",
-            str(idle),
+            "1",
         ],
         cwd=ROOT,
         env={**os.environ, "WORKBENCH_LEASE_SECONDS": "2"},  # a killed writer's lease expires soon
@@ -195,7 +188,8 @@ def test_consumers_killed_at_random_points_and_restarted_ingest_every_message_on
     dc.init_local(root)
     count, kills, rng = 3000, 4, random.Random(45)
     produce(kafka, range(count))
-    consumers = [consumer_process(root, kafka, idle=60) for _ in range(3)]
+    # A consumer stops only once the whole topic is in the table, so none ends before the kills.
+    consumers = [consumer_process(root, kafka) for _ in range(3)]
     done = 0
     for _ in range(kills):
         deadline = time.monotonic() + 30
@@ -205,14 +199,10 @@ def test_consumers_killed_at_random_points_and_restarted_ingest_every_message_on
         victim = rng.randrange(len(consumers))
         consumers[victim].kill()
         consumers[victim].wait()
-        consumers[victim] = consumer_process(root, kafka, idle=60)
+        consumers[victim] = consumer_process(root, kafka)
         done = committed()
     assert 0 < done < count  # the kills landed while the topic was being ingested
     for c in consumers:
-        c.kill()
-        c.wait()
-    finishers = [consumer_process(root, kafka, idle=1) for _ in range(2)]
-    for f in finishers:
-        _, err = f.communicate(timeout=120)
-        assert f.returncode == 0, err.decode()[-2000:]
+        _, err = c.communicate(timeout=120)
+        assert c.returncode == 0, err.decode()[-2000:]
     assert_exactly_once(count)
