@@ -146,8 +146,7 @@ def ingest_kafka(
                     continue
                 last_message = time.monotonic()
                 rows = _rows(messages, decode, metadata)
-                ingest.commit(consumer, messages, rows, table, namespace, mode, result)
-                advance(len(messages))
+                advance(ingest.commit(consumer, messages, rows, table, namespace, mode, result))
     finally:
         consumer.close()
     return result
@@ -290,9 +289,10 @@ class _Ingest:
         namespace: str | None,
         mode: TableWriteMode,
         result: IngestResult,
-    ) -> None:
-        """Write ``rows`` and the batch's offsets in one transaction; on a refusal or repeat
-        (another consumer moved a partition on), seek back to the catalog's offsets."""
+    ) -> int:
+        """Write ``rows`` and the batch's offsets in one transaction (how many messages it
+        committed); on a refusal or a repeat (another consumer moved a partition on), none, and
+        seek back to the catalog's offsets."""
         last: dict[int, int] = {}
         for m in messages:
             last[m.partition()] = max(last.get(m.partition(), -1), m.offset())
@@ -311,11 +311,11 @@ class _Ingest:
         except TransactionConflictError:
             result.conflicts += 1
             self.resync(consumer)
-            return
+            return 0
         if txn.skipped:
             result.repeats += 1
             self.resync(consumer)
-            return
+            return 0
         self.positions.update(last)
         result.offsets.update(last)
         result.rows += len(messages)
@@ -323,6 +323,7 @@ class _Ingest:
         offsets = [self.kafka.TopicPartition(self.topic, p, o + 1) for p, o in last.items()]
         with suppress(self.kafka.KafkaException):  # for lag monitors only: a partition just
             consumer.commit(offsets=offsets, asynchronous=True)  # revoked cannot take it
+        return len(messages)
 
 
 def _or(position: int | None) -> int:
