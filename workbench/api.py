@@ -43,6 +43,7 @@ from workbench.core.events.runs import Run, current_run, run
 from workbench.core.inference.infer import infer
 from workbench.core.inference.model import Model, model
 from workbench.core.inference.result import InferResult
+from workbench.core.io.changes import catalog_changes, changes
 from workbench.core.io.diff import BranchDiff, TableDiff, diff, diff_branch
 from workbench.core.io.handle import TableHandle, TableMap, table
 from workbench.core.io.kafka_ingest import IngestResult, ingest_kafka
@@ -180,6 +181,8 @@ __all__ = [
     "report",
     "run_events",
     "runs",
+    "catalog_changes",
+    "changes",
     "create_table",
     "dataset_length",
     "dataset_schema",

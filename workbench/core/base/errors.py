@@ -246,6 +246,10 @@ class DeletionVectorError(WorkbenchError, ValueError):
     """A deletion vector could not be read: its file is missing, damaged or of another format."""
 
 
+class ChangesUnavailableError(WorkbenchError, LookupError):
+    """A change feed was asked for versions whose files ``dc.vacuum`` removed."""
+
+
 class ClusteringError(InvalidArgumentError):
     """Clustering columns a table cannot be laid out by: not a list of its columns, or a column
     whose values have no order (lists, structs, maps, binary)."""

@@ -30,11 +30,13 @@ if TYPE_CHECKING:
 APP_ID = "workbench"  # the app-transaction id of catalog commits (its version: the log sequence)
 TXN_TAG = "workbench.txn"  # commit-info key of the transaction that made a Delta commit
 DELETION_VECTORS_PROPERTY = "delta.enableDeletionVectors"
+CHANGE_DATA_PROPERTY = "delta.enableChangeDataFeed"  # commits carry change data files
 # Share of a file's rows deleted past which merge-on-read rewrites the file instead.
 PURGE_SHARE_PROPERTY = "workbench.deletionVectors.purgeShare"
 DEFAULT_PURGE_SHARE = 0.5
 READER_VERSION = 1
 WRITER_VERSION = 2
+CHANGE_DATA_WRITER_VERSION = 4  # the first writer version with change data files
 
 
 def now_ms() -> int:
@@ -76,23 +78,26 @@ def metadata_action(
 
 def protocol_action(schema: Schema, configuration: dict[str, str] | None = None) -> dict[str, Any]:
     """The protocol a table of ``schema`` and ``configuration`` needs: reader 1, writer 2
-    (plain Parquet), or reader 3 / writer 7 naming the features it uses: ``timestampNtz`` when
-    a column holds timestamps without a time zone, ``deletionVectors`` when they are on."""
+    (plain Parquet; writer 4 with change data files), or reader 3 / writer 7 naming the
+    features it uses: ``timestampNtz`` when a column holds timestamps without a time zone,
+    ``deletionVectors`` when they are on (and the writer feature ``changeDataFeed``)."""
     features = []
     if any(_naive_timestamps(f.type) for f in schema):
         features.append("timestampNtz")
     if vectors_enabled(configuration or {}):
         features.append("deletionVectors")
+    change_data = change_data_enabled(configuration or {})
     if features:
         return {
             "protocol": {
                 "minReaderVersion": 3,
                 "minWriterVersion": 7,
                 "readerFeatures": features,
-                "writerFeatures": features,
+                "writerFeatures": [*features, *(["changeDataFeed"] if change_data else [])],
             }
         }
-    return {"protocol": {"minReaderVersion": READER_VERSION, "minWriterVersion": WRITER_VERSION}}
+    writer = CHANGE_DATA_WRITER_VERSION if change_data else WRITER_VERSION
+    return {"protocol": {"minReaderVersion": READER_VERSION, "minWriterVersion": writer}}
 
 
 def new_table_configuration(schema: Schema, configuration: dict[str, str]) -> dict[str, str]:
@@ -106,6 +111,11 @@ def new_table_configuration(schema: Schema, configuration: dict[str, str]) -> di
 def vectors_enabled(configuration: dict[str, str]) -> bool:
     """True when a table's configuration turns deletion vectors on."""
     return configuration.get(DELETION_VECTORS_PROPERTY, "false").lower() == "true"
+
+
+def change_data_enabled(configuration: dict[str, str]) -> bool:
+    """True when a table's configuration asks its commits to carry change data files."""
+    return configuration.get(CHANGE_DATA_PROPERTY, "false").lower() == "true"
 
 
 def purge_share(configuration: dict[str, str]) -> float:
@@ -192,6 +202,7 @@ class TableActions:
     metadata: dict[str, Any] | None = None
     adds: dict[str, dict[str, Any]] = field(default_factory=dict)  # path -> add action
     removes: dict[str, dict[str, Any]] = field(default_factory=dict)  # path -> remove action
+    cdc: list[dict[str, Any]] = field(default_factory=list)  # change data files (Delta's CDF)
 
     @property
     def empty(self) -> bool:
@@ -200,14 +211,15 @@ class TableActions:
 
     def to_json(self) -> str:
         """The actions as JSON, as the catalog log records them."""
-        return standard_json(
-            {
-                "protocol": self.protocol,
-                "metadata": self.metadata,
-                "adds": list(self.adds.values()),
-                "removes": list(self.removes.values()),
-            }
-        )
+        recorded = {
+            "protocol": self.protocol,
+            "metadata": self.metadata,
+            "adds": list(self.adds.values()),
+            "removes": list(self.removes.values()),
+        }
+        if self.cdc:
+            recorded["cdc"] = self.cdc
+        return standard_json(recorded)
 
     @classmethod
     def from_json(cls, text: str) -> TableActions:
@@ -218,6 +230,7 @@ class TableActions:
             data["metadata"],
             {a["add"]["path"]: a for a in data["adds"]},
             {r["remove"]["path"]: r for r in data["removes"]},
+            data.get("cdc", []),
         )
 
     @classmethod
@@ -235,9 +248,9 @@ class TableActions:
         return combined
 
     def lines(self) -> list[dict[str, Any]]:
-        """The actions in commit order: protocol, metadata, removes, adds."""
+        """The actions in commit order: protocol, metadata, removes, adds, change data files."""
         head = [a for a in (self.protocol, self.metadata) if a]
-        return [*head, *self.removes.values(), *self.adds.values()]
+        return [*head, *self.removes.values(), *self.adds.values(), *self.cdc]
 
 
 def commit_file(
@@ -247,13 +260,15 @@ def commit_file(
     operation: str,
     extra: dict[str, Any] | None = None,
     apps: dict[str, int] | None = None,
+    timestamp_ms: int | None = None,
 ) -> bytes:
     """The bytes of a table commit for a catalog transaction (``sequence`` is its log
     sequence, recorded as Delta app-transaction version; ``extra`` goes into commit info;
-    ``apps``: the transaction's idempotency keys, each a ``txn`` action of its own)."""
+    ``apps``: the transaction's idempotency keys, each a ``txn`` action of its own;
+    ``timestamp_ms``: the catalog commit's time, so Delta readers date it as the catalog does)."""
     info = {
         "commitInfo": {
-            "timestamp": now_ms(),
+            "timestamp": timestamp_ms or now_ms(),
             "operation": operation,
             "operationParameters": {},
             "engineInfo": "workbench",

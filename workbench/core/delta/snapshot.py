@@ -55,9 +55,6 @@ class Snapshot:
     def with_actions(self, actions: TableActions, version: int, uri: str) -> Snapshot:
         """The state after ``actions`` (files added and removed, metadata and protocol
         changed) as ``version``; added files are under ``uri``."""
-        import pyarrow as pa
-        from deltalake import Schema as DeltaSchema
-
         files = {f.path: f for f in self.files}
         for path in actions.removes:
             files.pop(path, None)
@@ -66,13 +63,8 @@ class Snapshot:
         changed: dict[str, Any] = {}
         if actions.metadata:
             meta = actions.metadata["metaData"]
-            properties = dict(meta["configuration"])
-            arrow = pa.schema(DeltaSchema.from_json(meta["schemaString"]).to_arrow())
-            changed.update(
-                properties=properties,
-                table_id=meta["id"],
-                schema=stored_schema(arrow, properties),
-            )
+            schema, properties = metadata_schema(actions.metadata)
+            changed.update(properties=properties, table_id=meta["id"], schema=schema)
         if actions.protocol:
             protocol = actions.protocol["protocol"]
             changed.update(
@@ -80,6 +72,17 @@ class Snapshot:
                 reader_features=tuple(protocol.get("readerFeatures") or ()),
             )
         return replace(self, version=version, files=in_write_order(list(files.values())), **changed)
+
+
+def metadata_schema(metadata: dict[str, Any]) -> tuple[Schema, dict[str, str]]:
+    """The schema and properties a ``metaData`` action gives a table."""
+    import pyarrow as pa
+    from deltalake import Schema as DeltaSchema
+
+    meta = metadata["metaData"]
+    properties = dict(meta["configuration"])
+    arrow = pa.schema(DeltaSchema.from_json(meta["schemaString"]).to_arrow())
+    return stored_schema(arrow, properties), properties
 
 
 def data_files_of(delta: DeltaTable, table_uri: str) -> list[DataFile]:

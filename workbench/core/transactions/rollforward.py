@@ -91,6 +91,7 @@ def _apply_commit(catalog: Catalog, row: dict[str, Any]) -> None:
         row["operation"],
         {INCARNATION_TAG: row["incarnation"]},
         keys_of(row["details"]),
+        timestamp_ms=row["end_time"] // 1_000_000,
     )
     if not write_commit(catalog.storage, key, version, content):
         info = read_commit_info(catalog.storage, key, version) or {}

@@ -16,17 +16,21 @@ from workbench.core.base.errors import (
     WorkbenchError,
     WriteFailedError,
 )
+from workbench.core.base.json_text import standard_json
 from workbench.core.base.types import TableProperty
 from workbench.core.catalog.properties import SCHEMALESS_PROPERTY
 from workbench.core.data.manifest import manifest_schema
+from workbench.core.delta.change_data import ChangedTable, change_file_action, commit_changes
 from workbench.core.delta.clustering import clustering_of
 from workbench.core.delta.commits import (
+    change_data_enabled,
     metadata_action,
     new_table_configuration,
     protocol_action,
     vectors_enabled,
 )
-from workbench.core.delta.data_files import Rewrite, discard, write_parts
+from workbench.core.delta.data_files import Rewrite, WrittenFile, discard, write_parts
+from workbench.core.delta.reading import plain_schema
 from workbench.core.schema.conform import conform
 from workbench.core.schema.evolution import SchemaPlan
 from workbench.core.schema.table_schema import Schema
@@ -102,10 +106,29 @@ def stage_schema_and_properties(
     metadata = metadata_action(plan.schema, configuration, table.table_id or None)
     protocol = protocol_action(plan.schema, configuration)
     needed = protocol["protocol"]
-    upgrade = needed["minReaderVersion"] > table.reader_version or not set(
-        needed.get("readerFeatures", ())
-    ) <= set(table.reader_features)
+    upgrade = (
+        needed["minReaderVersion"] > table.reader_version
+        or not set(needed.get("readerFeatures", ())) <= set(table.reader_features)
+        or (change_data_enabled(configuration) and not change_data_enabled(table.properties))
+    )
     txn.stage(change, rewrite, metadata, protocol if upgrade else None)
+
+
+def stage_change_data(change: TableChange) -> None:
+    """Before a commit of a table whose ``delta.enableChangeDataFeed`` is on: when the change
+    removes or rewrites rows, write the rows it changes as a change data file and stage its
+    ``cdc`` action, as Delta's change data feed asks (its readers then read that file, not the
+    commit's adds and removes). A change that only adds files needs none."""
+    table, actions = change.table, change.actions
+    removes = any(r["remove"].get("dataChange", True) for r in actions.removes.values())
+    if change.dropped or actions.cdc or not removes or not change_data_enabled(table.properties):
+        return
+    plain = plain_schema(table)
+    changed = ChangedTable(table.uri, table.storage, plain, tuple(table.schema.merge_keys))
+    rows = commit_changes(changed, actions, change_files=False)
+    action, uri, size = change_file_action(changed, rows)
+    actions.cdc.append(action)
+    change.written.append(WrittenFile(uri, size, standard_json({"numRecords": rows.num_rows})))
 
 
 @contextmanager

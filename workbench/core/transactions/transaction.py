@@ -55,6 +55,7 @@ from workbench.core.transactions.idempotency import DETAILS_KEY, parse_keys, rep
 from workbench.core.transactions.log_rows import log_rows
 from workbench.core.transactions.opening import committed_table
 from workbench.core.transactions.rollforward import apply_entry, roll_forward
+from workbench.core.transactions.staging import stage_change_data
 from workbench.core.transactions.table_change import TableChange
 from workbench.core.transactions.table_folders import (
     new_table_folder,
@@ -425,6 +426,8 @@ class Transaction:
             return
         rows: list[dict[str, Any]] | None = []
         try:
+            for change in self.changes.values():
+                stage_change_data(change)
             if self.changes or self.namespace_changes:
                 rows = self._publish()
             elif self.is_repeat():  # its writes saw the repeat and left themselves out
