@@ -119,6 +119,7 @@ def test_a_batch_of_a_partition_another_consumer_moved_on_is_refused_and_resumed
     )
     assert len(rows) == 400 - 10
     assert result.offsets == {p: 99 for p in PARTITIONS}
+    assert dc.idempotency_version(result.app_id(0)) == 99
 
 
 @slow_group
