@@ -255,7 +255,10 @@ def _feed(
     try:
         parts = [_stamped(commit_changes(table, c.actions, change_files), c) for c in chosen]
     except (FileNotFoundError, DeletionVectorError) as e:
-        raise _unavailable(loc, table, history, chosen, change_files) or e from e
+        unavailable = _unavailable(loc, table, history, chosen, change_files)
+        if unavailable is None:
+            raise
+        raise unavailable from e
     feed = pa.concat_tables(parts) if parts else _stamped(with_change_type(plain).empty_table())
     if net:
         feed = net_changes(feed, table.keys, plain.names)
@@ -322,7 +325,7 @@ def _unavailable(
     oldest = (
         f"changes are available from version {history[low].version} on"
         if low < len(history)
-        else "no version's changes are available any more"
+        else f"only changes after version {history[-1].version} are available"
     )
     return ChangesUnavailableError(
         f"The changes of table {loc.qualified!r} from version {chosen[0].version} to "
