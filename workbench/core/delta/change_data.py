@@ -131,23 +131,41 @@ def _newly_deleted(table: ChangedTable, old: DataFile, new: DataFile) -> pa.Tabl
     if not len(positions):
         return table.schema.empty_table()
     with table.storage.access_errors():
-        return _rows_at(table, _fragment(table, new), positions)
+        return _conformed(table, _rows_at(table, new, positions))
 
 
-def _rows_at(table: ChangedTable, fragment: Any, positions: np.ndarray) -> pa.Table:
-    """The rows at ``positions`` (increasing) of a Parquet file, reading only the row groups
-    that hold them."""
+def _rows_at(table: ChangedTable, f: DataFile, positions: np.ndarray) -> pa.Table:
+    """The rows at ``positions`` (increasing) of a data file, as the file stores them, reading
+    only the row groups that hold them."""
     import numpy as np
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    sizes = [g.num_rows for g in fragment.row_groups]
+    storage = table.storage
+    parquet = pq.ParquetFile(storage.filesystem.open_input_file(storage.fs_path(f.absolute)))
+    meta = parquet.metadata
+    sizes = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
     starts = np.cumsum([0, *sizes])
-    groups = np.unique(np.searchsorted(starts, positions, side="right") - 1)
-    rows = fragment.subset(row_group_ids=groups.tolist()).to_table(schema=table.schema)
-    offsets = np.cumsum([0] + [sizes[g] for g in groups])  # where each group starts in ``rows``
     group_of = np.searchsorted(starts, positions, side="right") - 1
+    groups = np.unique(group_of)
+    columns = [c for c in table.schema.names if c in parquet.schema_arrow.names]
+    rows = parquet.read_row_groups(groups.tolist(), columns=columns)
+    offsets = np.cumsum([0] + [sizes[g] for g in groups])  # where each group starts in ``rows``
     local = positions - starts[group_of] + offsets[np.searchsorted(groups, group_of)]
     return rows.take(pa.array(local, pa.int64()))
+
+
+def _conformed(table: ChangedTable, rows: pa.Table) -> pa.Table:
+    """Rows read from a file in the table's schema: its types, and nulls for the columns the
+    file was written without."""
+    import pyarrow as pa
+
+    names = rows.column_names
+    columns = [
+        rows.column(f.name).cast(f.type) if f.name in names else pa.nulls(len(rows), f.type)
+        for f in table.schema
+    ]
+    return pa.Table.from_arrays(columns, schema=table.schema)
 
 
 def _read_change_files(table: ChangedTable, actions: TableActions) -> pa.Table:
