@@ -231,3 +231,11 @@ def test_errors(catalog):
     with pytest.raises(dc.ChangesUnavailableError, match="from version 3 on"):
         dc.changes("k")
     assert got(dc.changes("k", 3, read_as="pyarrow"), ["n"], False) == {(2, PRE): 1, (3, POST): 1}
+
+
+def test_vacuum_keeps_the_change_data_files_of_versions_it_keeps(catalog):
+    dc.create_table("k", schema=KEYED, table_properties=CHANGE_DATA)
+    dc.write(table_of([{"id": i, "n": 1, "s": "a"} for i in range(50)]), "k", mode="merge")
+    dc.write(table_of([{"id": 1, "n": 2, "s": "a"}]), "k", mode="merge")
+    dc.vacuum(retain=0)
+    assert got(dc.changes("k", 2, read_as="pyarrow"), ["n"], False) == {(1, PRE): 1, (2, POST): 1}

@@ -8,11 +8,12 @@ when ``delta.enableChangeDataFeed`` is on, and net changes over many commits."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.identifiers import quote_identifier
+from workbench.core.delta.commits import commit_key
 from workbench.core.delta.data_files import DataFile
 from workbench.core.delta.deleted_positions import deleted_positions, without_positions
 from workbench.core.delta.deletion_vectors import vector_uri
@@ -320,6 +321,20 @@ def net_changes(feed: pa.Table, keys: tuple[str, ...], compared: list[str]) -> p
             (feed.take(last[~before & after]), INSERT),
         ]
     )
+
+
+def change_files_of(storage: Storage, table_key: str, versions: Iterable[int]) -> set[str]:
+    """The change data files (relative paths) the commits ``versions`` of a table carry: what
+    ``vacuum`` keeps while it keeps those versions (Delta's own vacuum takes them for unused)."""
+    import json
+
+    keys = [commit_key(table_key, v) for v in sorted(versions)]
+    names = set()
+    for data in storage.get_keys(keys):
+        for line in (data or b"").decode().splitlines():
+            if line.startswith('{"cdc"'):
+                names.add(json.loads(line)["cdc"]["path"])
+    return names
 
 
 def change_file_action(table: ChangedTable, changes: pa.Table) -> tuple[dict[str, Any], str, int]:
