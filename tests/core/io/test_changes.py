@@ -239,3 +239,9 @@ def test_vacuum_keeps_the_change_data_files_of_versions_it_keeps(catalog):
     dc.write(table_of([{"id": 1, "n": 2, "s": "a"}]), "k", mode="merge")
     dc.vacuum(retain=0)
     assert got(dc.changes("k", 2, read_as="pyarrow"), ["n"], False) == {(1, PRE): 1, (2, POST): 1}
+
+
+def test_table_handle(catalog):
+    dc.create_table("k", schema=KEYED)
+    dc.write(table_of([{"id": 1, "n": 1, "s": "a"}]), "k", mode="merge")
+    assert dc.table("k").changes(read_as="pyarrow").column("id").to_pylist() == [1]
