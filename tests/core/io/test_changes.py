@@ -159,6 +159,14 @@ def test_random_histories_match_the_model_and_load_cdf(catalog, properties):
         delta = delta.select(ours.column_names).cast(ours.schema)
         assert Counter(_rows(delta)) == Counter(_rows(ours))
 
+        # a branch: main's versions up to its start, then its own (only in its log)
+        dc.create_branch(f"b{seed}")
+        rows = random_rows(np.random.default_rng(seed), range(55, 65), "w" in model.columns)
+        version = dc.write(table_of(rows), name, mode="merge", branch=f"b{seed}").version
+        model.merge(rows, version)
+        on_branch = dc.changes(name, branch=f"b{seed}", read_as="pyarrow")
+        assert got(on_branch, model.columns) == model.expected()
+
 
 def _rows(table: pa.Table) -> list[tuple]:
     return list(zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True))

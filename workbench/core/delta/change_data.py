@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 from workbench.core.base.identifiers import quote_identifier
 from workbench.core.delta.commits import commit_key
 from workbench.core.delta.data_files import DataFile
-from workbench.core.delta.deleted_positions import deleted_positions, without_positions
+from workbench.core.delta.deleted_positions import deleted_positions
 from workbench.core.delta.deletion_vectors import vector_uri
+from workbench.core.delta.reading import live_file_rows
 from workbench.core.filters.duck import scratch
 
 if TYPE_CHECKING:
@@ -99,6 +100,11 @@ def _concat(table: ChangedTable, parts: list[pa.Table]) -> pa.Table:
     return pa.concat_tables(parts) if parts else table.schema.empty_table()
 
 
+def _live_rows(table: ChangedTable, f: DataFile) -> pa.Table:
+    """The rows of a file its deletion vector leaves, in the table's schema."""
+    return live_file_rows(f, table.uri, table.schema, table.storage)
+
+
 def _fragment(table: ChangedTable, f: DataFile) -> Any:
     import pyarrow.dataset as pads
 
@@ -106,15 +112,6 @@ def _fragment(table: ChangedTable, f: DataFile) -> Any:
     return pads.ParquetFileFormat().make_fragment(
         storage.fs_path(f.absolute), storage.filesystem, file_size=f.size or None
     )
-
-
-def _live_rows(table: ChangedTable, f: DataFile) -> pa.Table:
-    """The rows of a file its deletion vector leaves, in the table's schema."""
-    with table.storage.access_errors():
-        rows = _fragment(table, f).to_table(schema=table.schema)
-    if f.deletion_vector is None:
-        return rows
-    return without_positions(rows, deleted_positions(table.uri, f.deletion_vector, table.storage))
 
 
 def _newly_deleted(table: ChangedTable, old: DataFile, new: DataFile) -> pa.Table:
