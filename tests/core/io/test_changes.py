@@ -253,3 +253,17 @@ def test_table_handle(catalog):
     dc.create_table("k", schema=KEYED)
     dc.write(table_of([{"id": 1, "n": 1, "s": "a"}]), "k", mode="merge")
     assert dc.table("k").changes(read_as="pyarrow").column("id").to_pylist() == [1]
+
+
+@pytest.mark.s3
+def test_change_data_files_on_s3(s3_catalog):
+    from deltalake import DeltaTable
+
+    dc.init({"default": s3_catalog})
+    model = live_history("t", 3, {})
+    feed = dc.changes("t", read_as="pyarrow")
+    assert got(feed, model.columns) == model.expected()
+    assert got(table_changes("t", change_files=False), model.columns) == model.expected()
+    options = s3_catalog.properties.storage_options
+    delta = pa.table(DeltaTable(dc.get_table("t").uri, storage_options=options).load_cdf(0))
+    assert len(delta) == len(feed)
