@@ -267,3 +267,21 @@ def test_change_data_files_on_s3(s3_catalog):
     options = s3_catalog.properties.storage_options
     delta = pa.table(DeltaTable(dc.get_table("t").uri, storage_options=options).load_cdf(0))
     assert len(delta) == len(feed)
+
+
+@pytest.mark.parametrize("properties", [{}, VECTORS_OFF], ids=["merge-on-read", "copy-on-write"])
+def test_a_transaction_of_several_writes_is_one_commit_of_changes(catalog, properties):
+    dc.create_table("k", schema=KEYED, table_properties={**CHANGE_DATA, **properties})
+    dc.write(table_of([{"id": i, "n": 0, "s": "a"} for i in range(20)]), "k", mode="merge")
+    with dc.transaction():
+        dc.write(table_of([{"id": 1, "n": 1, "s": "a"}, {"id": 30, "n": 0, "s": "b"}]), "k")
+        dc.write(table_of([{"id": 2}, {"id": 30}]), "k", mode="delete")
+        dc.write(table_of([{"id": 1, "n": 2, "s": "a"}, {"id": 3, "n": 0, "s": "a"}]), "k")
+    # a file the transaction wrote and replaced is gone from its later writes' view too (a
+    # copy-on-write merge after a delete once rewrote it again: rows twice, deleted ones back)
+    assert sorted(dc.read("k", read_as="pyarrow").column("id").to_pylist()) == [
+        i for i in range(20) if i != 2
+    ]
+    want = {(1, 0, PRE): 1, (1, 2, POST): 1, (2, 0, DELETE): 1}
+    for feed in (dc.changes("k", 2, read_as="pyarrow"), table_changes("k", 2, change_files=False)):
+        assert got(feed, ["id", "n"], False) == want
