@@ -213,6 +213,7 @@ def test_points_branches_columns_and_catalog_changes(catalog):
     assert last["default.k"].column("_commit_version").to_pylist() == [2, 2]
     for kind in ("pandas", "polars", "numpy"):
         assert len(dc.changes("k", read_as=kind)) == 3
+    assert dc.changes("k").to_arrow().num_rows == 3  # Daft, as dc.read gives by default
 
 
 def test_errors(catalog):
@@ -285,3 +286,11 @@ def test_a_transaction_of_several_writes_is_one_commit_of_changes(catalog, prope
     want = {(1, 0, PRE): 1, (1, 2, POST): 1, (2, 0, DELETE): 1}
     for feed in (dc.changes("k", 2, read_as="pyarrow"), table_changes("k", 2, change_files=False)):
         assert got(feed, ["id", "n"], False) == want
+
+
+@pytest.mark.spark
+def test_changes_as_a_spark_frame(spark, catalog):
+    dc.write(table_of([{"id": 1, "n": 1, "s": "a"}]), "k", schema=KEYED)
+    dc.write(table_of([{"id": 1, "n": 2, "s": "a"}]), "k")
+    frame = dc.changes("k", read_as="spark")
+    assert sorted(r["_change_type"] for r in frame.collect()) == [INSERT, POST, PRE]

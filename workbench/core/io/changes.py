@@ -306,10 +306,12 @@ def _columns(loc: Location, schema: Schema, columns: Sequence[str] | None) -> li
 
 
 def _stamped(rows: pa.Table, commit: Commit | None = None) -> pa.Table:
-    """A commit's changes with its version, time and transaction."""
+    """A commit's changes with its version, time and transaction, each column one chunk (so
+    every column of a feed is chunked alike: Spark's ``createDataFrame`` keeps only the rows of
+    the first chunk of a table whose columns were chunked differently, as seen with PySpark 4)."""
     import pyarrow as pa
 
-    n = rows.num_rows
+    rows, n = rows.combine_chunks(), rows.num_rows
     stamps = {
         COMMIT_VERSION: pa.array([commit.version if commit else 0] * n, pa.int64()),
         COMMIT_TIMESTAMP: pa.array(
