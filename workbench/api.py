@@ -88,6 +88,7 @@ from workbench.core.ops.tags import tag
 from workbench.core.schema.merge_order import MergeOrder
 from workbench.core.schema.table_schema import Field, Schema
 from workbench.core.session import init
+from workbench.core.transactions.committed_keys import idempotency_version
 from workbench.core.transactions.context import current_transaction, run_transaction, transaction
 from workbench.core.transactions.history import TransactionRecord, read_transaction, transactions
 from workbench.core.transactions.time_travel import tags
@@ -189,6 +190,7 @@ __all__ = [
     "drop_namespace",
     "drop_table",
     "from_manifest_table",
+    "idempotency_version",
     "import_media",
     "from_pandas",
     "from_pyarrow",

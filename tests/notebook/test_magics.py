@@ -67,6 +67,10 @@ def test_sql_history_diff_tag_and_time_travel(shell):
     assert history["operations"].iloc[0] == ["WRITE_MERGE"]
     change, _ = run(shell, "diff shop.orders before")
     assert (change.added, change.removed, change.changed) == (1, 0, 0)
+    feed, _ = run(shell, "changes shop.orders before")
+    assert feed[["id", "_change_type"]].values.tolist() == [[9, "insert"]]
+    whole, _ = run(shell, "changes shop.orders --net")
+    assert sorted(whole["id"]) == [1, 2, 9] and set(whole["_change_type"]) == {"insert"}
     old, _ = run(shell, "show shop.orders --as-of before")
     assert sorted(old["id"]) == [1, 2]
     frame, _ = run(shell, "sql --as-of before", "SELECT max(id) AS top FROM shop.orders")

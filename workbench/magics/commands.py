@@ -246,6 +246,19 @@ class Commands:
         table, namespace, catalog = resolve_table(args.table, self.session)
         return dc.diff(table, namespace, parse_point(args.before), parse_point(args.after), catalog)
 
+    def do_changes(self, args: Args, cell: str | None) -> Any:
+        table, namespace, catalog = resolve_table(args.table, self.session)
+        return dc.changes(
+            table,
+            parse_point(args.start),
+            parse_point(args.end),
+            namespace,
+            catalog,
+            read_as=dc.DatasetType.PANDAS,
+            net=args.net,
+            consumer=args.consumer,
+        )
+
     def do_infer(self, args: Args, cell: str | None) -> dc.InferResult:
         table, namespace, catalog = resolve_table(args.table, self.session)
         model = self.shell.user_ns.get(args.model)

@@ -133,6 +133,19 @@ def _commands() -> dict[str, tuple[str, Arguments]]:
                 (("after",), {"nargs": "?", "help": "as before (default: now, on this branch)"}),
             ],
         ),
+        "changes": (
+            "the rows a table's commits inserted, updated and deleted (its change feed)",
+            [
+                table,
+                (("start",), {"nargs": "?", "help": f"first version, or {TIME_HELP}"}),
+                (("end",), {"nargs": "?", "help": "last version or point (default: the newest)"}),
+                (("--net",), {"action": "store_true", "help": "one change per merge key"}),
+                (
+                    ("--consumer",),
+                    {"help": "what this named consumer has not consumed yet (only a look)"},
+                ),
+            ],
+        ),
         "sql": (
             "(cell) run the cell's SQL over namespace.table names",
             [

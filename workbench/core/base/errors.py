@@ -151,6 +151,11 @@ class TransactionConflictError(TransactionError):
     """Another transaction changed a table this one used; nothing of this one is visible."""
 
 
+class IdempotencyConflictError(TransactionConflictError):
+    """A transaction's idempotency keys are partly committed already, or a key does not follow
+    the version it was meant to follow: another run did some of this work."""
+
+
 class BranchNotFoundError(WorkbenchError, LookupError):
     """No branch with that name exists in the catalog."""
 

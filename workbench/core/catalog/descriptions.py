@@ -185,6 +185,7 @@ class WriteResult:
     rows_removed: int = 0
     rows_updated: int = 0
     schema_changes: tuple[str, ...] = ()
+    skipped: bool = False  # its idempotency key was committed before: nothing was written
 
     def __len__(self) -> int:
         """1: DeltaCAT's write returns a list of the deltas it made, one per write, and a
@@ -204,6 +205,7 @@ class WriteResult:
             "rows updated": self.rows_updated,
             "rows removed": self.rows_removed,
             "schema changes": ", ".join(self.schema_changes) or "-",
+            **({"skipped": "yes: its idempotency key was committed"} if self.skipped else {}),
         }
 
     def __str__(self) -> str:

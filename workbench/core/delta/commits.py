@@ -259,10 +259,12 @@ def commit_file(
     sequence: int,
     operation: str,
     extra: dict[str, Any] | None = None,
+    apps: dict[str, int] | None = None,
     timestamp_ms: int | None = None,
 ) -> bytes:
     """The bytes of a table commit for a catalog transaction (``sequence`` is its log
     sequence, recorded as Delta app-transaction version; ``extra`` goes into commit info;
+    ``apps``: the transaction's idempotency keys, each a ``txn`` action of its own;
     ``timestamp_ms``: the catalog commit's time, so Delta readers date it as the catalog does)."""
     info = {
         "commitInfo": {
@@ -276,8 +278,12 @@ def commit_file(
             **(extra or {}),
         }
     }
-    txn = {"txn": {"appId": APP_ID, "version": sequence, "lastUpdated": now_ms()}}
-    return commit_lines([info, txn, *actions.lines()])
+    keys = {APP_ID: sequence, **(apps or {})}
+    txns = [
+        {"txn": {"appId": app, "version": version, "lastUpdated": now_ms()}}
+        for app, version in keys.items()
+    ]
+    return commit_lines([info, *txns, *actions.lines()])
 
 
 def append_commit(actions: list[dict[str, Any]], extra: dict[str, Any]) -> bytes:

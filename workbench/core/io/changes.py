@@ -39,11 +39,12 @@ from workbench.core.delta.change_data import (
 )
 from workbench.core.delta.commits import TableActions, commit_key
 from workbench.core.delta.snapshot import metadata_schema
+from workbench.core.io.consumers import claim_changes, consumer_name
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.context import view
 from workbench.core.transactions.opening import table_uri
 from workbench.core.transactions.table_versions import for_read
-from workbench.core.transactions.time_travel import as_of_instant, resolve_sequence
+from workbench.core.transactions.time_travel import as_of_instant, resolve_sequence, tags_of
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -98,6 +99,7 @@ def changes(
     net: bool = False,
     branch: str | None = None,
     columns: Sequence[str] | None = None,
+    consumer: str | None = None,
 ) -> Any:
     """The rows a table's commits from ``start`` to ``end`` changed, as ``read_as`` (default
     Daft, as ``dc.read``): the table's columns (in the schema of ``end``; columns older rows
@@ -109,16 +111,30 @@ def changes(
     ``start`` and ``end`` are inclusive table (Delta) versions (default: the first and the
     newest), or points in time: a datetime (or ISO text), a catalog transaction id or a tag. A
     point as ``start`` means the first version committed at or after it (a transaction's own
-    version included), as ``end`` the last version committed at or before it. ``net=True``
+    version included; a tag names the state its transaction left, so the changes after it),
+    as ``end`` the last version committed at or before it. ``net=True``
     gives one change per merge key over the whole range (an insert then updates: one insert of
     the last values; an insert then a delete: nothing; updates: the first pre-image and the last
     post-image), each row with the commit columns of the change it comes from; without merge
     keys, rows deleted and inserted alike over the range cancel. ``columns`` chooses table
     columns (the commit columns always come). ``branch``: as ``dc.read``. Raises
-    ``ChangesUnavailableError`` for versions whose files ``dc.vacuum`` removed."""
+    ``ChangesUnavailableError`` for versions whose files ``dc.vacuum`` removed.
+
+    ``consumer="features"`` reads what that named consumer has not consumed yet (every version
+    after its cursor); inside ``dc.transaction()`` the cursor advances when the transaction
+    commits, atomically with what it wrote, so each change is processed exactly once across
+    crashes and reruns. Outside a transaction it only looks."""
     read_as = parse_dataset_type(DatasetType.DAFT if read_as is None else read_as)
     feed = table_changes(
-        table, start, end, namespace, catalog, net=net, branch=branch, columns=columns
+        table,
+        start,
+        end,
+        namespace,
+        catalog,
+        net=net,
+        branch=branch,
+        columns=columns,
+        consumer=consumer,
     )
     return from_pyarrow(feed, read_as)
 
@@ -134,12 +150,14 @@ def table_changes(
     branch: str | None = None,
     columns: Sequence[str] | None = None,
     change_files: bool = True,
+    consumer: str | None = None,
 ) -> pa.Table:
     """``changes`` as a pyarrow Table (what an engine's worker calls). ``change_files=False``
     computes every commit's changes from its actions even where it carries change data
     files."""
     flag("net", net)
     flag("change_files", change_files)
+    consumer = None if consumer is None else consumer_name(consumer)
     with branch_scope(branch, catalog):
         loc = locate(table, namespace, catalog)
     seen = view(loc.catalog)
@@ -151,6 +169,15 @@ def table_changes(
             "list tables with dc.list_tables(...)."
         )
     history = table_history(loc, entry)
+    if consumer is not None:
+        if start is not None or end is not None:
+            raise InvalidArgumentError(
+                f"consumer={consumer!r} reads from where the consumer left off to the newest "
+                "version; leave start and end out (or drop consumer= to choose a range)."
+            )
+        first = claim_changes(loc, entry.incarnation, history[-1].version, consumer)
+        chosen = [c for c in history if c.version >= first]
+        return _feed(loc, entry, history, chosen, net, columns, change_files)
     first = history[0].version if start is None else _version(loc, history, start, "start")
     last = history[-1].version if end is None else _version(loc, history, end, "end")
     if last < first:
@@ -208,6 +235,8 @@ def _version(loc: Location, history: list[Commit], value: Any, argument: str) ->
             )
         return version
     instant = _instant(loc.catalog, value, argument)
+    if argument == "start" and _is_tag(loc.catalog, value):
+        instant += 1  # a tag names the state its transaction left: changes come after it
     if argument == "start":
         later = [c.version for c in history if c.end_time >= instant]
         return later[0] if later else history[-1].version + 1
@@ -219,6 +248,12 @@ def _version(loc: Location, history: list[Commit], value: Any, argument: str) ->
             "later point."
         )
     return earlier[-1]
+
+
+def _is_tag(catalog: Catalog, point: Any) -> bool:
+    """True when ``point`` is a tag of the catalog's line (or of ``main`` before a branch)."""
+    lines = [catalog] if catalog.record is None else [catalog, catalog.trunk]
+    return isinstance(point, str) and any(point in tags_of(line) for line in lines)
 
 
 def _instant(catalog: Catalog, point: Any, argument: str) -> int:

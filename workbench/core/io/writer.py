@@ -60,7 +60,9 @@ from workbench.core.schema.merge_keys import check_dedupe, ranking, require_key_
 from workbench.core.schema.merge_order import Ranking
 from workbench.core.schema.table_schema import Field, Schema, SchemaLike
 from workbench.core.storage.formats import content_type_of
+from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.context import operation
+from workbench.core.transactions.idempotency import IdempotencyKeys, parse_keys
 from workbench.core.transactions.staging import (
     check_append_only,
     reraise,
@@ -109,6 +111,7 @@ def write(
     content_types: Iterable[ContentType | str] | None = None,
     branch: str | None = None,
     auto_compact: bool = True,
+    idempotency: IdempotencyKeys | None = None,
 ) -> WriteResult:
     """Write a dataset to a table (its current version, or ``table_version``) in ``mode``; on
     any failure the table is left as it was.
@@ -118,8 +121,11 @@ def write(
     properties); the others need it to exist. ``branch`` writes on that branch (default: the
     current branch, see ``dc.branch``). ``auto_compact=False`` skips the compaction the commit
     would be followed by (the table's ``delta.autoOptimize.autoCompact`` turns it off for
-    good)."""
+    good). ``idempotency=(app_id, version)`` writes at most once per key: a write whose key
+    (or, inside a transaction, every key of the transaction) was committed before writes
+    nothing and returns ``skipped=True``."""
     mode = choice(TableWriteMode, mode, "mode")
+    keys = parse_keys(idempotency)
     check_dedupe(dedupe)
     flag("auto_create_namespace", auto_create_namespace)
     flag("auto_compact", auto_compact)
@@ -139,29 +145,68 @@ def write(
     with operation(loc.catalog) as txn:
         txn.require_writable()
         txn.auto_compact = txn.auto_compact and auto_compact
-        target = for_write(txn, loc, table_version, mode, mode in CREATING_MODES)
-        loc = target.loc
-        change = txn.lease_table(loc.namespace, loc.name)  # queue behind another writer
-        if change.entry is not None:
-            return _into_existing(txn, change, asked, engine, source, incoming)
-        if mode not in CREATING_MODES:
-            raise TableNotFoundError(
-                f"Cannot {mode.name} table {loc.qualified!r}: it does not exist in catalog "
-                f"{loc.catalog_name!r}. Create it with mode=dc.TableWriteMode.CREATE (or AUTO)."
+        if keys:
+            txn.add_idempotency(keys)
+        result = (
+            None
+            if txn.is_repeat()
+            else _write_in(
+                txn,
+                loc,
+                asked,
+                table_version,
+                lifecycle,
+                engine,
+                source,
+                incoming,
+                schemaless,
+                auto_create_namespace,
             )
-        properties = new_configuration(txn, target, properties, own, lifecycle)
-        check_content_type(fmt or ContentType.PARQUET, accepted, loc.qualified)
-        properties.update(encode_content_types(accepted))
-        if not schemaless:
-            _check_schema_table_format(fmt, loc)
-        ensure_namespace(txn, loc, auto_create_namespace)
-        if schemaless:  # a failed first write takes the table's creation back with it
-            with staged_or_undone(txn, change, "the table was not created"):
-                stage_new_schemaless_table(txn, change, properties)
-                return _write_schemaless(txn, change, to_pyarrow(data), TableWriteMode.ADD, fmt)
-        plan = plan_new(loc, incoming, declared, mode, properties)
-        check_configuration(plan.schema, properties)
-        return _write_new_table(txn, change, engine, source, plan, properties)
+        )
+    if result is None or txn.skipped:  # a repeat, seen before writing or at the commit
+        entry = log_of(loc.catalog).refresh().tables.get((loc.namespace, loc.name))
+        version = -1 if entry is None else entry.version
+        return WriteResult(loc.ref, mode.value, version, rows_added=0, skipped=True)
+    return result
+
+
+def _write_in(
+    txn: Transaction,
+    loc: Location,
+    asked: _Asked,
+    table_version: str | None,
+    lifecycle: LifecycleState | None,
+    engine: Engine,
+    source: Any,
+    incoming: Any,
+    schemaless: bool,
+    auto_create_namespace: bool,
+) -> WriteResult:
+    """The write itself, in transaction ``txn``: into the table, or creating it."""
+    mode, properties, fmt = asked.mode, asked.properties, asked.fmt
+    target = for_write(txn, loc, table_version, mode, mode in CREATING_MODES)
+    loc = target.loc
+    change = txn.lease_table(loc.namespace, loc.name)  # queue behind another writer
+    if change.entry is not None:
+        return _into_existing(txn, change, asked, engine, source, incoming)
+    if mode not in CREATING_MODES:
+        raise TableNotFoundError(
+            f"Cannot {mode.name} table {loc.qualified!r}: it does not exist in catalog "
+            f"{loc.catalog_name!r}. Create it with mode=dc.TableWriteMode.CREATE (or AUTO)."
+        )
+    properties = new_configuration(txn, target, properties, asked.own, lifecycle)
+    check_content_type(fmt or ContentType.PARQUET, asked.accepted, loc.qualified)
+    properties.update(encode_content_types(asked.accepted))
+    if not schemaless:
+        _check_schema_table_format(fmt, loc)
+    ensure_namespace(txn, loc, auto_create_namespace)
+    if schemaless:  # a failed first write takes the table's creation back with it
+        with staged_or_undone(txn, change, "the table was not created"):
+            stage_new_schemaless_table(txn, change, properties)
+            return _write_schemaless(txn, change, to_pyarrow(asked.data), TableWriteMode.ADD, fmt)
+    plan = plan_new(loc, incoming, asked.declared, mode, properties)
+    check_configuration(plan.schema, properties)
+    return _write_new_table(txn, change, engine, source, plan, properties)
 
 
 @dataclass(frozen=True)

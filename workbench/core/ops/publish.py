@@ -27,6 +27,7 @@ from workbench.core.ops.branches import PUBLISH, branch_lease, trunk_of
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.catalog_state import CatalogState, TableEntry
 from workbench.core.transactions.context import operation
+from workbench.core.transactions.idempotency import DETAILS_KEY
 from workbench.core.transactions.net_actions import actions_between, creation_actions
 from workbench.core.transactions.opening import committed_table
 from workbench.core.transactions.rollforward import MOVED_FROM
@@ -62,6 +63,15 @@ class MergeResult:
             },
             "wb-merge",
         )
+
+
+def _carry_app_versions(txn: Transaction, branch: CatalogState, main: CatalogState) -> None:
+    """Give ``main`` the idempotency versions the branch moved past ``main``'s, recorded as
+    they are (no repeat check: a publish is not a batch of those apps), so a job that ran on
+    the branch resumes on ``main`` where it left off."""
+    moved = {app: v for app, v in branch.apps.items() if v > main.apps.get(app, -1)}
+    if moved:
+        txn.details[DETAILS_KEY] = {**moved, **txn.keys}
 
 
 # ---------------------------------------------------------------------------------- publishing
@@ -118,6 +128,7 @@ def _publish(txn: Transaction, bound: Catalog, rebase: bool) -> MergeResult:
         if head.tables.get(key) != synced.get(key, _Sync(None, None)).branch
     )
     txn.details.update({"branch": record.name, "branch_id": record.id})
+    _carry_app_versions(txn, head, main_log.refresh())
     changes = {key: txn.lease_table(*key) for key in changed}  # main's writers queue behind
     conflicts, rebased = [], []
     for key in changed:

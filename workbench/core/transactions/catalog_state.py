@@ -11,6 +11,7 @@ from typing import Any
 from workbench.core.base.errors import LogVersionError
 from workbench.core.catalog.registry import DEFAULT_NAMESPACE
 from workbench.core.catalog.versions import is_version_key, split_key
+from workbench.core.transactions.idempotency import keys_of
 
 LOG_SCHEMA_VERSION = 2
 NAMESPACE_CREATED = "CREATE_NAMESPACE"
@@ -34,6 +35,8 @@ class CatalogState:
     # Every catalog starts with the namespace ``default`` (as in DeltaCAT); it can be dropped.
     namespaces: set[str] = field(default_factory=lambda: {DEFAULT_NAMESPACE})
     tables: dict[tuple[str, str], TableEntry] = field(default_factory=dict)
+    # app id -> the newest version of it a committed transaction carried (idempotency keys)
+    apps: dict[str, int] = field(default_factory=dict)
     # (namespace, table) -> names of its later versions; built on first use, reset by apply
     _later: dict[tuple[str, str], list[str]] | None = field(default=None, repr=False, compare=False)
 
@@ -48,12 +51,16 @@ class CatalogState:
 
     def copy(self) -> CatalogState:
         """An independent copy."""
-        return CatalogState(self.sequence, self.end_time, set(self.namespaces), dict(self.tables))
+        return CatalogState(
+            self.sequence, self.end_time, set(self.namespaces), dict(self.tables), dict(self.apps)
+        )
 
     def apply(self, row: dict[str, Any]) -> None:
         """Apply one log row."""
         self.sequence, self.end_time = row["sequence"], row["end_time"]
         self._later = None
+        for app, version in keys_of(row.get("details")).items():
+            self.apps[app] = max(version, self.apps.get(app, version))
         if row["table_name"] is None:
             if row["operation"] == NAMESPACE_DROPPED:
                 self.namespaces.discard(row["namespace"])
@@ -81,6 +88,7 @@ class CatalogState:
                 "log_version": log_version,
                 "namespaces": sorted(self.namespaces),
                 "tables": [[ns, t, e.version, e.incarnation] for (ns, t), e in self.tables.items()],
+                "apps": self.apps,
             }
         ).encode()
 
@@ -90,8 +98,9 @@ class CatalogState:
         saved = json.loads(data)
         check_log_version(saved.get("schema_version", 1), "the saved catalog state")
         tables = {(ns, t): TableEntry(v, inc) for ns, t, v, inc in saved["tables"]}
+        apps = {app: int(version) for app, version in saved.get("apps", {}).items()}
         return (
-            cls(saved["sequence"], saved["end_time"], set(saved["namespaces"]), tables),
+            cls(saved["sequence"], saved["end_time"], set(saved["namespaces"]), tables, apps),
             saved["log_version"],
         )
 

@@ -134,6 +134,7 @@ def transaction(
     catalog: str | None = None,
     branch: str | None = None,
     auto_compact: bool = True,
+    idempotency: Any = None,
 ) -> AbstractContextManager[Transaction]:
     """A block run as one catalog transaction on ``catalog_name`` (or ``catalog=``; the default
     catalog when neither is given): ``with dc.transaction("lake", commit_message="..."):``.
@@ -141,7 +142,11 @@ def transaction(
     default). With ``as_of`` it reads the catalog as it was then, read-only. A transaction
     opened inside another is independent of it (it commits or aborts on its own), as in
     DeltaCAT. ``auto_compact=False`` skips the compaction of the tables it changed after it
-    commits (see the tables' ``delta.autoOptimize.autoCompact``)."""
+    commits (see the tables' ``delta.autoOptimize.autoCompact``). ``idempotency=(app_id,
+    version)`` (or a list of pairs) commits the block at most once per key: when every key was
+    committed before, the block's changes are dropped at commit and ``txn.skipped`` is True
+    (``txn.is_repeat()`` tells up front); some keys but not all is an
+    ``IdempotencyConflictError``."""
     from workbench.core.catalog.registry import catalog_name as name_of
     from workbench.core.catalog.scope import lookup_catalog
     from workbench.core.transactions.time_travel import state_as_of
@@ -166,6 +171,8 @@ def transaction(
         read_only_reason=None if as_of is not None else _pinned_reason(cat),
     )
     txn.auto_compact = auto_compact
+    if idempotency is not None:
+        txn.add_idempotency(idempotency)
     return _open(txn)
 
 

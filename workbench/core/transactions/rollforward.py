@@ -36,6 +36,7 @@ from workbench.core.delta.commits import (
 from workbench.core.delta.upkeep import request_checkpoint
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.catalog_state import NAMESPACE_DROPPED
+from workbench.core.transactions.idempotency import keys_of
 
 if TYPE_CHECKING:
     from workbench.core.catalog.catalogs import Catalog
@@ -89,6 +90,7 @@ def _apply_commit(catalog: Catalog, row: dict[str, Any]) -> None:
         row["sequence"],
         row["operation"],
         {INCARNATION_TAG: row["incarnation"]},
+        keys_of(row["details"]),
         timestamp_ms=row["end_time"] // 1_000_000,
     )
     if not write_commit(catalog.storage, key, version, content):

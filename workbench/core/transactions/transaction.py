@@ -51,6 +51,7 @@ from workbench.core.transactions.catalog_state import (
     CatalogState,
     TableEntry,
 )
+from workbench.core.transactions.idempotency import DETAILS_KEY, parse_keys, repeated
 from workbench.core.transactions.log_rows import log_rows
 from workbench.core.transactions.opening import committed_table
 from workbench.core.transactions.rollforward import apply_entry, roll_forward
@@ -128,6 +129,9 @@ class Transaction:
         self.wanted: set[tuple[str, str]] = set()  # tables it set out to write
         self.namespace_changes: dict[str, str] = {}
         self.details: dict[str, Any] = {}  # facts about the whole transaction, in every row
+        self.keys: dict[str, int] = {}  # idempotency keys: app id -> version
+        self.follows: dict[str, int | None] = {}  # app id -> the version its key must follow
+        self.skipped = False  # its keys were committed before: it committed nothing
         self.closed = False
         self.auto_compact = True  # compact the tables it changed once it commits
         self._last_ms = 0
@@ -398,6 +402,24 @@ class Transaction:
         change.operations.append("DROP_TABLE")
         change.dropped = True
 
+    def add_idempotency(self, keys: Any, *, after: dict[str, int | None] | None = None) -> None:
+        """Tag the transaction with idempotency keys (``(app_id, version)`` pairs): it commits
+        only if none was committed before, and is skipped whole if all were. ``after``: the
+        version each app named must still be at when it commits (a consumer's cursor)."""
+        self.require_writable()
+        for app, version in parse_keys(keys).items():
+            parse_keys({**self.keys, app: version})  # the same app twice must agree
+            self.keys[app] = version
+        self.follows.update(after or {})
+        self.details[DETAILS_KEY] = dict(self.keys)
+
+    def is_repeat(self) -> bool:
+        """True when the newest catalog state holds every key of this transaction already: its
+        writes can be left out (the commit would skip them anyway)."""
+        if not self.keys:
+            return False
+        return repeated(self.keys, self.follows, log_of(self.catalog).refresh().apps)
+
     def change_namespace(self, namespace: str, created: bool) -> None:
         """Create or drop a namespace at commit."""
         self.require_writable()
@@ -408,12 +430,14 @@ class Transaction:
         """Make every change visible at once, or raise ``TransactionConflictError``."""
         if self.closed:
             return
-        rows: list[dict[str, Any]] = []
+        rows: list[dict[str, Any]] | None = []
         try:
             for change in self.changes.values():
                 stage_change_data(change)
             if self.changes or self.namespace_changes:
                 rows = self._publish()
+            elif self.is_repeat():  # its writes saw the repeat and left themselves out
+                rows = None
         except CommitOutcomeUnknownError:
             self.closed = True  # its staged files stay: the commit may reference them
             self._release()
@@ -429,6 +453,10 @@ class Transaction:
         except BaseException:
             self.abort()
             raise
+        if rows is None:  # a repeat of a committed transaction: nothing of it is kept
+            self.abort()
+            self.skipped = True
+            return
         self.closed = True
         try:
             if rows and self.catalog.record is None:  # a branch's commits stay in its log
@@ -442,13 +470,16 @@ class Transaction:
             for listener in _commit_listeners:
                 listener(self, rows)
 
-    def _publish(self) -> list[dict[str, Any]]:
+    def _publish(self) -> list[dict[str, Any]] | None:
         """Publish the log entry: check against the newest state, then put-if-absent the next
-        log version; check again when another commit took it."""
+        log version; check again when another commit took it. None: the transaction repeats
+        one committed before (its idempotency keys say so) and is skipped."""
         log = log_of(self.catalog)
         for _ in range(MAX_COMMIT_ATTEMPTS):
             self._catch_up()  # on main, the previous entry is applied before ours is published
             latest = log.state
+            if repeated(self.keys, self.follows, latest.apps):
+                return None
             self._check(latest)
             rows = log_rows(self, log.version + 1, max(time.time_ns(), latest.end_time + 1))
             if not rows:
