@@ -242,7 +242,7 @@ def _query(sql: str, **tables: pa.Table) -> pa.Table:
         for name, rows in tables.items():
             duck.register(name, _numbered(rows))
         try:
-            return duck.execute(sql).fetch_arrow_table()
+            return duck.execute(sql).to_arrow_table()
         finally:
             for name in tables:
                 duck.unregister(name)
