@@ -246,7 +246,7 @@ class DeletionVectorError(WorkbenchError, ValueError):
     """A deletion vector could not be read: its file is missing, damaged or of another format."""
 
 
-class ChangesUnavailableError(WorkbenchError, LookupError):
+class ChangesUnavailableError(TableVersionNotFoundError):
     """A change feed was asked for versions whose files ``dc.vacuum`` removed."""
 
 
