@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 comma := ,
-EXTRAS ?= dev,ray,jupyter,spark,inference,reports
+EXTRAS ?= dev,ray,jupyter,spark,inference,reports,streaming
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 # The voice-activity model's ONNX file comes in silero-vad's wheel, which requires torch; the ONNX
 # file needs only onnxruntime, so with the inference extra it is installed without dependencies.

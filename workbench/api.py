@@ -46,6 +46,7 @@ from workbench.core.inference.result import InferResult
 from workbench.core.io.changes import catalog_changes, changes
 from workbench.core.io.diff import BranchDiff, TableDiff, diff, diff_branch
 from workbench.core.io.handle import TableHandle, TableMap, table
+from workbench.core.io.kafka_ingest import IngestResult, ingest_kafka
 from workbench.core.io.reader import read
 from workbench.core.io.reader import read as read_table  # DeltaCAT's long name
 from workbench.core.io.sql import sql
@@ -138,6 +139,7 @@ __all__ = [
     "DeltaCatUrl",
     "Field",
     "ImportResult",
+    "IngestResult",
     "LifecycleState",
     "MergeOrder",
     "Namespace",
@@ -192,6 +194,7 @@ __all__ = [
     "from_manifest_table",
     "idempotency_version",
     "import_media",
+    "ingest_kafka",
     "from_pandas",
     "from_pyarrow",
     "get_catalog",

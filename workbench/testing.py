@@ -1,6 +1,7 @@
 """Throwaway servers on this machine, to try workbench without an account or a cluster: an S3
-server (moto, from the ``dev`` extra), a Spark standalone cluster and a Ray cluster. The tests
-and benchmarks use them, and so can anyone.
+server (moto, from the ``dev`` extra), a Spark standalone cluster, a Ray cluster and a Kafka
+cluster (librdkafka's mock brokers, from the ``streaming`` extra). The tests and benchmarks use
+them, and so can anyone.
 
     with LocalS3() as s3, LocalSparkCluster() as spark, LocalRayCluster() as ray_cluster:
         lake = dc.Catalog(dc.CatalogProperties(f"s3://{s3.new_bucket()}/lake", s3.options))
@@ -23,11 +24,12 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from workbench.core.base.dependencies import STREAMING_INSTALL, require
 from workbench.core.base.errors import EngineUnavailableError, WorkbenchError
 
 START_SECONDS = 30.0
@@ -165,6 +167,72 @@ class LocalS3:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class LocalKafka:
+    """A Kafka cluster in this process: librdkafka's mock brokers (confluent-kafka, the
+    ``streaming`` extra), real brokers on 127.0.0.1 that this and other processes reach at
+    ``bootstrap_servers`` until ``close``. Topics are created on first use, with ``PARTITIONS``
+    partitions (the mock brokers take no CreateTopics)."""
+
+    PARTITIONS = 4  # librdkafka's mock cluster's default for an auto-created topic
+    # A consumer killed with -9 leaves its group when its session times out: a short session
+    # moves its partitions to the others in seconds, not Kafka's default 45. Not below 3.5 s:
+    # the brokers hold a group's first join 3 s for more members, and a shorter session expires
+    # while it waits.
+    GROUP_SETTINGS: ClassVar[dict[str, Any]] = {
+        "session.timeout.ms": 4000,
+        "heartbeat.interval.ms": 300,
+        "max.poll.interval.ms": 10000,
+        "log_level": 3,  # errors only
+    }
+
+    def __init__(self, brokers: int = 1) -> None:
+        kafka = require("confluent_kafka", "LocalKafka", STREAMING_INSTALL)
+        # log_level 4: the brokers' notices (mock cluster enabled, peers gone) stay quiet
+        self._owner = kafka.Producer({"test.mock.num.brokers": brokers, "log_level": 4})
+        found = self._owner.list_topics(timeout=START_SECONDS).brokers.values()
+        self.bootstrap_servers = ",".join(f"{b.host}:{b.port}" for b in found)
+        self._producer = kafka.Producer(
+            {"bootstrap.servers": self.bootstrap_servers, "log_level": 4}
+        )
+
+    def consumer_config(self, group: str) -> dict[str, Any]:
+        """Settings of a consumer of ``group`` on this cluster (see ``GROUP_SETTINGS``)."""
+        return {
+            "bootstrap.servers": self.bootstrap_servers,
+            "group.id": group,
+            **self.GROUP_SETTINGS,
+        }
+
+    def produce(self, topic: str, values: Iterable[bytes | str]) -> int:
+        """Send ``values`` to ``topic``, spread over its partitions in turn; how many were sent
+        (every one acknowledged before it returns)."""
+        sent = 0
+        for i, value in enumerate(values):
+            self._send(topic, value, i % self.PARTITIONS)
+            sent += 1
+        if self._producer.flush(START_SECONDS):
+            raise WorkbenchError(f"The local Kafka cluster did not take every message of {topic}.")
+        return sent
+
+    def _send(self, topic: str, value: bytes | str, partition: int) -> None:
+        try:
+            self._producer.produce(topic, value, partition=partition)
+        except BufferError:  # the client's queue is full: let it drain, then send again
+            self._producer.flush(START_SECONDS)
+            self._producer.produce(topic, value, partition=partition)
+
+    def close(self) -> None:
+        """Stop the brokers (their topics go with them)."""
+        self._producer.flush(STOP_SECONDS)
+        self._producer = self._owner = None
+
+    def __enter__(self) -> LocalKafka:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class _Relay:

@@ -671,6 +671,38 @@ class Diff(Path):
         return (result.added, result.removed, result.changed if state.keyed else 0)
 
 
+class Changes(Path):
+    """``dc.changes`` from the table's first version to the state, net: every row of the state
+    as an insert (the changes of all its commits add up to the table)."""
+
+    shapes = (ALL,)
+    # dc.vacuum removed files an earlier commit's changes are made of
+    vacuumed = ("vacuumed", "vacuumed_partly", "vacuumed_whole")
+
+    def __init__(self, kind: str):
+        self.kind, self.name = kind, f"changes:{kind}"
+
+    def run(self, where: Where, state: TableState, shape: str) -> Any:
+        end = state.read.get("version", state.read.get("as_of"))
+        try:
+            feed = dc.changes(
+                state.table,
+                end=end,
+                namespace=NAMESPACE,
+                catalog=where.catalog,
+                branch=state.read.get("branch"),
+                net=True,
+                read_as=EAGER[self.kind],
+                columns=state.columns,
+            )
+        except dc.ChangesUnavailableError:
+            assert state.name in self.vacuumed, "changes unavailable, though nothing was vacuumed"
+            return [tuple(r[c] for c in state.columns) for r in state.rows]
+        feed = dc.to_pyarrow(feed)
+        assert set(feed.column("_change_type").to_pylist()) <= {"insert"}, "not only inserts"
+        return rows_of(feed.select(state.columns), state.columns)
+
+
 PATHS: list[Path] = [
     *(EagerRead(kind) for kind in EAGER),
     ParquetFilesRead(),
@@ -683,4 +715,5 @@ PATHS: list[Path] = [
     *(RefusingFolderReader(reader) for reader in ("daft", "pyarrow")),
     Show(),
     Diff(),
+    *(Changes(kind) for kind in ("pyarrow", "pandas")),
 ]

@@ -2,8 +2,8 @@
 express, checked against the plain-Python model of the rows.
 
 Local paths (pandas, Arrow, polars, numpy, Daft, DuckDB SQL, readers of the folders, show,
-diff) run in the fast tier; Spark and Ray paths in theirs; the object-store catalog in the s3
-tier."""
+diff, changes) run in the fast tier; Spark and Ray paths in theirs; the object-store catalog in
+the s3 tier."""
 
 from __future__ import annotations
 

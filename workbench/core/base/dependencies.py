@@ -8,6 +8,7 @@ from types import ModuleType
 from workbench.core.base.errors import MissingDependencyError
 
 INFERENCE_INSTALL = "pip install 'workbench[inference]'"
+STREAMING_INSTALL = "pip install 'workbench[streaming]'"
 
 
 def require(module: str, feature: str, install: str = INFERENCE_INSTALL) -> ModuleType:

@@ -246,7 +246,7 @@ class DeletionVectorError(WorkbenchError, ValueError):
     """A deletion vector could not be read: its file is missing, damaged or of another format."""
 
 
-class ChangesUnavailableError(WorkbenchError, LookupError):
+class ChangesUnavailableError(TableVersionNotFoundError):
     """A change feed was asked for versions whose files ``dc.vacuum`` removed."""
 
 
@@ -257,6 +257,10 @@ class ClusteringError(InvalidArgumentError):
 
 class ChangeCommitError(WorkbenchError):
     """A stream of a table's new rows met a version that updated or deleted rows."""
+
+
+class MessageDecodeError(WorkbenchError, ValueError):
+    """A message of a stream could not be decoded into a row; nothing of its batch was written."""
 
 
 def brief(value: Any, limit: int = 160) -> str:

@@ -8,14 +8,16 @@ when ``delta.enableChangeDataFeed`` is on, and net changes over many commits."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.identifiers import quote_identifier
+from workbench.core.delta.commits import commit_key
 from workbench.core.delta.data_files import DataFile
-from workbench.core.delta.deleted_positions import deleted_positions, without_positions
+from workbench.core.delta.deleted_positions import deleted_positions
 from workbench.core.delta.deletion_vectors import vector_uri
+from workbench.core.delta.reading import live_file_rows
 from workbench.core.filters.duck import scratch
 
 if TYPE_CHECKING:
@@ -98,6 +100,11 @@ def _concat(table: ChangedTable, parts: list[pa.Table]) -> pa.Table:
     return pa.concat_tables(parts) if parts else table.schema.empty_table()
 
 
+def _live_rows(table: ChangedTable, f: DataFile) -> pa.Table:
+    """The rows of a file its deletion vector leaves, in the table's schema."""
+    return live_file_rows(f, table.uri, table.schema, table.storage)
+
+
 def _fragment(table: ChangedTable, f: DataFile) -> Any:
     import pyarrow.dataset as pads
 
@@ -105,15 +112,6 @@ def _fragment(table: ChangedTable, f: DataFile) -> Any:
     return pads.ParquetFileFormat().make_fragment(
         storage.fs_path(f.absolute), storage.filesystem, file_size=f.size or None
     )
-
-
-def _live_rows(table: ChangedTable, f: DataFile) -> pa.Table:
-    """The rows of a file its deletion vector leaves, in the table's schema."""
-    with table.storage.access_errors():
-        rows = _fragment(table, f).to_table(schema=table.schema)
-    if f.deletion_vector is None:
-        return rows
-    return without_positions(rows, deleted_positions(table.uri, f.deletion_vector, table.storage))
 
 
 def _newly_deleted(table: ChangedTable, old: DataFile, new: DataFile) -> pa.Table:
@@ -131,23 +129,41 @@ def _newly_deleted(table: ChangedTable, old: DataFile, new: DataFile) -> pa.Tabl
     if not len(positions):
         return table.schema.empty_table()
     with table.storage.access_errors():
-        return _rows_at(table, _fragment(table, new), positions)
+        return _conformed(table, _rows_at(table, new, positions))
 
 
-def _rows_at(table: ChangedTable, fragment: Any, positions: np.ndarray) -> pa.Table:
-    """The rows at ``positions`` (increasing) of a Parquet file, reading only the row groups
-    that hold them."""
+def _rows_at(table: ChangedTable, f: DataFile, positions: np.ndarray) -> pa.Table:
+    """The rows at ``positions`` (increasing) of a data file, as the file stores them, reading
+    only the row groups that hold them."""
     import numpy as np
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    sizes = [g.num_rows for g in fragment.row_groups]
+    storage = table.storage
+    parquet = pq.ParquetFile(storage.filesystem.open_input_file(storage.fs_path(f.absolute)))
+    meta = parquet.metadata
+    sizes = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
     starts = np.cumsum([0, *sizes])
-    groups = np.unique(np.searchsorted(starts, positions, side="right") - 1)
-    rows = fragment.subset(row_group_ids=groups.tolist()).to_table(schema=table.schema)
-    offsets = np.cumsum([0] + [sizes[g] for g in groups])  # where each group starts in ``rows``
     group_of = np.searchsorted(starts, positions, side="right") - 1
+    groups = np.unique(group_of)
+    columns = [c for c in table.schema.names if c in parquet.schema_arrow.names]
+    rows = parquet.read_row_groups(groups.tolist(), columns=columns)
+    offsets = np.cumsum([0] + [sizes[g] for g in groups])  # where each group starts in ``rows``
     local = positions - starts[group_of] + offsets[np.searchsorted(groups, group_of)]
     return rows.take(pa.array(local, pa.int64()))
+
+
+def _conformed(table: ChangedTable, rows: pa.Table) -> pa.Table:
+    """Rows read from a file in the table's schema: its types, and nulls for the columns the
+    file was written without."""
+    import pyarrow as pa
+
+    names = rows.column_names
+    columns = [
+        rows.column(f.name).cast(f.type) if f.name in names else pa.nulls(len(rows), f.type)
+        for f in table.schema
+    ]
+    return pa.Table.from_arrays(columns, schema=table.schema)
 
 
 def _read_change_files(table: ChangedTable, actions: TableActions) -> pa.Table:
@@ -226,7 +242,7 @@ def _query(sql: str, **tables: pa.Table) -> pa.Table:
         for name, rows in tables.items():
             duck.register(name, _numbered(rows))
         try:
-            return duck.execute(sql).fetch_arrow_table()
+            return duck.execute(sql).to_arrow_table()
         finally:
             for name in tables:
                 duck.unregister(name)
@@ -302,6 +318,20 @@ def net_changes(feed: pa.Table, keys: tuple[str, ...], compared: list[str]) -> p
             (feed.take(last[~before & after]), INSERT),
         ]
     )
+
+
+def change_files_of(storage: Storage, table_key: str, versions: Iterable[int]) -> set[str]:
+    """The change data files (relative paths) the commits ``versions`` of a table carry: what
+    ``vacuum`` keeps while it keeps those versions (Delta's own vacuum takes them for unused)."""
+    import json
+
+    keys = [commit_key(table_key, v) for v in sorted(versions)]
+    names = set()
+    for data in storage.get_keys(keys):
+        for line in (data or b"").decode().splitlines():
+            if line.startswith('{"cdc"'):
+                names.add(json.loads(line)["cdc"]["path"])
+    return names
 
 
 def change_file_action(table: ChangedTable, changes: pa.Table) -> tuple[dict[str, Any], str, int]:

@@ -8,9 +8,11 @@ worker (a Spark data source's, say) can call it as it is."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.arguments import flag, whole_number
@@ -54,17 +56,31 @@ if TYPE_CHECKING:
 COMMIT_VERSION = "_commit_version"
 COMMIT_TIMESTAMP = "_commit_timestamp"
 TRANSACTION_ID = "_transaction_id"
+MAX_THREADS = 8  # commits whose changes are read at once
 COMMIT_COLUMNS = (CHANGE_TYPE, COMMIT_VERSION, COMMIT_TIMESTAMP, TRANSACTION_ID)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Commit:
-    """One version of a table as the catalog log recorded it: its transaction and actions."""
+    """One version of a table as the catalog log recorded it: its transaction and actions
+    (decoded when first asked for: a feed of a few versions of a long history decodes few)."""
 
     version: int
     transaction_id: str
     end_time: int  # ns: when the catalog transaction committed
-    actions: TableActions
+    recorded: str | None  # the actions as the log's JSON (None: a log of schema version 1)
+    read_from_table: Callable[[int], TableActions]  # the actions from the table's Delta log
+
+    @cached_property
+    def actions(self) -> TableActions:
+        if self.recorded is None:
+            return self.read_from_table(self.version)
+        return TableActions.from_json(self.recorded)
+
+    @property
+    def may_change_schema(self) -> bool:
+        """False when the commit surely holds no metadata action."""
+        return self.recorded is None or '"metaData"' in self.recorded
 
     @property
     def timestamp_us(self) -> int:
@@ -178,18 +194,14 @@ def table_history(loc: Location, entry: TableEntry) -> list[Commit]:
     order (a branch's versions beyond its base exist only as its log's actions)."""
     log = log_of(loc.catalog)
     history = []
+    from_table = partial(_delta_actions, loc, entry)
     for version in sorted(set(log.recorded_versions(entry.incarnation))):
         if version > entry.version:
             break
         row, actions = log.actions_for(entry.incarnation, version) or (None, None)
-        if row is None:
-            continue
-        recorded = (
-            TableActions.from_json(actions)
-            if actions is not None
-            else _delta_actions(loc, entry, version)  # logs of schema version 1 hold none
-        )
-        history.append(Commit(version, row["transaction_id"], row["end_time"], recorded))
+        if row is not None:
+            time, transaction = row["end_time"], row["transaction_id"]
+            history.append(Commit(version, transaction, time, actions, from_table))
     return history
 
 
@@ -265,7 +277,7 @@ def _instant(catalog: Catalog, point: Any, argument: str) -> int:
 def _schema_at(history: list[Commit], version: int) -> Schema:
     """The table's schema at ``version``: that of the newest metadata action up to it."""
     for commit in reversed(history):
-        if commit.version <= version and commit.actions.metadata:
+        if commit.version <= version and commit.may_change_schema and commit.actions.metadata:
             return metadata_schema(commit.actions.metadata)[0]
     raise TableVersionNotFoundError(f"No schema is recorded up to table version {version}.")
 
@@ -287,14 +299,32 @@ def _feed(
     plain = pa.schema([pa.field(f.name, f.type) for f in schema])
     uri = table_uri(loc.catalog, loc.namespace, loc.name, entry)
     table = ChangedTable(uri, loc.catalog.storage, plain, tuple(schema.merge_keys))
+
+    def one(commit: Commit) -> pa.Table:
+        return stamped(commit_changes(table, commit.actions, change_files), commit)
+
     try:
-        parts = [stamped(commit_changes(table, c.actions, change_files), c) for c in chosen]
+        parts = _in_parallel(one, chosen)
     except (FileNotFoundError, DeletionVectorError) as e:
-        raise _unavailable(loc, table, history, chosen, change_files) or e from e
+        unavailable = _unavailable(loc, table, history, chosen, change_files)
+        if unavailable is None:
+            raise
+        raise unavailable from e
     feed = pa.concat_tables(parts) if parts else stamped(with_change_type(plain).empty_table())
     if net:
         feed = net_changes(feed, table.keys, plain.names)
     return feed.select([*names, *COMMIT_COLUMNS])
+
+
+def _in_parallel(fn: Callable[[Commit], pa.Table], commits: list[Commit]) -> list[pa.Table]:
+    """``fn`` of each commit, in order: several at once when there are several (their files
+    are read while others are decoded)."""
+    if len(commits) < 2:
+        return [fn(c) for c in commits]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(len(commits), os.cpu_count() or 1, MAX_THREADS)) as pool:
+        return list(pool.map(fn, commits))
 
 
 def _columns(loc: Location, schema: Schema, columns: Sequence[str] | None) -> list[str]:
@@ -311,10 +341,12 @@ def _columns(loc: Location, schema: Schema, columns: Sequence[str] | None) -> li
 
 
 def stamped(rows: pa.Table, commit: Commit | None = None) -> pa.Table:
-    """A commit's changes with its version, time and transaction."""
+    """A commit's changes with its version, time and transaction, each column one chunk (so
+    every column of a feed is chunked alike: Spark's ``createDataFrame`` keeps only the rows of
+    the first chunk of a table whose columns were chunked differently, as seen with PySpark 4)."""
     import pyarrow as pa
 
-    n = rows.num_rows
+    rows, n = rows.combine_chunks(), rows.num_rows
     stamps = {
         COMMIT_VERSION: pa.array([commit.version if commit else 0] * n, pa.int64()),
         COMMIT_TIMESTAMP: pa.array(
@@ -357,7 +389,7 @@ def _unavailable(
     oldest = (
         f"changes are available from version {history[low].version} on"
         if low < len(history)
-        else "no version's changes are available any more"
+        else f"only changes after version {history[-1].version} are available"
     )
     return ChangesUnavailableError(
         f"The changes of table {loc.qualified!r} from version {chosen[0].version} to "

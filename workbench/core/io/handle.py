@@ -18,6 +18,7 @@ from workbench.core.catalog.descriptions import TableInfo, WriteResult
 from workbench.core.catalog.locations import locate
 from workbench.core.catalog.registry import catalog_name
 from workbench.core.catalog.scope import get_catalog
+from workbench.core.io.changes import changes
 from workbench.core.io.diff import TableDiff, diff
 from workbench.core.io.reader import read
 from workbench.core.io.url_names import SCHEME, parse_url
@@ -103,6 +104,13 @@ class TableHandle:
         after = self.as_of if after is None else after
         with self._scope():
             return diff(self.name, self.namespace, before, after, self.catalog, **options)
+
+    def changes(self, start: Any = None, end: Any = None, **options: Any) -> Any:
+        """``dc.changes`` of this table from ``start`` to ``end`` (default: this handle's
+        point, or the newest version; ``net=``, ``read_as=``, ``columns=``)."""
+        end = self.as_of if end is None else end
+        with self._scope():
+            return changes(self.name, start, end, self.namespace, self.catalog, **options)
 
     # ---------------------------------------------------------------------------- writes
     def write(

@@ -23,6 +23,7 @@ from workbench.core.catalog.folders import (
 from workbench.core.catalog.locations import locate
 from workbench.core.catalog.scope import main_catalog
 from workbench.core.data.engine import get_engine
+from workbench.core.delta.change_data import CHANGE_DATA_FOLDER, change_files_of
 from workbench.core.delta.clustering import (
     CLUSTER_BY_PROPERTY,
     check_clustering,
@@ -251,6 +252,9 @@ def _vacuum_table(
         needed = vector_files_of(uri, versions, catalog.storage)
         unused = [path for path in unused if path not in needed]
     unused = [path for path in unused if path not in branch_files]
+    if any(path.startswith(f"{CHANGE_DATA_FOLDER}/") for path in unused):
+        needed = change_files_of(catalog.storage, key, versions)
+        unused = [path for path in unused if path not in needed]
     if not dry_run:
         for path in unused:
             catalog.storage.delete(f"{key}/{path}")

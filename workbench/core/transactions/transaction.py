@@ -334,12 +334,18 @@ class Transaction:
         actions = TableActions(protocol, metadata)
         data_change = in_place_of is None
         if rewrite is not None:
+            replaced = set()
             for old in rewrite.removed:
                 staged = change.actions.adds.pop(old.path, None)
                 if staged is None:
                     actions.removes[old.path] = remove_action(old, data_change)
                 else:  # a file this transaction added and now replaces: it was never visible
                     change.superseded += [w for w in change.written if w.uri == old.absolute]
+                    replaced.add(old.path)
+            if replaced:  # gone from what this transaction reads next, too
+                change.table = change.table.with_files(
+                    [f for f in change.table.files if f.path not in replaced]
+                )
             for kept in rewrite.vectored:  # the file stays; its vector replaces the old one
                 if kept.file.path not in change.actions.adds:
                     actions.removes[kept.file.path] = remove_action(kept.file)
