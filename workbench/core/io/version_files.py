@@ -56,5 +56,11 @@ def _files_of(commit: Commit, table_uri: str) -> VersionFiles:
         for a in adds
         if a["path"] not in actions.removes and not a.get("deletionVector")
     )
-    light = replace(commit, actions=TableActions())  # what a task needs of it
+    light = replace(commit, recorded=None, read_from_table=_no_actions)  # what a task needs
     return VersionFiles(light, new, bool(removed) or len(new) < len(adds))
+
+
+def _no_actions(version: int) -> TableActions:
+    """The actions of a commit stripped for a Spark task: none (it needs the commit's version,
+    time and transaction only)."""
+    return TableActions()
