@@ -217,6 +217,7 @@ def check_location(path: str, uri: str) -> None:
         return  # a new log (or a folder, which SQLite itself refuses to open)
     try:
         with contextlib.closing(sqlite3.connect(f"{Path(path).as_uri()}?mode=ro", uri=True)) as db:
+            db.execute("BEGIN")  # one snapshot: a log being created commits between reads
             version = db.execute("PRAGMA user_version").fetchone()[0]
             tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
             columns = [r[1] for r in db.execute("PRAGMA table_info(events)")]
