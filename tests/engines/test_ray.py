@@ -292,3 +292,17 @@ def test_ray_checks_keys_and_merges_across_blocks_like_local(
         None,
     )
     assert [r["v"] for r in results["ray"][1]] == ["a", "b", "c", "e", "f", "x", "z"]
+
+
+def test_the_change_feed_reads_as_a_ray_dataset_like_pyarrow(ray_cluster, catalog):
+    key = dc.Field.of(pa.field("id", pa.int64()), is_merge_key=True)
+    dc.create_table("t", schema=dc.Schema.of([key, pa.field("v", pa.int64())]))
+    dc.write(pa.table({"id": [1, 2], "v": [1, 2]}), "t", mode="merge")
+    dc.write(pa.table({"id": [2, 3], "v": [20, 3]}), "t", mode="merge")
+
+    def changes(rows: list[dict]) -> list[tuple]:
+        return sorted((r["_commit_version"], r["id"], r["v"], r["_change_type"]) for r in rows)
+
+    expected = changes(dc.changes("t", read_as="pyarrow").to_pylist())
+    assert changes(dc.changes("t", read_as=dc.DatasetType.RAY_DATASET).take_all()) == expected
+    assert len(expected) == 5  # two inserts, then an update's two images and an insert
