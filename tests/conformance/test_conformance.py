@@ -16,9 +16,16 @@ from tests.conformance.shapes import AGGREGATE, FILTER, JOIN, PROJECT, SHAPES, c
 from tests.conformance.states import STATES
 
 # Not on an object store: a reader of the folders that does not take this project's
-# object-store options, and the local engine's pandas, numpy and polars forms, which convert the
-# rows read:pyarrow fetches there exactly as they do on the local catalog.
-NOT_ON_OBJECT_STORES = {"folder:duckdb", "read:pandas", "read:numpy", "read:polars"}
+# object-store options, and the pandas, numpy and polars forms of the local engine's reads and
+# of the change feed, which convert the rows read:pyarrow (changes:pyarrow) fetches there exactly
+# as they do on the local catalog.
+NOT_ON_OBJECT_STORES = {
+    "folder:duckdb",
+    "read:pandas",
+    "read:numpy",
+    "read:polars",
+    "changes:pandas",
+}
 
 
 # Spark's and Ray's filter shapes run on the states that each bring something their rendering

@@ -148,7 +148,7 @@ def test_a_consumer_killed_at_random_points_processes_every_change_once(pipeline
     producer = threading.Thread(target=produce)
     producer.start()
     kills = 0
-    while not stop.is_set() or kills < 5:
+    while not stop.is_set() or kills < 3:
         proc = subprocess.Popen([sys.executable, "-c", CONSUMER, str(pipeline.root)])
         time.sleep(rng.uniform(1.5, 3.0))  # import, then a few batches, then a random instant
         proc.kill()
