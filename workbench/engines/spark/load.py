@@ -12,7 +12,7 @@ inside a ``dc.branch`` block reads that branch, as a save there writes it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from pyspark.sql.readwriter import DataFrameReader
     from pyspark.sql.streaming.readwriter import DataStreamReader
 
+    from workbench.core.catalog.locations import OpenTable
+    from workbench.engines.spark.source_options import SourceOptions
+
 
 def install_load() -> None:
     """Wrap PySpark's ``DataFrameReader.load`` (once per process) with the driver's checks."""
@@ -34,11 +37,17 @@ def install_load() -> None:
 
     if getattr(DataFrameReader.load, "_workbench", False):
         return
-    original = DataFrameReader.load
+    DataFrameReader.load = checked_load(DataFrameReader.load, _checked_branch)  # type: ignore[method-assign]
+
+
+def checked_load(original: Any, check: Callable[[Any, Any], str]) -> Any:
+    """``original`` (a ``DataFrameReader``'s or ``DataStreamReader``'s ``load``) that first runs
+    ``check(reader, path)`` for a workbench read (raising workbench's error for a mistake) and
+    reads the branch it returns; reads of other formats pass through."""
 
     @functools.wraps(original)
     def load(
-        self: DataFrameReader,
+        self: DataFrameReader | DataStreamReader,
         path: Any = None,
         format: str | None = None,
         schema: Any = None,
@@ -51,11 +60,11 @@ def install_load() -> None:
         self.options(**options)
         if str(self._jreader.source()).lower() != NAME:
             return original(self, path)
-        with workbench_errors(), with_branch(self, _checked_branch(self, path)):
+        with workbench_errors(), with_branch(self, check(self, path)):
             return original(self, path)
 
     load._workbench = True  # type: ignore[attr-defined]
-    DataFrameReader.load = load  # type: ignore[method-assign]
+    return load
 
 
 def _checked_branch(reader: DataFrameReader, path: Any) -> str:
@@ -64,11 +73,16 @@ def _checked_branch(reader: DataFrameReader, path: Any) -> str:
     options = held_options(reader._jreader)
     if path is not None:
         options["paths" if isinstance(path, list | tuple) else "path"] = str(path)
-    request = read_options(options)
+    return readable(read_options(options))[1]
+
+
+def readable(request: SourceOptions) -> tuple[OpenTable, str]:
+    """The table a read asks for, checked readable (workbench's error otherwise), and the branch
+    it reads."""
     line = line_for(request, trunk_for(request))
     opened = open_requested(request, line)
     check_readable(opened)
-    return line.branch
+    return opened, line.branch
 
 
 @contextmanager

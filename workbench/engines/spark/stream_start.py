@@ -19,10 +19,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.errors import InvalidArgumentError, TableNotFoundError
-from workbench.core.catalog.locations import check_readable, locate_in
+from workbench.core.catalog.locations import locate_in
 from workbench.core.catalog.scope import branch_scope
-from workbench.engines.spark.datasource import line_for, open_requested, trunk_for
-from workbench.engines.spark.load import held_options, restored, with_branch
+from workbench.engines.spark.datasource import line_for, trunk_for
+from workbench.engines.spark.load import checked_load, held_options, readable, restored
 from workbench.engines.spark.save import registered_name, table_exists_at, write_on_driver
 from workbench.engines.spark.source_options import (
     NAME,
@@ -49,25 +49,7 @@ def install_streams() -> None:
 
     if getattr(DataStreamWriter.start, "_workbench", False):
         return
-    load, start = DataStreamReader.load, DataStreamWriter.start
-
-    @functools.wraps(load)
-    def checked_load(
-        self: DataStreamReader,
-        path: str | None = None,
-        format: str | None = None,
-        schema: Any = None,
-        **options: Any,
-    ) -> DataFrame:
-        if format is not None:
-            self.format(format)
-        if schema is not None:
-            self.schema(schema)
-        self.options(**options)
-        if str(self._jreader.source()).lower() != NAME:
-            return load(self, path)
-        with workbench_errors(), with_branch(self, _checked_source(self, path)):
-            return load(self, path)
+    start = DataStreamWriter.start
 
     @functools.wraps(start)
     def checked_start(
@@ -94,7 +76,7 @@ def install_streams() -> None:
             return _start(self, path, functools.partial(start, self))
 
     checked_start._workbench = True  # type: ignore[attr-defined]
-    DataStreamReader.load = checked_load  # type: ignore[method-assign]
+    DataStreamReader.load = checked_load(DataStreamReader.load, _checked_source)  # type: ignore[method-assign]
     DataStreamWriter.start = checked_start  # type: ignore[method-assign]
     for name in ("awaitTermination", "processAllAvailable"):
         setattr(StreamingQuery, name, _raising_workbench_errors(getattr(StreamingQuery, name)))
@@ -112,16 +94,13 @@ def _raising_workbench_errors(wait: Any) -> Any:
 def _checked_source(reader: DataStreamReader, path: str | None) -> str:
     """Open the table a stream read asks for, raising workbench's error for any mistake; the
     branch it reads."""
-    request = stream_read_options(held_options(reader._jreader), path)
-    line = line_for(request, trunk_for(request))
-    opened = open_requested(request, line)
-    check_readable(opened)
+    opened, branch = readable(stream_read_options(held_options(reader._jreader), path))
     if opened.schemaless:
         raise InvalidArgumentError(
             f"Table {opened.loc.qualified!r} is schemaless (it records files, not rows), so it "
             "has no stream of rows; read it with spark.read.format('workbench')."
         )
-    return line.branch
+    return branch
 
 
 def _start(writer: DataStreamWriter, path: str | None, spark_start: Any) -> StreamingQuery:
