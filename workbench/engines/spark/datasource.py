@@ -47,7 +47,10 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from workbench.core.catalog.catalogs import Catalog
+    from workbench.core.catalog.descriptions import WriteResult
     from workbench.core.catalog.locations import OpenTable
+    from workbench.core.schema.table_schema import Schema
+    from workbench.core.storage.store import Storage
 
 ROWS_PER_TASK_PART = 1_000_000  # rows a Spark task buffers before writing them as one part
 Catalogs = dict[str, tuple[str, dict[str, str]]]  # name -> (root, storage options)
@@ -295,6 +298,39 @@ def write_task_parts(batches: Iterator[Any], plan: _Plan, batch: str) -> list[An
     return written
 
 
+def commit_parts(
+    files: list[Any],
+    incoming: pa.Schema,
+    written_as: Schema,
+    folder: str | None,
+    request: SourceOptions,
+    storage: Storage,
+    mode: str,
+    **write_args: Any,
+) -> WriteResult:
+    """Add the parts Spark's tasks wrote (``files``, in ``written_as``) to the requested table
+    in one catalog transaction, as ``dc.write`` in ``mode`` (with ``write_args``); delete them
+    when that fails."""
+    from workbench.core.delta.data_files import discard
+    from workbench.core.io.writer import write
+    from workbench.engines.spark.written_parts import WrittenParts
+
+    try:
+        parts = WrittenParts(files, incoming, written_as, folder, storage)
+        return write(
+            parts,
+            request.table,
+            request.namespace,
+            request.catalog,
+            mode=mode,
+            branch=request.branch,
+            **write_args,
+        )
+    except BaseException:
+        discard(files, storage)
+        raise
+
+
 class _Writer(DataSourceArrowWriter):
     """Each task writes its rows as a part of the table (in the planned schema, into the
     table folder); the commit adds the parts' files in one catalog transaction."""
@@ -321,30 +357,22 @@ class _Writer(DataSourceArrowWriter):
         return _Written(write_task_parts(batches, self.plan, self.batch))
 
     def commit(self, messages: list[WriterCommitMessage]) -> None:
-        from workbench.core.delta.data_files import discard
-        from workbench.core.io.writer import write
-        from workbench.engines.spark.written_parts import WrittenParts
-
         files = [f for m in messages if isinstance(m, _Written) for f in m.files]
         try:
-            request = self.request
-            _use_catalogs(self.catalogs, self.default, request)
+            _use_catalogs(self.catalogs, self.default, self.request)
             plan = self.plan
             mode = "create" if plan.creates else "replace" if self.overwrite else "append"
             folder = None if plan.creates else plan.table
-            parts = WrittenParts(files, self.incoming, plan.schema, folder, plan.storage)
-            write(
-                parts,
-                request.table,
-                request.namespace,
-                request.catalog,
-                mode=mode,
+            commit_parts(
+                files,
+                self.incoming,
+                plan.schema,
+                folder,
+                self.request,
+                plan.storage,
+                mode,
                 auto_create_namespace=True,
-                branch=request.branch,
             )
-        except BaseException:
-            discard(files, self.plan.storage)
-            raise
         finally:
             self._remove_staging()
 

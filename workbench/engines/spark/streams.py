@@ -46,6 +46,7 @@ from workbench.engines.spark.datasource import (
     Catalogs,
     _plan,
     _use_catalogs,
+    commit_parts,
     open_requested,
     write_task_parts,
 )
@@ -139,32 +140,24 @@ class StreamWriter(DataSourceStreamArrowWriter):
         """Add the batch's parts as one catalog transaction keyed ``(app, batchId)``: skipped,
         its parts deleted, when that key committed already."""
         from workbench.core.delta.data_files import discard
-        from workbench.core.io.writer import write
-        from workbench.engines.spark.written_parts import WrittenParts
 
         files = _files(messages)
         if not files and not self.overwrite:
             return  # nothing to add: the next batch's key follows on
         written_as = next((m.schema for m in messages if isinstance(m, _Parts)), None)
-        try:
-            request, plan = self.request, self.plan
-            parts = WrittenParts(
-                files, self.incoming, written_as or plan.schema, plan.table, plan.storage
-            )
-            result = write(
-                parts,
-                request.table,
-                request.namespace,
-                request.catalog,
-                mode="replace" if self.overwrite else "append",
-                branch=request.branch,
-                idempotency=(self.app, batchId),
-            )
-        except BaseException:
-            discard(files, self.plan.storage)
-            raise
+        plan = self.plan
+        result = commit_parts(
+            files,
+            self.incoming,
+            written_as or plan.schema,
+            plan.table,
+            self.request,
+            plan.storage,
+            "replace" if self.overwrite else "append",
+            idempotency=(self.app, batchId),
+        )
         if result.skipped:  # a batch run again after its commit: its new parts go
-            discard(files, self.plan.storage)
+            discard(files, plan.storage)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Delete the parts the batch's finished tasks wrote (a failed task deleted its own)."""
