@@ -26,31 +26,24 @@ from pathlib import Path
 from typing import Any
 
 import workbench as dc
+from tests.features import kafka_workers
 from workbench.testing import LocalKafka
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "exactly_once.json"
 MODES = ("workbench", "at_least_once")
-TABLE = "events"
+TABLE = kafka_workers.TABLE
 IDLE_SECONDS = 1.0
 TARGETS = {"duplicates": "0", "lost": "0", "offsets_apart": "0"}
 
 
 def consume(root: str, bootstrap: str, group: str, topic: str, batch: int, mode: str) -> None:
     """One consumer process of ``mode`` (the benchmark starts and kills these)."""
+    if mode == "workbench":  # the consumer the kill -9 tests run
+        kafka_workers.main(root, bootstrap, group, topic, batch, IDLE_SECONDS)
+        return
     dc.init_local(root)
     config = {**LocalKafka.GROUP_SETTINGS, "bootstrap.servers": bootstrap, "group.id": group}
-    if mode == "workbench":
-        dc.ingest_kafka(
-            config,
-            topic,
-            TABLE,
-            decode=json.loads,
-            batch_rows=batch,
-            idle_seconds=IDLE_SECONDS,
-            progress=False,
-        )
-    else:
-        _at_least_once(config, topic, batch)
+    _at_least_once(config, topic, batch)
 
 
 def _at_least_once(config: dict[str, Any], topic: str, batch: int) -> None:
