@@ -77,6 +77,15 @@ def test_keys_partly_committed_are_a_conflict_that_changes_nothing(catalog):
     assert tree_digest(catalog.root) == before and rows("t") == [0, 1, 2]
 
 
+def test_one_transaction_cannot_give_an_app_two_versions(catalog):
+    with dc.transaction() as txn:
+        txn.add_idempotency(("app", 1))
+        txn.add_idempotency(("app", 1))  # the same again is fine
+        with pytest.raises(InvalidArgumentError, match="twice"):
+            dc.write(batch(0), "t", idempotency=("app", 2))
+    assert txn.keys == {"app": 1}
+
+
 def test_a_key_that_must_follow_a_version_conflicts_when_another_run_moved_it(catalog):
     dc.write(batch(0), "t", idempotency=("cursor", 5))
     with dc.transaction() as txn:

@@ -407,9 +407,8 @@ class Transaction:
         only if none was committed before, and is skipped whole if all were. ``after``: the
         version each app named must still be at when it commits (a consumer's cursor)."""
         self.require_writable()
-        for app, version in parse_keys(keys).items():
-            parse_keys({**self.keys, app: version})  # the same app twice must agree
-            self.keys[app] = version
+        # one list of pairs, so parse_keys refuses an app given two versions across calls
+        self.keys = parse_keys([*self.keys.items(), *parse_keys(keys).items()])
         self.follows.update(after or {})
         self.details[DETAILS_KEY] = dict(self.keys)
 
