@@ -247,6 +247,24 @@ class TableActions:
             combined.metadata = later.metadata or combined.metadata
         return combined
 
+    @classmethod
+    def from_commit(cls, data: bytes | None) -> TableActions:
+        """The actions a table's own Delta commit file holds (none for None)."""
+        actions = cls()
+        for line in (data or b"").decode().splitlines():
+            action = json.loads(line)
+            if "add" in action:
+                actions.adds[action["add"]["path"]] = action
+            elif "remove" in action:
+                actions.removes[action["remove"]["path"]] = action
+            elif "cdc" in action:
+                actions.cdc.append(action)
+            elif "metaData" in action:
+                actions.metadata = action
+            elif "protocol" in action:
+                actions.protocol = action
+        return actions
+
     def lines(self) -> list[dict[str, Any]]:
         """The actions in commit order: protocol, metadata, removes, adds, change data files."""
         head = [a for a in (self.protocol, self.metadata) if a]

@@ -7,7 +7,6 @@ worker (a Spark data source's, say) can call it as it is."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -209,19 +208,7 @@ def _delta_actions(loc: Location, entry: TableEntry, version: int) -> TableActio
     """A version's actions as the table's own Delta commit holds them."""
     storage = loc.catalog.storage
     uri = table_uri(loc.catalog, loc.namespace, loc.name, entry)
-    data = storage.get(commit_key(storage.key_of(uri), version)) or b""
-    actions = TableActions()
-    for line in data.decode().splitlines():
-        action = json.loads(line)
-        if "add" in action:
-            actions.adds[action["add"]["path"]] = action
-        elif "remove" in action:
-            actions.removes[action["remove"]["path"]] = action
-        elif "cdc" in action:
-            actions.cdc.append(action)
-        elif "metaData" in action:
-            actions.metadata = action
-    return actions
+    return TableActions.from_commit(storage.get(commit_key(storage.key_of(uri), version)))
 
 
 def _version(loc: Location, history: list[Commit], value: Any, argument: str) -> int:
