@@ -22,6 +22,15 @@ class InvalidFilterError(InvalidArgumentError):
     not have, a value that does not fit its column's type, or a form the reader cannot run."""
 
 
+class SqlQueryError(InvalidArgumentError):
+    """The SQL engine refused a query (its syntax, a name or a type in it), said in the query's
+    own names; ``position`` is where in the query the engine pointed, if it did."""
+
+    def __init__(self, message: str, position: int | None = None):
+        super().__init__(message)
+        self.position = position
+
+
 class CatalogNotFoundError(WorkbenchError, LookupError, ValueError):
     """No catalog with that name was registered through ``init``."""
 

@@ -10,11 +10,13 @@ transaction's snapshot, or ``as_of`` a past point.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from workbench.core.base.errors import (
     InvalidArgumentError,
     InvalidFilterError,
+    SqlQueryError,
     TableNotFoundError,
 )
 from workbench.core.base.types import DEFAULT_ENGINE, DatasetType
@@ -27,6 +29,7 @@ from workbench.core.delta.reading import plain_schema
 from workbench.core.filters.binding import bind
 from workbench.core.filters.query_tree import table_predicates
 from workbench.core.io.scan_plan import QueryPlan, TableScan, narrowed
+from workbench.core.io.sql_errors import in_user_terms
 from workbench.core.transactions.table_versions import open_seen
 
 _PART = r'(?:"([^"]+)"|`([^`]+)`|([A-Za-z0-9][A-Za-z0-9_-]*))'
@@ -40,9 +43,40 @@ def _name(match: re.Match[str], part: int) -> str | None:
     return next((g for g in groups if g is not None), None)
 
 
-def bind_tables(
-    query: str, catalog: str | None = None, as_of: Any = None
-) -> tuple[str, dict[str, OpenTable]]:
+@dataclass(frozen=True)
+class BoundQuery:
+    """A query with each table name replaced by a view name (``text``, what the engine runs),
+    the table version each view reads, and where each name was, to say the engine's errors in
+    the user's ``original`` text."""
+
+    text: str
+    original: str
+    tables: dict[str, OpenTable]
+    places: tuple[tuple[int, int, int], ...]  # each name's (start in text, start, end in original)
+
+    def original_offset(self, offset: int) -> int:
+        """The offset in ``original`` of ``offset`` in ``text`` (a place in a view name: the
+        start of the table name it replaced)."""
+        shift = 0
+        for start, original_start, original_end in self.places:
+            if offset < start:
+                break
+            view_end = start + len(self.view_at(start))
+            if offset < view_end:
+                return original_start
+            shift = original_end - view_end
+        return offset + shift
+
+    def view_at(self, start: int) -> str:
+        return _VIEW_NAME.match(self.text, start).group(0)  # type: ignore[union-attr]
+
+    def in_user_names(self, message: str) -> str:
+        """``message`` with the view names given back as the tables' names."""
+        shown = {name: opened.loc.qualified for name, opened in self.tables.items()}
+        return _VIEW_NAME.sub(lambda m: shown.get(m.group(0), m.group(0)), message)
+
+
+def bind_tables(query: str, catalog: str | None = None, as_of: Any = None) -> BoundQuery:
     """``query`` with each place that names an existing table replaced by a view name of its
     own, and the table version each view reads."""
     from workbench.core.transactions.context import view
@@ -52,8 +86,9 @@ def bind_tables(
     catalogs = list_catalogs()
     tables: dict[str, OpenTable] = {}
     opened: dict[tuple[str, str, str], OpenTable] = {}
+    replaced: list[tuple[int, int, str]] = []  # (start, end) in query of each name, its view
 
-    def substitute(match: re.Match[str]) -> str:
+    def substitute(match: re.Match[str], offset: int) -> str:
         first, second, third = (_name(match, i) for i in range(3))
         if third is not None:
             if first not in catalogs:
@@ -71,14 +106,22 @@ def bind_tables(
             opened[key] = open_seen(views[cat], locate(table, ns, cat), as_of=as_of)
         name = f"{VIEW_PREFIX}{len(tables)}"  # each place its own view: its own filter
         tables[name] = opened[key]
+        replaced.append((offset + match.start(), offset + match.end(), name))
         return name
+
+    def bound(text: str, offset: int) -> str:
+        return _QUALIFIED.sub(lambda match: substitute(match, offset), text)
 
     pieces, start = [], 0
     for skipped in _SKIPPED.finditer(query):
-        pieces += [_QUALIFIED.sub(substitute, query[start : skipped.start()]), skipped.group(0)]
+        pieces += [bound(query[start : skipped.start()], start), skipped.group(0)]
         start = skipped.end()
-    pieces.append(_QUALIFIED.sub(substitute, query[start:]))
-    return "".join(pieces), tables
+    pieces.append(bound(query[start:], start))
+    places, shift = [], 0
+    for original_start, original_end, name in replaced:
+        places.append((original_start + shift, original_start, original_end))
+        shift += len(name) - (original_end - original_start)
+    return BoundQuery("".join(pieces), query, tables, tuple(places))
 
 
 VIEW_PREFIX = "__wb_t"
@@ -127,18 +170,19 @@ def sql(
         raise InvalidArgumentError(f"explain={explain!r} must be True or False.")
     read_as = parse_dataset_type(read_as)
     runner = get_engine(engine)
-    bound, tables = bind_tables(query, catalog, as_of)
-    for opened in tables.values():
+    bound = bind_tables(query, catalog, as_of)
+    for opened in bound.tables.values():
         require_vectors_applied(runner, opened, "run SQL over")
-    tables, scans = _skipping(bound, tables)
-    shown = {name: opened.loc.qualified for name, opened in tables.items()}
+    tables, scans = _skipping(bound.text, bound.tables)
     try:
         if explain:
-            plan = runner.sql_plan(bound, tables)
-            return QueryPlan(query, runner.name, scans, _in_user_names(plan, shown))
-        result = runner.sql(bound, tables)
+            plan = runner.sql_plan(bound.text, tables)
+            return QueryPlan(query, runner.name, scans, bound.in_user_names(plan))
+        result = runner.sql(bound.text, tables)
+    except SqlQueryError as e:
+        raise in_user_terms(e, bound, catalog) from e.__cause__
     except InvalidArgumentError as e:
-        raise type(e)(_in_user_names(str(e), shown)) from e.__cause__
+        raise type(e)(bound.in_user_names(str(e))) from e.__cause__
     if read_as is runner.sql_result_type:
         return result
     return from_pyarrow(runner.to_arrow(result), read_as)
@@ -163,8 +207,3 @@ def _skipping(
         narrowed_tables[name], scan = narrowed(opened, condition)
         scans.append(scan)
     return narrowed_tables, scans
-
-
-def _in_user_names(text: str, shown: dict[str, str]) -> str:
-    """``text`` with view names given back as the tables' names."""
-    return _VIEW_NAME.sub(lambda m: shown.get(m.group(0), m.group(0)), text)

@@ -22,6 +22,7 @@ from workbench.core.delta.commits import vectors_enabled
 from workbench.core.delta.data_files import DataFile, Rewrite
 from workbench.core.delta.marking import discarded_on_failure
 from workbench.core.delta.snapshot import candidate_files, leading_files
+from workbench.core.io.sql_errors import engine_error
 from workbench.core.schema.merge_order import Ranking, refuse_ordered_duplicates
 from workbench.core.schema.table_schema import Schema
 from workbench.core.schema.type_notes import noted_type
@@ -230,7 +231,12 @@ class DaftEngine(Engine):
         import daft
 
         frames = {name: self.read(t, DatasetType.DAFT, None, None) for name, t in tables.items()}
-        return daft.sql(query, register_globals=False, **frames)
+        try:
+            return daft.sql(query, register_globals=False, **frames)
+        except Exception as e:  # Daft's InvalidSQLException is not importable (Rust-made)
+            if type(e).__name__ != "InvalidSQLException":
+                raise
+            raise engine_error(str(e), query) from e
 
     def to_arrow(self, data: daft.DataFrame) -> pa.Table:
         return data.to_arrow()

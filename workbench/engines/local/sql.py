@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.errors import InvalidArgumentError, brief
 from workbench.core.catalog.locations import reading, vacuumed
+from workbench.core.io.sql_errors import engine_error
 from workbench.engines.local.duck_scans import add_view, database, gone_file
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def run(query: str, tables: Mapping[str, OpenTable], explain: bool = False) -> p
                 return scans.connection.execute(statement).to_arrow_table()
         except duckdb.Error as e:
             _raise_vacuumed(tables, e)
-            raise InvalidArgumentError(f"The SQL query failed: {brief(e, 300)}") from e
+            raise engine_error(str(e), query, statement) from e
 
 
 def _storage_errors(tables: Mapping[str, OpenTable]) -> Any:
@@ -68,7 +69,7 @@ def _statement(query: str) -> str:
     try:
         statements = duckdb.extract_statements(query)
     except duckdb.Error as e:
-        raise InvalidArgumentError(f"The SQL query failed: {brief(e, 300)}") from e
+        raise engine_error(str(e), query) from e
     if len(statements) != 1:
         raise InvalidArgumentError(
             f"dc.sql runs exactly one query; this text holds {len(statements)} statements."
