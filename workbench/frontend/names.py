@@ -84,6 +84,17 @@ def columns(
     return found or ()
 
 
+def warm_up() -> None:
+    """Import in the background what a first listing needs (Arrow's Parquet reader, Delta),
+    so the first completion of a new kernel lists the catalog within ``WAIT_S``."""
+
+    def imports() -> None:
+        import deltalake  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+
+    threading.Thread(target=imports, name="workbench-warm-up", daemon=True).start()
+
+
 def catalogs() -> list[str]:
     """The registered catalogs' names (no storage is read)."""
     try:
@@ -92,4 +103,4 @@ def catalogs() -> list[str]:
         return []
 
 
-__all__ = ["CatalogNames", "Column", "catalogs", "columns", "listing", "within"]
+__all__ = ["CatalogNames", "Column", "catalogs", "columns", "listing", "warm_up", "within"]

@@ -10,6 +10,7 @@ from typing import Any
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from workbench.api import WorkbenchError
+from workbench.frontend.names import warm_up
 from workbench.magics.commands import Commands, Message, Session
 from workbench.magics.completion import MATCHER, matcher_for
 from workbench.magics.parser import HelpRequested, parse
@@ -60,3 +61,4 @@ def load(ipython: Any) -> None:
     matchers = ipython.Completer.custom_matchers
     matchers[:] = [m for m in matchers if getattr(m, "matcher_identifier", "") != MATCHER]
     matchers.append(matcher_for(ipython, lambda: magics.session.catalog))
+    warm_up()

@@ -45,8 +45,11 @@ class Message:
 
     def _repr_html_(self) -> str:
         style = "color:#b00020;border-left:3px solid #b00020" if self.error else "color:#1b5e20"
-        body = escape(self.text).replace("\n", "<br>")
-        return f"<div style='{style};padding:4px 8px;font-family:monospace'>{body}</div>"
+        body = escape(self.text)  # pre-wrap keeps an error's caret under the place it marks
+        return (
+            f"<div style='{style};padding:4px 8px;font-family:monospace;white-space:pre-wrap'>"
+            f"{body}</div>"
+        )
 
 
 @dataclass(frozen=True)

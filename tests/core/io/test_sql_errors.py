@@ -65,9 +65,7 @@ def test_a_long_line_is_shown_as_a_window_around_the_place(orders):
 @pytest.mark.parametrize(
     ("name", "meant"), [("orders", "sales.orders"), ("Orderz", "sales.orders"), ("PAYROL", None)]
 )
-def test_a_table_named_without_its_namespace_gets_the_name_it_may_mean(
-    orders, engine, name, meant
-):
+def test_a_table_named_without_its_namespace_gets_the_name_it_may_mean(orders, engine, name, meant):
     error = str(_error(f"SELECT * FROM {name}", engine))
     assert f"{name} is not a catalog table" in error
     assert "pg_" not in error  # DuckDB's guesses among its own system tables
@@ -97,9 +95,7 @@ def test_a_pointer_the_query_does_not_hold_gives_no_position():
     assert str(engine_error(message, "SELECT 1")) == "The SQL query failed: Binder Error: x"
 
 
-def test_spark_errors_are_said_in_the_users_query_without_spark_logging_them(
-    orders, spark, capfd
-):
+def test_spark_errors_are_said_in_the_users_query_without_spark_logging_them(orders, spark, capfd):
     error = _error("SELECT id\nFROM sales.orders o\nWHERE o.idd > 1", "spark")
     assert "`o`.`idd`" in str(error) and "SQLSTATE" not in str(error)
     assert "Project" not in str(error)  # no plan
