@@ -19,6 +19,7 @@ import sys
 import time
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 import workbench as dc
 from tests.delta_readers import delta_rows
@@ -83,8 +84,8 @@ def transfer(rng: random.Random, retries: int) -> tuple[str | None, int]:
         attempts += 1
         txn = dc.current_transaction().id
         tables = read_both()
-        take = tables[src].filter(pa.compute.equal(tables[src]["k"], i))["v"][0].as_py()
-        give = tables[dst].filter(pa.compute.equal(tables[dst]["k"], j))["v"][0].as_py()
+        take = tables[src].filter(pc.equal(tables[src]["k"], i))["v"][0].as_py()
+        give = tables[dst].filter(pc.equal(tables[dst]["k"], j))["v"][0].as_py()
         dc.write(pa.table({"k": [i], "v": [take - amount], "txn": [txn]}), src, namespace="bank")
         dc.write(pa.table({"k": [j], "v": [give + amount], "txn": [txn]}), dst, namespace="bank")
         return txn
