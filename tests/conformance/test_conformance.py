@@ -12,7 +12,16 @@ import pytest
 import workbench as dc
 from tests.conformance.filters import FILTERS, check_filters
 from tests.conformance.paths import PATHS, Path
-from tests.conformance.shapes import AGGREGATE, FILTER, JOIN, PROJECT, SHAPES, check
+from tests.conformance.shapes import (
+    AGGREGATE,
+    FILTER,
+    JOIN,
+    LIMIT,
+    PROJECT,
+    REPEATED,
+    SHAPES,
+    check,
+)
 from tests.conformance.states import STATES
 
 # Not on an object store: a reader of the folders that does not take this project's
@@ -28,10 +37,13 @@ NOT_ON_OBJECT_STORES = {
 }
 
 
-# Spark's and Ray's filter shapes run on the states that each bring something their rendering
-# of a filter could get wrong (times, types, vectors, a later column, long text, keys,
-# addressing, an empty table, vacuumed files): a Spark or Ray scan costs a hundred local ones.
-CLUSTER_ENGINE_FILTER_STATES = {
+# States that each bring something a scan or a rendering of a query could get wrong (times,
+# types, vectors, a later column, long text, keys, addressing, an empty table, vacuumed files).
+# Spark and Ray compute a projection, a filter, an aggregate and a join themselves over the rows
+# they scan, and a Spark or Ray query costs a hundred local ones: those shapes (and the filter
+# cases) run on these states, while every state's scan runs as all, limit and repeated. On an
+# object store, limit and repeated (what a read stops fetching, what it keeps) run on these too.
+TELLING_STATES = {
     "plain",
     "vectors_file",
     "vec_version",
@@ -67,13 +79,16 @@ def cases(marks: set[str], object_store: bool = False) -> list:
                 for shape in (*SHAPES, FILTERS)
                 if path.applies(traits, shape)
                 and not (object_store and shape in LOCAL_ONLY_SHAPES)
-                and not (
-                    shape == FILTERS
-                    and marks & {"spark", "ray"}
-                    and state not in CLUSTER_ENGINE_FILTER_STATES
-                )
+                and (state in TELLING_STATES or not _telling_only(shape, marks, object_store))
             ]
     return chosen
+
+
+def _telling_only(shape: str, marks: set[str], object_store: bool) -> bool:
+    """Whether ``shape`` runs only on ``TELLING_STATES`` for these paths."""
+    if marks & {"spark", "ray"}:
+        return shape in {PROJECT, FILTER, AGGREGATE, JOIN, FILTERS}
+    return object_store and shape in {LIMIT, REPEATED}
 
 
 def conforms(lived, path: Path, state: str, shape: str) -> None:

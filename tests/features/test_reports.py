@@ -291,6 +291,7 @@ def _first_text() -> str:
 
 
 @KERNEL
+@pytest.mark.xdist_group("rendered_templates")  # one worker renders them (a module fixture)
 @pytest.mark.parametrize("template", TEMPLATES)
 def test_every_template_renders_its_charts_with_their_data(reports, template: str):
     result = reports[template]
