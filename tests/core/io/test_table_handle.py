@@ -140,6 +140,29 @@ def test_repr_html_shows_schema_keys_history_and_preview(shop):
     assert "dc://default/shop/orders" in repr(dc.table("shop.orders"))
 
 
+def test_repr_html_of_a_branch_says_so_and_shows_its_lines_commits(shop):
+    import re
+
+    dc.create_branch("exp")
+    dc.write(pd.DataFrame({"id": [9], "v": ["after"]}), "orders", "shop")  # main, after the fork
+    on_exp = dc.table("shop.orders", branch="exp")
+    on_exp.write(pd.DataFrame({"id": [5], "v": ["e"]}))
+    html = on_exp._repr_html_()
+    assert "on branch <b>exp</b>" in html and "last 3 commits" in html
+    lines = re.findall(r"<tr><td>(exp|main)</td>", html)
+    assert lines == ["exp", "main", "main"]  # its own, then main's from before it started
+    assert "first 5 of 5 rows" in html and ">after<" not in html
+    with dc.branch("exp"):  # the session's branch, when the handle names none
+        assert "on branch <b>exp</b>" in dc.table("shop.orders")._repr_html_()
+    on_main = dc.table("shop.orders")._repr_html_()
+    assert (
+        "on branch" not in on_main
+        and re.findall(r"<tr><td>(exp|main)</td>", on_main) == ["main"] * 3
+    )
+    past = dc.table("shop.orders").at(dc.transactions().to_pylist()[-1]["transaction_id"])
+    assert " as of " in past._repr_html_()
+
+
 def test_tables_maps_qualified_names_to_handles(shop, new_catalog, tmp_path):
     dc.write(pd.DataFrame({"x": [1]}), "t", auto_create_namespace=True)
     assert list(dc.tables) == ["default.t", "shop.orders"]

@@ -12,12 +12,13 @@ from html import escape
 from typing import Any
 
 from workbench.core.base.errors import InvalidArgumentError, InvalidUrlError, WorkbenchError
-from workbench.core.base.names import validate_branch_name
+from workbench.core.base.names import MAIN, validate_branch_name
 from workbench.core.base.types import DatasetType, TableWriteMode
+from workbench.core.catalog.branch_records import read_record
 from workbench.core.catalog.descriptions import TableInfo, WriteResult
 from workbench.core.catalog.locations import locate
 from workbench.core.catalog.registry import catalog_name
-from workbench.core.catalog.scope import get_catalog
+from workbench.core.catalog.scope import current_branch, get_catalog
 from workbench.core.io.changes import changes
 from workbench.core.io.diff import TableDiff, diff
 from workbench.core.io.reader import read
@@ -161,19 +162,23 @@ class TableHandle:
         return f"dc.table('dc://{self.catalog}/{self.namespace}/{self.name}'{where})"
 
     def _repr_html_(self) -> str:
-        title = f"<h4 style='margin:4px 0'>{escape(self.qualified)}</h4>"
+        line = self.branch or current_branch(self.catalog)
+        where = "" if line == MAIN else f" on branch <b>{escape(line)}</b>"
+        if self.as_of is not None:
+            where += f" as of {escape(str(self.as_of))}"
+        title = f"<h4 style='margin:4px 0'>{escape(self.qualified)}{where}</h4>"
         try:
             info = self.info
             preview = self.to_arrow(limit=PREVIEW_ROWS)
-            recent = self.history("pyarrow", limit=RECENT_COMMITS)
+            recent = self._line_commits(line)
         except WorkbenchError as error:
             return (
                 title
                 + f"<div style='color:#b00020'>{escape(type(error).__name__)}: "
                 + (f"{escape(str(error))}</div>")
             )
-        commits = recent.select(["end_time", "commit_message", "operations", "rows_added"])
-        commits = commits.set_column(0, "committed", [[_moment(t) for t in recent["end_time"]]])
+        commits = recent.select(["line", "end_time", "commit_message", "operations", "rows_added"])
+        commits = commits.set_column(1, "committed", [[_moment(t) for t in recent["end_time"]]])
         return (
             title
             + info._repr_html_()
@@ -182,6 +187,23 @@ class TableHandle:
             + f"<b>first {preview.num_rows} of {info.row_count} rows</b>"
             + arrow_html(preview)
         )
+
+    def _line_commits(self, line: str) -> Any:
+        """The table's last commits as its line shows them, newest first, each with the line
+        that made it: a branch's own, then ``main``'s from before the branch started."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        own = self.history("pyarrow", limit=RECENT_COMMITS)
+        own = own.append_column("line", pa.array([line] * own.num_rows, pa.string()))
+        record = None if line == MAIN else read_record(get_catalog(self.catalog).storage, line)
+        if record is None or own.num_rows >= RECENT_COMMITS:
+            return own
+        base = replace(self, branch=MAIN).history("pyarrow")
+        base = base.filter(pc.less_equal(base["sequence"], record.base_sequence))
+        base = base.slice(0, RECENT_COMMITS - own.num_rows)
+        base = base.append_column("line", pa.array([MAIN] * base.num_rows, pa.string()))
+        return pa.concat_tables([own, base.select(own.column_names)])
 
 
 def _moment(ns: Any) -> str:
