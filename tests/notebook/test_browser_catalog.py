@@ -4,6 +4,7 @@ lists tables, follows a write made in a cell, and inserts a snippet into the act
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -114,9 +115,22 @@ def test_sidebar_lists_follows_writes_and_inserts(lab, tmp_path):
         sidebar.locator(".wb-sb-insert-handle").click()
         active = page.locator(".jp-Notebook .jp-Cell.jp-mod-active .cm-content")
         expect(active).to_contain_text('dc.table("shop.orders")', timeout=30_000)
+        notebook = page.locator(".jp-Notebook").first
+        expect(notebook).to_have_class(re.compile("jp-mod-editMode"), timeout=10_000)
         _new_cell(page, "")
-        sidebar.locator(".wb-sb-insert-sql").click()
-        expect(active).to_contain_text("SELECT * FROM shop.orders LIMIT 10", timeout=30_000)
+        sidebar.locator(".wb-sb-insert-sql").click()  # an empty cell: into it
+        snippet = ["%%dc sql", "SELECT * FROM shop.orders LIMIT 10"]  # no blank line after it
+        expect(active.locator(".cm-line")).to_have_text(snippet, timeout=30_000)
+        cells = page.locator(".jp-Notebook .jp-Cell")
+        count = cells.count()
+        _new_cell(page, "x = 1")
+        sidebar.locator(".wb-sb-insert-sql").click()  # a cell with code: a new cell below it
+        expect(cells).to_have_count(count + 2, timeout=30_000)
+        expect(active.locator(".cm-line")).to_have_text(snippet, timeout=30_000)
+        expect(cells.nth(count).locator(".cm-content")).to_have_text("x = 1")
+        expect(notebook).to_have_class(re.compile("jp-mod-editMode"), timeout=10_000)
+        page.keyboard.type(" -- typed")  # the cursor is in the cell, after the snippet
+        expect(active).to_contain_text("LIMIT 10 -- typed")
         _dismiss_news(page)
         _new_cell(page, "%%dc sql\nSELECT item FROM shop.orders o WHERE o.")
         page.keyboard.press("Tab")  # the screenshot shows the completer beside the sidebar

@@ -30,8 +30,8 @@ def test_tree_lists_catalogs_branches_namespaces_and_tables(catalog, new_catalog
     with dc.branch("exp"):
         dc.write(pd.DataFrame({"x": [1]}), "default.scratch")
     dc.put_catalog("lake", new_catalog(tmp_path / "lake"))
-    inserted: list[str] = []
-    sidebar = CatalogSidebar(insert=inserted.append)
+    inserted: list[tuple[str, bool]] = []
+    sidebar = CatalogSidebar(insert=lambda text, new_cell: inserted.append((text, new_cell)))
     default, lake = sidebar.tree
     assert (default["catalog"], lake["catalog"]) == ("default", "lake")
     main, exp = default["branches"]
@@ -50,19 +50,18 @@ def test_tree_lists_catalogs_branches_namespaces_and_tables(catalog, new_catalog
         None,
     )
     assert "first 2 of 2 rows" in sidebar.detail and "jam" in sidebar.detail
-    sidebar._message(None, {"kind": "insert", "what": "handle"}, None)
-    sidebar._message(None, {"kind": "insert", "what": "sql"}, None)
-    assert inserted == [
-        'dc.table("shop.orders")',
-        "%%dc sql\nSELECT * FROM shop.orders LIMIT 10\n",
-    ]
+    sidebar._message(None, {"kind": "insert", "what": "handle", "empty": False}, None)
+    sidebar._message(None, {"kind": "insert", "what": "sql", "empty": False}, None)
+    sidebar._message(None, {"kind": "insert", "what": "sql", "empty": True}, None)
+    sql = "%%dc sql\nSELECT * FROM shop.orders LIMIT 10"  # no blank line after it
+    assert inserted == [('dc.table("shop.orders")', False), (sql, True), (sql, False)]
     sidebar.select("default", "exp", "default.scratch")
     assert sidebar.snippet("handle") == "dc.table(\"default.scratch\", branch='exp')"
     dc.write(pd.DataFrame({"v": [1]}), "raw.events", catalog="lake", auto_create_namespace=True)
     sidebar.refresh()
     sidebar.select("lake", "main", "raw.events")
     assert sidebar.snippet("handle") == 'dc.table("dc://lake/raw/events")'
-    assert sidebar.snippet("sql") == "%%dc sql\nSELECT * FROM lake.raw.events LIMIT 10\n"
+    assert sidebar.snippet("sql") == "%%dc sql\nSELECT * FROM lake.raw.events LIMIT 10"
 
 
 def test_refresh_shows_a_commit_at_once_and_drops_a_dropped_pick(catalog):

@@ -129,8 +129,17 @@ function render({ model, el }) {
     actions.hidden = !picked();
   }
 
-  insertHandle.addEventListener("click", () => model.send({ kind: "insert", what: "handle" }));
-  insertSql.addEventListener("click", () => model.send({ kind: "insert", what: "sql" }));
+  // Whether the active cell of the notebook in view holds any text: a %%dc sql snippet goes
+  // into it only when it is empty (a cell magic must open its cell), else into a new cell.
+  function activeCellEmpty() {
+    const active = document.querySelector(
+      ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell.jp-mod-active .cm-content",
+    );
+    return active !== null && active.textContent.trim() === "";
+  }
+  const insert = (what) => model.send({ kind: "insert", what, empty: activeCellEmpty() });
+  insertHandle.addEventListener("click", () => insert("handle"));
+  insertSql.addEventListener("click", () => insert("sql"));
   refresh.addEventListener("click", () => model.send({ kind: "refresh" }));
   filter.addEventListener("input", draw);
   model.on("change:tree", draw);

@@ -25,7 +25,9 @@ from workbench.widgets.render import error_html
 
 HERE = Path(__file__).parent
 PANEL_ID = "wb-catalog-sidebar"
-INSERT_COMMAND = "notebook:replace-selection"  # JupyterLab's notebook command
+INSERT_COMMAND = "notebook:replace-selection"  # JupyterLab's notebook commands
+NEW_CELL_COMMAND = "notebook:insert-cell-below"
+EDIT_COMMAND = "notebook:enter-edit-mode"
 ACTIVATE_COMMAND = "tabsmenu:activate-by-id"  # JupyterLab's command that shows a panel
 
 
@@ -41,7 +43,7 @@ class CatalogSidebar(anywidget.AnyWidget):
 
     def __init__(self, insert: Any = None, **kwargs: Any):
         super().__init__(**kwargs)
-        self._insert = insert  # inserts a snippet into the active cell (None: nowhere)
+        self._insert = insert  # insert(text, new_cell): puts a snippet in a cell (None: nowhere)
         self.on_msg(self._message)
         self.refresh()
 
@@ -91,9 +93,10 @@ class CatalogSidebar(anywidget.AnyWidget):
         elif kind == "expand":
             self.expand(content["catalog"], content["branch"], content["table"])
         elif kind == "insert" and self._insert is not None:
-            text = self.snippet(content.get("what", "handle"))
-            if text:
-                self._insert(text)
+            what = content.get("what", "handle")
+            text = self.snippet(what)
+            if text:  # SQL opens a cell of its own unless the active cell is empty
+                self._insert(text, what == "sql" and not content.get("empty", False))
 
 
 def _catalog_tree(catalog: str) -> dict:
@@ -119,7 +122,7 @@ def _snippet(what: str, catalog: str, branch: str, table: str) -> str:
     is_default = dc.list_catalogs().get(catalog) is default
     if what == "sql":
         name = table if is_default else f"{catalog}.{table}"
-        return f"%%dc sql\nSELECT * FROM {name} LIMIT 10\n"
+        return f"%%dc sql\nSELECT * FROM {name} LIMIT 10"
     address = table if is_default else "dc://{}/{}".format(catalog, table.replace(".", "/", 1))
     on = "" if branch == dc.current_branch(catalog) else f", branch={branch!r}"
     return f'dc.table("{address}"{on})'
@@ -162,9 +165,13 @@ class _Sidebar:
         if any(w.get("id") == PANEL_ID for w in self.app.shell._widgets):
             self.app.commands.execute(ACTIVATE_COMMAND, {"id": PANEL_ID})
 
-    def insert(self, text: str) -> None:
-        """Replace the selection in the active notebook cell with ``text``."""
+    def insert(self, text: str, new_cell: bool = False) -> None:
+        """Replace the selection in the active notebook cell with ``text`` (``new_cell``: in a
+        new cell below it), and leave the cell in edit mode, its cursor after the text."""
+        if new_cell:
+            self.app.commands.execute(NEW_CELL_COMMAND)
         self.app.commands.execute(INSERT_COMMAND, {"text": text})
+        self.app.commands.execute(EDIT_COMMAND)
 
 
 _sidebar: _Sidebar | None = None
