@@ -90,9 +90,13 @@ def test_sidebar_lists_follows_writes_and_inserts(lab, tmp_path):
     with _notebook_page(lab, tmp_path, "sidebar", cell) as (page, aborted):
         sidebar = page.locator("#wb-catalog-sidebar .wb-sidebar")
         expect(sidebar).to_be_visible(timeout=120_000)
-        tables = sidebar.locator(".wb-sb-table")
-        expect(tables).to_have_count(3, timeout=30_000)
-        expect(sidebar).to_contain_text("shop")
+        namespaces = sidebar.locator(".wb-sb-namespace")
+        expect(namespaces).to_have_count(2, timeout=30_000)
+        expect(namespaces.first).to_contain_text("default (1)")  # collapsed, counted
+        expect(sidebar.locator(".wb-sb-table")).to_have_count(0)
+        for namespace in ("default", "shop"):
+            sidebar.locator(f'[data-namespace="{namespace}"] > .wb-sb-head').click()
+        expect(sidebar.locator(".wb-sb-table")).to_have_count(3, timeout=30_000)
 
         _new_cell(page, 'dc.write(pd.DataFrame({"x": [1]}), "shop.fresh")')
         _run_cell(page)
@@ -135,4 +139,52 @@ def test_sidebar_lists_follows_writes_and_inserts(lab, tmp_path):
         _new_cell(page, "%%dc sql\nSELECT item FROM shop.orders o WHERE o.")
         page.keyboard.press("Tab")  # the screenshot shows the completer beside the sidebar
         expect(page.locator(".jp-Completer")).to_contain_text("item", timeout=20_000)
+    assert aborted == [], "the page tried to load from outside 127.0.0.1"
+
+
+BIG_CATALOG_CELL = """\
+import tempfile
+import pyarrow as pa
+import workbench as dc
+%load_ext workbench
+
+dc.init_local(tempfile.mkdtemp())
+schema = dc.Schema.of([pa.field("id", pa.int64()), pa.field("created", pa.timestamp("us", "UTC"))])
+with dc.transaction(commit_message="a thousand tables"):
+    for i in range(1000):
+        dc.create_table(f"t{i:04d}", f"ns{i % 10}", schema=schema, auto_create_namespace=True)
+dc.put_catalog("another", dc.Catalog(dc.CatalogProperties(tempfile.mkdtemp())))
+%dc sidebar
+"""
+
+
+def test_a_thousand_tables_start_collapsed_and_a_picked_tables_detail_is_in_view(lab, tmp_path):
+    from playwright.sync_api import expect
+
+    with _notebook_page(lab, tmp_path, "big", BIG_CATALOG_CELL) as (page, aborted):
+        sidebar = page.locator("#wb-catalog-sidebar .wb-sidebar")
+        expect(sidebar).to_be_visible(timeout=120_000)
+        namespaces = sidebar.locator('.wb-sb-namespace[data-namespace^="ns"]')
+        expect(namespaces).to_have_count(10, timeout=60_000)
+        expect(sidebar.locator(".wb-sb-table")).to_have_count(0)  # every namespace collapsed
+        catalogs = sidebar.locator(".wb-sb-catalog > .wb-sb-head .wb-sb-label")
+        expect(catalogs).to_have_text(["default", "another"])  # the default one first
+        for i in range(10):
+            sidebar.locator(f'[data-namespace="ns{i}"] > .wb-sb-head').click()
+        expect(sidebar.locator(".wb-sb-table")).to_have_count(1000, timeout=30_000)
+        last = sidebar.locator('[data-table="ns9.t0999"] .wb-sb-label').first
+        last.click()  # far down the tree: the tree pane scrolls to it
+        detail = sidebar.locator(".wb-sb-detail")
+        expect(detail).to_contain_text("ns9.t0999", timeout=30_000)
+        height = page.viewport_size["height"]
+        for part in (detail.locator("h4"), sidebar.locator(".wb-sb-toolbar")):
+            box = part.bounding_box()
+            assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
+        sidebar.locator('[data-table="ns9.t0999"] > .wb-sb-head').click()  # its columns
+        column_type = sidebar.locator(".wb-sb-type", has_text="timestamp[us, tz=UTC]")
+        expect(column_type).to_be_visible(timeout=30_000)
+        panel = page.locator("#wb-catalog-sidebar").bounding_box()
+        for box in (column_type.bounding_box(), detail.locator("table").first.bounding_box()):
+            assert box is not None and panel is not None  # wrapped or scrolled, never cut off
+            assert box["x"] + box["width"] <= panel["x"] + panel["width"] + 1, (box, panel)
     assert aborted == [], "the page tried to load from outside 127.0.0.1"

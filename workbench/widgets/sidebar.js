@@ -32,21 +32,25 @@ function toggle(label, className, open, fill, onToggle = () => {}) {
 function render({ model, el }) {
   el.classList.add("wb-sidebar");
   const header = node("div", "wb-sb-toolbar");
-  const refresh = node("button", "wb-sb-refresh", "⟳");
+  const refresh = node("button", "wb-sb-refresh jp-mod-styled", "⟳");
   refresh.title = "refresh";
-  const filter = node("input", "wb-sb-filter");
+  const filter = node("input", "wb-sb-filter jp-mod-styled");
   filter.placeholder = "filter tables";
   header.append(node("b", "", "Catalog"), filter, refresh);
+  // The toolbar stays put; the tree and the picked table's detail scroll each in its own pane,
+  // so a table picked far down a long tree has its detail in view.
   const tree = node("ul", "wb-sb-tree");
+  const treePane = node("div", "wb-sb-tree-pane");
+  treePane.append(tree);
   const detail = node("div", "wb-sb-detail");
   const actions = node("div", "wb-sb-actions");
-  const insertHandle = node("button", "wb-sb-insert-handle", "insert dc.table(…)");
-  const insertSql = node("button", "wb-sb-insert-sql", "insert %%dc sql");
+  const insertHandle = node("button", "wb-sb-insert-handle jp-mod-styled", "insert dc.table(…)");
+  const insertSql = node("button", "wb-sb-insert-sql jp-mod-styled", "insert %%dc sql");
   actions.append(insertHandle, insertSql);
-  actions.hidden = true;
   const body = node("div", "wb-sb-body");
-  body.append(detail);
-  el.append(header, tree, actions, body);
+  body.append(actions, detail);
+  body.hidden = true;
+  el.append(header, treePane, body);
 
   const picked = () => model.get("selected");
   const openTables = new Set(); // tables whose columns are shown, kept across redraws
@@ -105,13 +109,20 @@ function render({ model, el }) {
           const opened = branch.current || open.has(path);
           const label = branch.branch + (branch.current ? " (in use)" : "");
           const branchItem = toggle(label, "wb-sb-branch", opened, (namespaces) => {
+            const current = picked();
             for (const [namespace, tables] of Object.entries(branch.namespaces)) {
               const shown = tables.filter((t) => t.toLowerCase().includes(text));
               if (text && !shown.length) continue;
               const nsPath = `${path}/${namespace}`;
-              const nsItem = toggle(namespace, "wb-sb-namespace", true, (list) => {
+              // Collapsed unless opened, filtered for, or holding the picked table.
+              const holdsPicked = current && current.catalog === catalog.catalog
+                && current.branch === branch.branch && tables.includes(current.table);
+              const nsOpen = Boolean(text) || open.has(nsPath) || Boolean(holdsPicked);
+              const label = `${namespace} (${text ? `${shown.length}/` : ""}${tables.length})`;
+              const nsItem = toggle(label, "wb-sb-namespace", nsOpen, (list) => {
                 for (const t of shown) list.append(tableItem(catalog.catalog, branch.branch, t));
               });
+              nsItem.dataset.namespace = namespace;
               nsItem.querySelector(".wb-sb-children").dataset.path = nsPath;
               namespaces.append(nsItem);
             }
@@ -126,7 +137,7 @@ function render({ model, el }) {
 
   function drawDetail() {
     detail.innerHTML = model.get("detail");
-    actions.hidden = !picked();
+    body.hidden = !picked();
   }
 
   // Whether the active cell of the notebook in view holds any text: a %%dc sql snippet goes

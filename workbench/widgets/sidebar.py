@@ -49,7 +49,7 @@ class CatalogSidebar(anywidget.AnyWidget):
 
     def refresh(self) -> None:
         """List the catalogs again (a no-op for the browser when nothing changed)."""
-        self.tree = [_catalog_tree(name) for name in names.catalogs()]
+        self.tree = [_catalog_tree(name) for name in _default_first(names.catalogs())]
         if self.selected and not self._still_listed():
             self.selected, self.detail = None, "<i>pick a table</i>"
 
@@ -97,6 +97,16 @@ class CatalogSidebar(anywidget.AnyWidget):
             text = self.snippet(what)
             if text:  # SQL opens a cell of its own unless the active cell is empty
                 self._insert(text, what == "sql" and not content.get("empty", False))
+
+
+def _default_first(catalogs: list[str]) -> list[str]:
+    """The catalogs' names, the default one first (the others in order)."""
+    try:
+        default = dc.get_catalog()
+    except dc.WorkbenchError:
+        return catalogs
+    registered = dc.list_catalogs()
+    return sorted(catalogs, key=lambda name: registered.get(name) is not default)
 
 
 def _catalog_tree(catalog: str) -> dict:
