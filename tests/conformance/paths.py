@@ -111,6 +111,7 @@ class Path:
     marks: tuple[str, ...] = ()
     shapes: tuple[str, ...] = ()
     keeps_write_order = False  # rows of a table without keys come back in write order
+    telling_states_only = False  # runs only on test_conformance.TELLING_STATES
     addresses: tuple[str, ...] = (LATEST, VERSION, AS_OF, ON_BRANCH)
 
     def applies(self, traits: Traits, shape: str) -> bool:
@@ -349,6 +350,36 @@ class SparkFrame(Path):
             if case.spark is not None:  # Spark's own filter: pushed into the workbench source
                 scans[f"{case.name}:spark"] = frame.where(case.spark())
         return _tagged_union(scans, state.columns)
+
+
+class SparkStream(Path):
+    """``spark.readStream.format("workbench")`` run to the table's newest version
+    (``availableNow``) into a memory sink: its first batch is the table as it is."""
+
+    name = "stream:spark"
+    marks = ("spark",)
+    shapes = (ALL,)
+    addresses = (LATEST, ON_BRANCH)  # a stream starts at the newest version of its line
+    telling_states_only = True  # a stream costs a few batch reads
+
+    def run(self, where: Where, state: TableState, shape: str) -> Any:
+        import uuid
+
+        from workbench.engines.spark.session import spark_session
+
+        spark = spark_session()
+        reader = spark.readStream.format("workbench").option("catalog", where.catalog)
+        for value in address(state).values():  # the branch, for ON_BRANCH
+            reader = reader.option("branch", str(value))
+        sink = f"conformance_{uuid.uuid4().hex}"
+        query = reader.load(f"{NAMESPACE}.{state.table}").writeStream.format("memory")
+        query = query.queryName(sink).trigger(availableNow=True).start()
+        try:
+            query.awaitTermination()
+            return _spark_rows(spark.table(sink), state.columns)
+        finally:
+            query.stop()
+            spark.catalog.dropTempView(sink)
 
 
 def _tagged_union(scans: dict[str, Any], columns: list[str]) -> dict[str, list[tuple]]:
@@ -710,6 +741,7 @@ PATHS: list[Path] = [
     RayRead(),
     SparkFrame(through_format=False),
     SparkFrame(through_format=True),
+    SparkStream(),
     *(Sql(engine) for engine in ("local", "daft", "spark")),
     *(FolderReader(reader) for reader in ("polars", "deltalake", "duckdb")),
     *(RefusingFolderReader(reader) for reader in ("daft", "pyarrow")),

@@ -79,14 +79,16 @@ def cases(marks: set[str], object_store: bool = False) -> list:
                 for shape in (*SHAPES, FILTERS)
                 if path.applies(traits, shape)
                 and not (object_store and shape in LOCAL_ONLY_SHAPES)
-                and (state in TELLING_STATES or not _telling_only(shape, marks, object_store))
+                and (state in TELLING_STATES or not _telling_only(path, shape, object_store))
             ]
     return chosen
 
 
-def _telling_only(shape: str, marks: set[str], object_store: bool) -> bool:
-    """Whether ``shape`` runs only on ``TELLING_STATES`` for these paths."""
-    if marks & {"spark", "ray"}:
+def _telling_only(path: Path, shape: str, object_store: bool) -> bool:
+    """Whether ``path`` runs ``shape`` only on ``TELLING_STATES``."""
+    if path.telling_states_only:
+        return True
+    if set(path.marks) & {"spark", "ray"}:
         return shape in {PROJECT, FILTER, AGGREGATE, JOIN, FILTERS}
     return object_store and shape in {LIMIT, REPEATED}
 
