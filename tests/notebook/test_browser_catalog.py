@@ -15,6 +15,8 @@ from tests.notebook.test_browser import _notebook_page
 lab = test_browser.lab  # the same fixture: a JupyterLab server for this module's tests
 
 pytestmark = pytest.mark.browser
+PANEL = '[id^="wb-catalog-sidebar-"]'  # the sidebar's panel (its id ends with one of its own)
+SIDEBAR = f"{PANEL} .wb-sidebar"
 
 SETUP_CELL = """\
 import tempfile
@@ -88,7 +90,7 @@ def test_sidebar_lists_follows_writes_and_inserts(lab, tmp_path):
 
     cell = SETUP_CELL + "%dc sidebar\n"
     with _notebook_page(lab, tmp_path, "sidebar", cell) as (page, aborted):
-        sidebar = page.locator("#wb-catalog-sidebar .wb-sidebar")
+        sidebar = page.locator(SIDEBAR)
         expect(sidebar).to_be_visible(timeout=120_000)
         namespaces = sidebar.locator(".wb-sb-namespace")
         expect(namespaces).to_have_count(2, timeout=30_000)
@@ -162,7 +164,7 @@ def test_a_thousand_tables_start_collapsed_and_a_picked_tables_detail_is_in_view
     from playwright.sync_api import expect
 
     with _notebook_page(lab, tmp_path, "big", BIG_CATALOG_CELL) as (page, aborted):
-        sidebar = page.locator("#wb-catalog-sidebar .wb-sidebar")
+        sidebar = page.locator(SIDEBAR)
         expect(sidebar).to_be_visible(timeout=120_000)
         namespaces = sidebar.locator('.wb-sb-namespace[data-namespace^="ns"]')
         expect(namespaces).to_have_count(10, timeout=60_000)
@@ -183,8 +185,48 @@ def test_a_thousand_tables_start_collapsed_and_a_picked_tables_detail_is_in_view
         sidebar.locator('[data-table="ns9.t0999"] > .wb-sb-head').click()  # its columns
         column_type = sidebar.locator(".wb-sb-type", has_text="timestamp[us, tz=UTC]")
         expect(column_type).to_be_visible(timeout=30_000)
-        panel = page.locator("#wb-catalog-sidebar").bounding_box()
+        panel = page.locator(PANEL).bounding_box()
         for box in (column_type.bounding_box(), detail.locator("table").first.bounding_box()):
             assert box is not None and panel is not None  # wrapped or scrolled, never cut off
             assert box["x"] + box["width"] <= panel["x"] + panel["width"] + 1, (box, panel)
+    assert aborted == [], "the page tried to load from outside 127.0.0.1"
+
+
+def test_a_restarted_kernels_sidebar_says_so_and_a_new_one_replaces_it(lab, tmp_path):
+    from playwright.sync_api import expect
+
+    root = str(tmp_path / "catalog")
+    cell = (
+        "import pandas as pd\nimport workbench as dc\n%load_ext workbench\n"
+        f"dc.init_local({root!r})\n"
+        'dc.write(pd.DataFrame({"x": [1]}), "shop.first", auto_create_namespace=True)\n'
+        "%dc sidebar\n"
+    )
+    with _notebook_page(lab, tmp_path, "restart", cell) as (page, aborted):
+        sidebars = page.locator(SIDEBAR)
+        expect(sidebars).to_have_count(1, timeout=120_000)
+        stale = page.locator(".wb-sb-stale")
+        expect(stale).to_be_hidden()
+        page.locator(".jp-Notebook .jp-Cell").first.click()
+        page.keyboard.press("Escape")
+        page.keyboard.press("0")
+        page.keyboard.press("0")  # JupyterLab's restart, confirmed in its dialog
+        page.locator(".jp-Dialog .jp-mod-accept").click()
+        expect(stale).to_be_visible(timeout=30_000)  # the old kernel's sidebar says so
+
+        page.locator(".jp-Notebook .jp-Cell").first.click()
+        page.keyboard.press("Escape")
+        _run_cell(page)  # the new kernel opens its sidebar; the stopped one closes
+        live = page.locator(f"{SIDEBAR}:not(.wb-sb-dead)")
+        expect(live).to_have_count(1, timeout=60_000)
+        tabs = page.locator(".lm-TabBar-tab[data-id^='wb-catalog-sidebar-']")
+        expect(tabs).to_have_count(1, timeout=30_000)  # the stopped one's panel closed
+        expect(sidebars).to_have_count(1)
+        expect(stale).to_be_hidden()
+        _new_cell(page, 'dc.write(pd.DataFrame({"x": [2]}), "shop.second")')
+        _run_cell(page)
+        page.locator(f'{SIDEBAR} [data-namespace="shop"] > .wb-sb-head').click()
+        expect(page.locator(f'{SIDEBAR} [data-table="shop.second"]')).to_be_visible(
+            timeout=30_000
+        )  # the new sidebar is live
     assert aborted == [], "the page tried to load from outside 127.0.0.1"

@@ -29,6 +29,27 @@ function toggle(label, className, open, fill, onToggle = () => {}) {
   return item;
 }
 
+// When a panel was opened: its id is "wb-catalog-sidebar-<ns since the epoch, hex>-<random>".
+const openedAt = (id) => BigInt(`0x${id.split("-")[3] || "0"}`);
+
+// Close the catalog panels opened before this one (a restarted kernel's, another notebook's),
+// through their tabs' close buttons, so one sidebar shows: the newest.
+function closeEarlierPanels(own) {
+  if (!own || !document.getElementById(own)) return;
+  const tabs = document.querySelectorAll('.lm-TabBar-tab[data-id^="wb-catalog-sidebar-"]');
+  for (const tab of tabs) {
+    if (openedAt(tab.dataset.id) >= openedAt(own)) continue;
+    const close = tab.querySelector(".lm-TabBar-tabCloseIcon");
+    if (!close) continue;
+    // Lumino's tab bar takes a click on a tab's close icon as a press and a release over it.
+    const box = tab.getBoundingClientRect();
+    const at = { clientX: box.left + box.width / 2, clientY: box.top + box.height / 2 };
+    for (const type of ["pointerdown", "pointerup"]) {
+      close.dispatchEvent(new PointerEvent(type, { bubbles: true, button: 0, ...at }));
+    }
+  }
+}
+
 function render({ model, el }) {
   el.classList.add("wb-sidebar");
   const header = node("div", "wb-sb-toolbar");
@@ -159,8 +180,37 @@ function render({ model, el }) {
   model.on("change:detail", drawDetail);
   draw();
   drawDetail();
-  const poll = setInterval(() => model.send({ kind: "poll" }), POLL_MS);
-  return () => clearInterval(poll);
+  // A kernel that answers no poll has stopped (restarted, shut down): say so, and how to get a
+  // live sidebar. A new kernel's sidebar closes this one when it opens.
+  const stale = node("div", "wb-sb-stale",
+    "This sidebar's kernel stopped. Run %dc sidebar in a notebook for a live one.");
+  stale.hidden = true;
+  header.after(stale);
+  const markStopped = (stopped) => {
+    stale.hidden = !stopped;
+    el.classList.toggle("wb-sb-dead", stopped);
+  };
+  let heard = Date.now();
+  model.on("msg:custom", (message) => {
+    if (message.kind !== "alive") return;
+    heard = Date.now();
+    markStopped(false);
+  });
+  const poll = setInterval(() => {
+    if (Date.now() - heard > 2.5 * POLL_MS) markStopped(true);
+    try {
+      model.send({ kind: "poll" });
+    } catch {
+      markStopped(true); // its comm closed with the kernel
+    }
+  }, POLL_MS);
+  const replaced = setInterval(() => closeEarlierPanels(model.get("panel_id")), 500);
+  setTimeout(() => clearInterval(replaced), 10 * POLL_MS);
+  return () => {  // the model is gone (its kernel restarted or stopped); the panel may stay
+    clearInterval(poll);
+    clearInterval(replaced);
+    markStopped(true);
+  };
 }
 
 export default { render };

@@ -13,6 +13,8 @@ left area and runs JupyterLab's own "replace selection in notebook cell" command
 
 from __future__ import annotations
 
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from workbench.frontend import names
 from workbench.widgets.render import error_html
 
 HERE = Path(__file__).parent
-PANEL_ID = "wb-catalog-sidebar"
+PANEL_PREFIX = "wb-catalog-sidebar"  # each kernel's panel: this, then an id of its own
 INSERT_COMMAND = "notebook:replace-selection"  # JupyterLab's notebook commands
 NEW_CELL_COMMAND = "notebook:insert-cell-below"
 EDIT_COMMAND = "notebook:enter-edit-mode"
@@ -40,6 +42,7 @@ class CatalogSidebar(anywidget.AnyWidget):
     columns = traitlets.Dict().tag(sync=True)  # "catalog/branch/ns.t" -> [[name, type, key]]
     selected = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
     detail = traitlets.Unicode("<i>pick a table</i>").tag(sync=True)
+    panel_id = traitlets.Unicode("").tag(sync=True)  # its panel's: the view closes any other
 
     def __init__(self, insert: Any = None, **kwargs: Any):
         super().__init__(**kwargs)
@@ -88,6 +91,7 @@ class CatalogSidebar(anywidget.AnyWidget):
         kind = content.get("kind")
         if kind in ("refresh", "poll"):
             self.refresh()
+            self.send({"kind": "alive"})  # the view shows a stopped kernel by its silence
         elif kind == "select":
             self.select(content["catalog"], content["branch"], content["table"])
         elif kind == "expand":
@@ -150,10 +154,12 @@ class _Sidebar:
                 "pip install 'workbench[jupyter]'."
             ) from missing
         self.app = JupyterFrontEnd()
-        self.content = CatalogSidebar(insert=self.insert)
+        self.panel_id = f"{PANEL_PREFIX}-{time.time_ns():x}-{uuid.uuid4().hex[:8]}"  # sortable
+        self.content = CatalogSidebar(insert=self.insert, panel_id=self.panel_id)
         self.panel = Panel([self.content])
         self.panel.title.label = "Catalog"
         self.panel.title.caption = "workbench catalog"
+        self.panel.title.closable = True  # a new kernel's sidebar closes an earlier one's
         self.panel.add_class("wb-sidebar-panel")
         self.shown = False
         self.app.shell.observe(lambda _: self.activate(), names="_widgets")
@@ -165,15 +171,15 @@ class _Sidebar:
 
             widget = widget_serialization["to_json"](self.panel, None)
             payload = {"serializedWidget": widget, "area": "left", "args": {"rank": 1000}}
-            payload["id"] = PANEL_ID  # ipylab names the panel so; activate finds it by it
+            payload["id"] = self.panel_id  # ipylab names the panel so; activate finds it by it
             self.app.shell.send({"func": "add", "payload": payload})
             self.shown = True
         self.activate()
 
     def activate(self) -> None:
         """Bring the panel to the front of the left area (once JupyterLab has added it)."""
-        if any(w.get("id") == PANEL_ID for w in self.app.shell._widgets):
-            self.app.commands.execute(ACTIVATE_COMMAND, {"id": PANEL_ID})
+        if any(w.get("id") == self.panel_id for w in self.app.shell._widgets):
+            self.app.commands.execute(ACTIVATE_COMMAND, {"id": self.panel_id})
 
     def insert(self, text: str, new_cell: bool = False) -> None:
         """Replace the selection in the active notebook cell with ``text`` (``new_cell``: in a
