@@ -106,3 +106,7 @@ def test_spark_errors_are_said_in_the_users_query_without_spark_logging_them(ord
     syntax = _error("SELEC 1", "spark")
     assert syntax.position == 0 and "== SQL ==" not in str(syntax)
     assert "SQLQueryContextLogger" not in capfd.readouterr().err
+    from pyspark.errors import AnalysisException
+
+    with pytest.raises(AnalysisException):  # Spark's own logging of its errors still works
+        spark.sql("SELECT nope FROM range(1)")

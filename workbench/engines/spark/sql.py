@@ -21,12 +21,15 @@ if TYPE_CHECKING:
 def run_sql(query: str, tables: Mapping[str, OpenTable]) -> DataFrame:
     """Register each table version under its name and run ``query``."""
     from pyspark.errors import AnalysisException
+    from pyspark.logger import PySparkLogger
 
     spark = spark_session()
     for name, opened in tables.items():
         read_table(opened).createOrReplaceTempView(name)
     try:
-        with _quiet(logging.getLogger("SQLQueryContextLogger")):  # it logs what is raised
+        # Spark's logger of query errors (a PySparkLogger: made as one, whoever asks first)
+        # logs what is raised here, in its own words.
+        with _quiet(PySparkLogger.getLogger("SQLQueryContextLogger")):
             return spark.sql(query)
     except AnalysisException as e:  # parse errors too: ParseException is one
         raise _query_error(e, query) from e
