@@ -4,8 +4,8 @@ Two ingests of the same topic run under the same kill schedule, side by side: ``
 (rows and offsets in one catalog transaction) and the usual at-least-once loop (``dc.write`` a
 batch, then commit its offsets to Kafka). Each has a group of consumer processes; one of them is
 killed at a random moment after the table last changed, and a new one started, ``--kills``
-times or until the topic is all in; then they run to its end. The figures: rows vs messages, duplicates, lost
-messages, and partitions whose recorded offsets and rows are apart.
+times or until the topic is all in; then they run to its end. The figures: rows vs messages,
+duplicates, lost messages, and partitions whose recorded offsets and rows are apart.
 
 Run with ``python -m benchmarks.exactly_once_bench [--kills 50] [--messages 20000]``. The Kafka
 cluster is librdkafka's mock brokers in this process (``workbench.testing.LocalKafka``).
