@@ -12,10 +12,15 @@ from typing import Any, TypeVar
 
 from workbench.core.base.errors import WorkbenchError
 from workbench.core.catalog.registry import list_catalogs
+from workbench.core.catalog.scope import get_catalog
 from workbench.core.ops.names import CatalogNames, Column, catalog_names, table_columns
+from workbench.core.storage.store import is_local
 
 T = TypeVar("T")
 WAIT_S = 0.3  # the longest a keystroke waits for a listing not cached yet
+# ... of a catalog in a local folder, which cannot hang: its first listing (a new kernel's
+# first Tab) may take longer than WAIT_S on a busy machine, and nothing offered is worse.
+LOCAL_WAIT_S = 2.0
 RETRY_AFTER_S = 15.0  # after a slow failure (a store that does not answer), no retry for this long
 
 
@@ -71,7 +76,17 @@ def within(key: tuple, work: Callable[[], T], wait: float = WAIT_S) -> T | None:
 
 def listing(catalog: str | None = None, branch: str | None = None) -> CatalogNames | None:
     """The names of a catalog line (see ``catalog_names``), or None when they cannot be had now."""
-    return within(("names", catalog, branch), lambda: catalog_names(catalog, branch))
+    key = ("names", catalog, branch)
+    return within(key, lambda: catalog_names(catalog, branch), _wait_for(catalog))
+
+
+def _wait_for(catalog: str | None) -> float:
+    """How long a keystroke waits for a listing of ``catalog``: longer for a local folder."""
+    try:
+        local = is_local(get_catalog(catalog).root)
+    except WorkbenchError:
+        return WAIT_S
+    return LOCAL_WAIT_S if local else WAIT_S
 
 
 def columns(
@@ -79,7 +94,9 @@ def columns(
 ) -> tuple[Column, ...]:
     """The columns of ``"ns.t"``, or none when the table is unknown or cannot be read now."""
     found = within(
-        ("columns", table, catalog, branch), lambda: table_columns(table, None, catalog, branch)
+        ("columns", table, catalog, branch),
+        lambda: table_columns(table, None, catalog, branch),
+        _wait_for(catalog),
     )
     return found or ()
 
