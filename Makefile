@@ -42,13 +42,12 @@ browser-deps:
 # nbval checks each tutorial cell's output against the one saved in the notebook.
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tutorials/sanitize.cfg
 
-# A worker per core; Spark's and Ray's tests each stay on one (tests/conftest.py). The tutorials
-# run after, in one process: nbval keeps a notebook's kernel across its cells in turn.
+# A worker per core; Spark's and Ray's tests each stay on one (tests/conftest.py), and so do a
+# tutorial's cells (tutorials/conftest.py): nbval keeps a notebook's kernel across its cells.
 XDIST := -n auto --dist loadgroup
 
 test: install java-check browser-deps
-	WORKBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest tests $(XDIST) -p no:cacheprovider -q
-	$(PY) -m pytest tutorials $(NBVAL) -p no:cacheprovider -q
+	WORKBENCH_REQUIRE_BROWSER=1 $(PY) -m pytest tests tutorials $(NBVAL) $(XDIST) -p no:cacheprovider -q
 
 # The fast tier: no Spark, Ray, S3 server, kernels, browser or process-killing tests.
 FAST := not (spark or ray or s3 or kernel or browser or slow)
