@@ -103,7 +103,7 @@ def columns(
 
 def warm_up() -> None:
     """Import in the background what a first listing needs (Arrow's Parquet reader, Delta),
-    so the first completion of a new kernel lists the catalog within ``WAIT_S``."""
+    so the first completion of a new kernel lists the catalog without waiting on them."""
 
     def imports() -> None:
         import deltalake  # noqa: F401

@@ -52,23 +52,19 @@ class BoundQuery:
     text: str
     original: str
     tables: dict[str, OpenTable]
-    places: tuple[tuple[int, int, int], ...]  # each name's (start in text, start, end in original)
+    places: tuple[tuple[int, int, int, int], ...]  # each name's (start, end) in text, in original
 
     def original_offset(self, offset: int) -> int:
         """The offset in ``original`` of ``offset`` in ``text`` (a place in a view name: the
         start of the table name it replaced)."""
         shift = 0
-        for start, original_start, original_end in self.places:
+        for start, end, original_start, original_end in self.places:
             if offset < start:
                 break
-            view_end = start + len(self.view_at(start))
-            if offset < view_end:
+            if offset < end:
                 return original_start
-            shift = original_end - view_end
+            shift = original_end - end
         return offset + shift
-
-    def view_at(self, start: int) -> str:
-        return _VIEW_NAME.match(self.text, start).group(0)  # type: ignore[union-attr]
 
     def in_user_names(self, message: str) -> str:
         """``message`` with the view names given back as the tables' names."""
@@ -119,7 +115,8 @@ def bind_tables(query: str, catalog: str | None = None, as_of: Any = None) -> Bo
     pieces.append(bound(query[start:], start))
     places, shift = [], 0
     for original_start, original_end, name in replaced:
-        places.append((original_start + shift, original_start, original_end))
+        start = original_start + shift
+        places.append((start, start + len(name), original_start, original_end))
         shift += len(name) - (original_end - original_start)
     return BoundQuery("".join(pieces), query, tables, tuple(places))
 
