@@ -1,13 +1,14 @@
 """Kill -9 runs of a streaming query ``default.src`` -> ``default.dst`` (``format("workbench")``
 both ways), for the streaming tests and ``benchmarks/streaming_bench.py``.
 
-The query runs in a process of its own (``python -m tests.engines.stream_kills ROOT CHECKPOINT
-run|drain``), in a process group with its JVM and Python workers, killed as a whole with
+The query runs in a process of its own (``python -m tests.engines.stream_kills ROOT
+CHECKPOINT``), in a process group with its JVM and Python workers, killed as a whole with
 SIGKILL at a random moment (after 0 to 2 further micro-batches finished, and a random pause)
 while this process appends new rows to ``src``, then started again from its checkpoint. After
 every kill the rows of ``dst`` are exactly those of ``src`` up to the source offset of the last
-micro-batch the sink committed (offsets and rows never apart); after the last, a run that
-drains ``src`` leaves every row of it in ``dst`` exactly once.
+micro-batch the sink committed (offsets and rows never apart); after the last, a run from
+the same checkpoint in the caller's Spark session drains ``src``, and every row of it is then
+in ``dst`` exactly once.
 """
 
 from __future__ import annotations
@@ -46,12 +47,12 @@ class KillReport:
     seconds: float
 
 
-def spawn(root: Path, checkpoint: Path, how: str) -> subprocess.Popen:
+def spawn(root: Path, checkpoint: Path) -> subprocess.Popen:
     """The query process, leading a process group of its own (its JVM and Python workers);
     its log (Spark's) goes to a file beside the checkpoint."""
     env = {**os.environ, "WORKBENCH_LEASE_SECONDS": LEASE_SECONDS}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    args = [sys.executable, "-m", "tests.engines.stream_kills", root, checkpoint, how]
+    args = [sys.executable, "-m", "tests.engines.stream_kills", root, checkpoint]
     with open(log_of(checkpoint), "a") as log:
         return subprocess.Popen(
             [str(a) for a in args],
@@ -65,9 +66,9 @@ def spawn(root: Path, checkpoint: Path, how: str) -> subprocess.Popen:
 
 
 @contextmanager
-def running(root: Path, checkpoint: Path, how: str) -> Iterator[subprocess.Popen]:
+def running(root: Path, checkpoint: Path) -> Iterator[subprocess.Popen]:
     """The query process for the block; killed with its process group (SIGKILL) after it."""
-    query = spawn(root, checkpoint, how)
+    query = spawn(root, checkpoint)
     try:
         yield query
     finally:
@@ -95,7 +96,7 @@ def killed_runs(root: Path, kills: int, seed: int = 0, rows: int = 20) -> KillRe
     appender.start()
     try:
         for _ in range(kills):
-            with running(root, checkpoint, "run") as query:
+            with running(root, checkpoint) as query:
                 _wait_for(query, checkpoint, STARTED)
                 for _ in range(rng.randint(0, 2)):
                     _wait_for(query, checkpoint, FINISHED)
@@ -103,9 +104,8 @@ def killed_runs(root: Path, kills: int, seed: int = 0, rows: int = 20) -> KillRe
             check_offsets_match_rows(checkpoint)
     finally:
         appender.stop()
-    with running(root, checkpoint, "drain") as drain:
-        drain.communicate(timeout=600)
-        assert drain.returncode == 0, _log_tail(checkpoint)
+    drain = _start(checkpoint, drain=True)
+    assert drain.awaitTermination(600), "the drain did not finish within 10 minutes"
     source = sorted(dc.read("src", read_as="pyarrow")["id"].to_pylist())
     landed = sorted(dc.read("dst", read_as="pyarrow")["id"].to_pylist())
     assert landed == source, f"{len(landed)} rows in dst, {len(source)} in src"
@@ -178,18 +178,24 @@ class _Appender(threading.Thread):
             raise self.failed
 
 
-def _query(root: str, checkpoint: str, how: str) -> None:
-    """Run the query until killed (``run``), or until ``src`` as it is now is in ``dst``
-    (``drain``)."""
-    dc.init_local(root)
+def _start(checkpoint: Path | str, drain: bool = False):
+    """Start the query ``src`` -> ``dst`` from ``checkpoint`` in this process's Spark session
+    (the default catalog's tables): until stopped, or (``drain``) until ``src`` as it is now
+    is in ``dst``."""
     from workbench.engines.spark.session import spark_session
 
-    spark = spark_session()
-    source = spark.readStream.format("workbench").load("default.src")
-    writer = source.writeStream.format("workbench").option("checkpointLocation", checkpoint)
-    if how == "drain":
+    source = spark_session().readStream.format("workbench").load("default.src")
+    writer = source.writeStream.format("workbench").option("checkpointLocation", str(checkpoint))
+    if drain:
         writer = writer.trigger(availableNow=True)
-    query = writer.start("default.dst")
+    return writer.start("default.dst")
+
+
+def _query(root: str, checkpoint: str) -> None:
+    """The query process: run the query on the catalog at ``root`` until killed, saying when
+    it runs and as each micro-batch finishes."""
+    dc.init_local(root)
+    query = _start(checkpoint)
     print(STARTED, flush=True)
     finished = None
     while query.isActive:  # a line as each micro-batch finishes
@@ -202,4 +208,4 @@ def _query(root: str, checkpoint: str, how: str) -> None:
 
 
 if __name__ == "__main__":
-    _query(*sys.argv[1:4])
+    _query(*sys.argv[1:3])
