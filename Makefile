@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 # Its pin is SILERO_VAD in workbench/builtin_models/packages.py, whose error message names it too.
 SILERO_VAD := $(shell sed -n 's/^SILERO_VAD = "\(.*\)"$$/\1/p' workbench/builtin_models/packages.py)
 
-.PHONY: venv install java-check browser-deps test test-fast test-cluster test-notebooks lint format benchmark demo media lab build clean clean-venv clean-build
+.PHONY: venv install java-check browser-deps test test-fast test-cluster test-notebooks lint format benchmark demo media lab build labextension clean clean-venv clean-build
 
 venv: $(PY)
 
@@ -21,9 +21,15 @@ $(PY):
 
 install: $(STAMP)
 
+# An editable install does not place the wheel's data files, so the JupyterLab extension is linked
+# where JupyterLab looks for it (as `jupyter labextension develop` would): a rebuild shows at once.
+LABEXTENSIONS := $(VENV)/share/jupyter/labextensions
 $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install -e ".[$(EXTRAS)]"
 	$(if $(findstring inference,$(EXTRAS)),$(PIP) install --no-deps "$(SILERO_VAD)")
+	mkdir -p $(LABEXTENSIONS)
+	rm -rf $(LABEXTENSIONS)/workbench-jupyterlab
+	ln -s $(CURDIR)/workbench/labextension $(LABEXTENSIONS)/workbench-jupyterlab
 	touch $@
 
 # Spark 4 needs Java 17 or 21 (conda users get it from environment.yml).
@@ -102,6 +108,11 @@ lab: install
 # under workbench/ (tools/build_wheel.py); it needs only pip (setuptools comes from PyPI).
 build: $(PY)
 	$(PY) tools/build_wheel.py dist
+
+# Rebuild the JupyterLab extension (labextension/, TypeScript) into workbench/labextension/,
+# which is committed: the only target that needs Node.js (20+) and npm.
+labextension: install
+	$(PY) tools/build_labextension.py
 
 clean-build:
 	rm -rf build dist *.egg-info

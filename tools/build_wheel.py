@@ -19,6 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "workbench"
 PROJECT_FILES = ("pyproject.toml", "README.md")  # what the build reads besides the package
+# The prebuilt JupyterLab extension also goes where JupyterLab finds extensions (a data file).
+LABEXTENSION = f"{PACKAGE}/labextension/"
+LABEXTENSION_DATA = "data/share/jupyter/labextensions/workbench-jupyterlab/"
 
 
 def source_files(root: Path = ROOT) -> set[str]:
@@ -54,11 +57,21 @@ def problems(wheel: Path, root: Path = ROOT) -> list[str]:
     """What is wrong with ``wheel``'s contents: files of the sources it lacks, files it holds
     that the sources do not."""
     with zipfile.ZipFile(wheel) as archive:
-        held = {n for n in archive.namelist() if not n.split("/")[0].endswith(".dist-info")}
+        names = [n for n in archive.namelist() if not n.split("/")[0].endswith(".dist-info")]
+    held = {n for n in names if not n.split("/")[0].endswith(".data")}
+    data = {n.split("/", 1)[1] for n in names if n.split("/")[0].endswith(".data")}
     expected = source_files(root)
-    return [f"missing from the wheel: {name}" for name in sorted(expected - held)] + [
-        f"in the wheel but not in {PACKAGE}/: {name}" for name in sorted(held - expected)
-    ]
+    extension = {n.removeprefix(LABEXTENSION) for n in expected if n.startswith(LABEXTENSION)}
+    shipped = {n.removeprefix(LABEXTENSION_DATA) for n in data if n.startswith(LABEXTENSION_DATA)}
+    return (
+        [f"missing from the wheel: {name}" for name in sorted(expected - held)]
+        + [f"in the wheel but not in {PACKAGE}/: {name}" for name in sorted(held - expected)]
+        + [f"missing from the wheel: {LABEXTENSION_DATA}{n}" for n in sorted(extension - shipped)]
+        + [
+            f"a data file not in {LABEXTENSION}: {n}"
+            for n in sorted(data - {LABEXTENSION_DATA + e for e in extension})
+        ]
+    )
 
 
 def main(argv: list[str]) -> int:

@@ -18,7 +18,7 @@ import workbench as dc
 from workbench.core.ops.names import forget_names
 from workbench.frontend.python_text import call_string
 from workbench.frontend.sql_text import named_tables, sql_place
-from workbench.magics.completion import MATCHER
+from workbench.magics.completion import MATCHER, NO_MATCH
 
 
 @pytest.fixture
@@ -53,7 +53,7 @@ def texts(shell, code: str, cursor: int | None = None) -> list[str]:
     no-op candidate that stands for none."""
     found = complete(shell, code, cursor)
     assert {origin for _, origin, _ in found} <= {MATCHER}, f"other matchers answered: {found}"
-    return [text for text, _, kind in found if kind != "<unknown>"]
+    return [text for text, _, kind in found if kind != NO_MATCH]
 
 
 def test_sql_cells_complete_tables_after_from_join_into_update(shell):
@@ -243,3 +243,45 @@ def test_a_table_written_after_a_tab_on_its_name_completes_at_once(shell):
     assert texts(shell, cell) == []  # unknown yet: its columns cannot be read
     dc.write(pd.DataFrame({"a": [1]}), "shop.later")
     assert texts(shell, cell) == ["a"], "a quick failure is not held against the table"
+
+
+def kinds(shell, code: str) -> list[tuple[str, str]]:
+    """(text, kind) of the workbench matcher's candidates."""
+    return [(text, kind) for text, _, kind in complete(shell, code) if kind != NO_MATCH]
+
+
+def test_names_match_in_any_case_and_fuzzily_prefix_first():
+    from workbench.frontend.completion import ranked
+
+    names = [(n, "table") for n in ("sales.returns", "sales.orders", "ord.lines", "shop.stock")]
+    assert [t for t, _ in ranked("ord", names)] == ["ord.lines", "sales.orders"]
+    assert [t for t, _ in ranked("Sales.", names)] == ["sales.returns", "sales.orders"]
+    assert [t for t, _ in ranked("ORDERS", names)] == ["sales.orders"]
+    assert [t for t, _ in ranked("slsrt", names)] == ["sales.returns"]  # in order, fuzzily
+    assert [t for t, _ in ranked("tur", names)] == ["sales.returns"]  # inside a name
+    assert [t for t, _ in ranked("shop.o", names)] == []  # a dotted word is not fuzzy
+    assert [t for t, _ in ranked("r", names)] == ["sales.returns"]  # one letter: part starts
+
+
+def test_candidates_say_what_they_are(shell):
+    dc.create_branch("exp")
+    assert kinds(shell, "%%dc sql\nSELECT * FROM ord") == [("shop.orders", "table")]
+    assert kinds(shell, "%%dc sql\nSELECT * FROM SHOP.st") == [("shop.stock", "table")]
+    cell = "%%dc sql\nSELECT * FROM shop.orders WHERE orders.pr"
+    assert kinds(shell, cell) == [("price", "column · double · shop.orders")]
+    assert kinds(shell, 'dc.read("orders') == [("shop.orders", "table")]
+    assert kinds(shell, 'dc.read("dc://default/shop/s') == [("dc://default/shop/stock", "table")]
+    assert kinds(shell, 'dc.tables["sto') == [("shop.stock", "table")]
+    assert kinds(shell, 'dc.read("shop.orders", namespace="') == [
+        ("default", "namespace"),
+        ("shop", "namespace"),
+    ]
+    assert kinds(shell, 'dc.write(df, "t", branch="e') == [("exp", "branch")]
+    assert kinds(shell, "%dc hist") == [("history", "%dc command")]
+    assert kinds(shell, "%dc branch cr") == [("create", "%dc branch action")]
+    assert kinds(shell, "%dc use def") == [
+        ("default", "catalog"),
+        ("default/default", "namespace"),
+        ("default/shop", "namespace"),
+    ]
+    assert [kind for _, _, kind in complete(shell, "%%dc sql\nSELECT * FROM zzz")] == [NO_MATCH]

@@ -9,7 +9,8 @@ test's own dependencies are installed. Python appends that folder to ``sys.path`
 environment's site-packages and does not run the ``.pth`` files inside it, so the editable
 install's import hook that maps ``workbench`` to the checkout never loads. The dependencies'
 data files (nbconvert's templates, under ``share/jupyter``) are linked into the new
-environment's prefix, where they would be had pip installed them there. So workbench's own
+environment's prefix beside the wheel's own (the JupyterLab extension), where they would be had
+pip installed them there. So workbench's own
 files can only come from the wheel, which ``wheel_session.py`` checks for every workbench module
 it loaded and for the report template and Spark log settings it found. The alternatives were
 worse: ``--system-site-packages`` would run that hook and import the checkout, and installing
@@ -68,8 +69,10 @@ def _new_environment(folder: Path, wheel: Path) -> Path:
     ).stdout.strip()
     dependencies = dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
     Path(site, "workbench-test-dependencies.pth").write_text("\n".join(dependencies) + "\n")
-    (folder / "share").mkdir()
-    (folder / "share" / "jupyter").symlink_to(Path(sys.prefix, "share", "jupyter"))
+    jupyter = folder / "share" / "jupyter"  # the wheel put its JupyterLab extension here
+    for entry in Path(sys.prefix, "share", "jupyter").iterdir():
+        if not (jupyter / entry.name).exists():
+            (jupyter / entry.name).symlink_to(entry)
     return python
 
 
@@ -99,6 +102,8 @@ def test_the_wheel_installed_in_a_new_environment_works_without_the_repository(t
         return done.stdout
 
     where = run("-c", "import workbench; print(workbench.__file__)").strip()
+    extension = tmp_path / "venv" / "share" / "jupyter" / "labextensions" / "workbench-jupyterlab"
+    assert (extension / "package.json").is_file() and list(extension.glob("static/remoteEntry.*"))
     assert Path(where).is_relative_to(tmp_path / "venv"), where
     (work / "quick_start.py").write_text(_quick_start(), encoding="utf-8")
     printed = run("quick_start.py")

@@ -1,15 +1,21 @@
 """Completion candidates from the catalog: table and column names in SQL, and table, namespace,
 branch, tag and catalog names in the string arguments of workbench calls. Every function here
-returns candidates or None (not a place it completes); none raises or waits long."""
+returns candidates or None (not a place it completes); none raises or waits long.
+
+Candidates match what was typed in any case and fuzzily, ranked prefix first (``ranked``), and
+each says what it is in its kind: ``table``, ``column · int64 · shop.orders`` (a column's type
+and table), ``namespace``, ``catalog``, ``branch``, ``tag``; JupyterLab's extension
+(labextension/src/completion.ts) knows these kinds by their first word and keeps the order."""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.core.io.handle import TableHandle, table
+from workbench.core.io.handle import TableHandle, TableMap, table
 from workbench.core.ops.branches import branch, drop_branch, use_branch
 from workbench.core.ops.names import CatalogNames
 from workbench.core.ops.publish import merge_branch
@@ -59,8 +65,39 @@ class Completions:
     items: tuple[tuple[str, str], ...] = ()
 
 
-def _starting(fragment: str, candidates: Any, kind: str) -> tuple[tuple[str, str], ...]:
-    return tuple((c, kind) for c in candidates if c.startswith(fragment))
+_PART_START = re.compile(r"(?:^|[./_:])(?=[^./_:])")  # where a name's parts start
+
+
+def _rank(typed: str, candidate: str) -> int | None:
+    """How well ``candidate`` matches ``typed``, case aside: 0 it starts with it, 1 one of its
+    parts (after ``.``, ``/``, ``_``) does, 2 it holds it, 3 it holds its characters in order
+    (2 and 3 for two letters or more, 3 for a word typed without ``.`` or ``/``: ``shop.o`` is
+    not ``shop.stock``); None it does not match."""
+    wanted, text = typed.casefold(), candidate.casefold()
+    if text.startswith(wanted):
+        return 0
+    if any(text.startswith(wanted, m.end()) for m in _PART_START.finditer(text)):
+        return 1
+    if len(wanted) < 2:  # one letter anywhere matches too much
+        return None
+    if wanted in text:
+        return 2
+    if "." in wanted or "/" in wanted:
+        return None
+    rest = iter(text)
+    return 3 if all(char in rest for char in wanted) else None
+
+
+def ranked(typed: str, candidates: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """The (text, kind) candidates that match ``typed`` (see ``_rank``), best first, each rank
+    in the order given."""
+    scored = [(rank, c) for c in candidates if (rank := _rank(typed, c[0])) is not None]
+    return tuple(c for _, c in sorted(scored, key=lambda pair: pair[0]))
+
+
+def _starting(fragment: str, candidates: Iterable[str], kind: str) -> tuple[tuple[str, str], ...]:
+    """``candidates`` of one ``kind`` that match ``fragment``, best first."""
+    return ranked(fragment, ((c, kind) for c in candidates))
 
 
 def complete_sql(
@@ -80,11 +117,11 @@ def _tables(fragment: str, catalog: str | None, branch_name: str | None) -> tupl
     dot are typed."""
     listing = names.listing(catalog, branch_name)
     found = _starting(fragment, listing.tables if listing else (), TABLE)
-    first, dot, rest = fragment.partition(".")
+    first, dot, _ = fragment.partition(".")
     if dot and first in names.catalogs() and not (listing and first in listing.namespaces):
         other = names.listing(first, None)
-        found += tuple(
-            (f"{first}.{t}", TABLE) for t in (other.tables if other else ()) if t.startswith(rest)
+        found += _starting(
+            fragment, (f"{first}.{t}" for t in (other.tables if other else ())), TABLE
         )
     return found
 
@@ -98,12 +135,12 @@ def _columns(place: SqlPlace, catalog: str | None, branch_name: str | None) -> t
         wanted = [named] if named else []
     else:
         wanted = list(dict.fromkeys(place.tables.values()))
-    seen: dict[str, None] = {}
+    seen: dict[str, str] = {}
     for qualified in wanted:
-        table_catalog, qualified = _split_catalog(qualified, catalog)
-        for column in names.columns(qualified, table_catalog, branch_name):
-            seen.setdefault(column.name)
-    return _starting(place.fragment, seen, COLUMN)
+        table_catalog, table_name = _split_catalog(qualified, catalog)
+        for column in names.columns(table_name, table_catalog, branch_name):
+            seen.setdefault(column.name, f"{COLUMN} · {column.type} · {qualified}")
+    return ranked(place.fragment, seen.items())
 
 
 def _unique_table(short: str, catalog: str | None, branch_name: str | None) -> str | None:
@@ -145,9 +182,31 @@ def complete_call(code: str, resolve: Callable[[str], Any]) -> Completions | Non
     return Completions(place.typed, _named(kind, place.typed, listing))
 
 
+URL = "dc://"
+
+
+_SUBSCRIPT = re.compile(r"""([A-Za-z_][\w.]*)\s*\[\s*(['"])([^'"\\\n]*)$""")
+
+
+def complete_key(code: str, resolve: Callable[[str], Any]) -> Completions | None:
+    """Candidates when the end of ``code`` is in a string key of ``dc.tables[...]`` (a
+    ``TableMap``): its catalog's tables."""
+    match = _SUBSCRIPT.search(code)
+    found = resolve(match.group(1)) if match else None
+    if not isinstance(found, TableMap):
+        return None
+    typed = match.group(3)  # type: ignore[union-attr]
+    listing = names.listing(found.catalog)
+    return Completions(typed, _starting(typed, listing.tables if listing else (), TABLE))
+
+
 def _named(kind: str, typed: str, listing: CatalogNames | None) -> tuple:
     if listing is None:
         return ()
+    if typed.startswith(URL) and kind in (TABLE, NAMESPACE):  # dc://catalog/namespace[/table]
+        found = listing.tables if kind == TABLE else listing.namespaces
+        urls = (f"{URL}{listing.catalog}/{name.replace('.', '/')}" for name in found)
+        return _starting(typed, urls, kind)
     if kind == TABLE:
         return _starting(typed, listing.tables, TABLE)
     if kind == NAMESPACE:
@@ -189,4 +248,4 @@ def _handle_attribute(function: Any, attribute: str) -> str | None:
     return getattr(owner, attribute, None) if isinstance(owner, TableHandle) else None
 
 
-__all__ = ["Completions", "complete_call", "complete_sql"]
+__all__ = ["Completions", "complete_call", "complete_key", "complete_sql", "ranked"]

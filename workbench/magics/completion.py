@@ -5,13 +5,25 @@ elsewhere it stays out of the way. It never raises into the cell."""
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from typing import Any
 
 import workbench.api as dc
 from workbench.frontend import names
-from workbench.frontend.completion import Completions, complete_call, complete_sql
+from workbench.frontend.completion import (
+    BRANCH,
+    CATALOG,
+    NAMESPACE,
+    TABLE,
+    TAG,
+    Completions,
+    complete_call,
+    complete_key,
+    complete_sql,
+    ranked,
+)
 from workbench.magics.parser import ACTIONS, COMMANDS
 
 TABLE_COMMANDS = {
@@ -28,62 +40,75 @@ TABLE_COMMANDS = {
     "gallery",
     "infer",
 }
+NO_MATCH = "no match"  # the kind of the candidate that stands for none
 MATCHER = "workbench.catalog"  # the matcher's identifier (IPCompleter.disable_matchers takes it)
 _WORD = re.compile(r"\S*$")
 _LINE_MAGIC = re.compile(r"^\s*%dc(\s.*)?$")
 
 
+COMMAND, ACTION = "%dc command", "%dc branch action"  # the kinds of a %dc line's own words
+Items = list[tuple[str, str]]
+
+
 def completions(line: str, catalog: str | None = None) -> list[str]:
     """Candidates for the word being typed at the end of a ``%dc`` line (after the magic name)."""
+    return [text for text, _ in completion_items(line, catalog)]
+
+
+def completion_items(line: str, catalog: str | None = None) -> tuple[tuple[str, str], ...]:
+    """(text, kind) candidates for the word being typed at the end of a ``%dc`` line, matched in
+    any case and fuzzily, best first (``ranked``)."""
     try:
         words = shlex.split(line)
     except ValueError:
-        return []
+        return ()
     typing_new_word = line.endswith(" ") or not words
     current = "" if typing_new_word else words[-1]
     done = words if typing_new_word else words[:-1]
     if not done:
-        return sorted(c for c in COMMANDS if c.startswith(current))
-    return [c for c in _candidates(done, catalog) if c.startswith(current)]
+        return ranked(current, ((c, COMMAND) for c in sorted(COMMANDS)))
+    return ranked(current, _candidates(done, catalog))
 
 
-def _candidates(done: list[str], catalog: str | None) -> list[str]:
+def _candidates(done: list[str], catalog: str | None) -> Items:
     """Sorted names, except a diff's points: branches, then tags."""
     return _ordered(done, catalog) if done[0] == "diff" else sorted(_ordered(done, catalog))
 
 
-def _ordered(done: list[str], catalog: str | None) -> list[str]:
+def _ordered(done: list[str], catalog: str | None) -> Items:
     command = done[0]
     if command == "use":
-        found = []
+        found: Items = []
         for name in names.catalogs():
             other = names.listing(name)
-            found += [name] + [f"{name}/{ns}" for ns in (other.namespaces if other else ())]
+            found.append((name, CATALOG))
+            found += [(f"{name}/{ns}", NAMESPACE) for ns in (other.namespaces if other else ())]
         return found
     listing = names.listing(catalog)
     if listing is None:
         return []
     if command == "ls":
-        found = [*listing.namespaces, *(f"dc://{c}" for c in names.catalogs())]
-        return found + [f"dc://{listing.catalog}/{ns}" for ns in listing.namespaces]
+        found = [(ns, NAMESPACE) for ns in listing.namespaces]
+        found += [(f"dc://{c}", CATALOG) for c in names.catalogs()]
+        return found + [(f"dc://{listing.catalog}/{ns}", NAMESPACE) for ns in listing.namespaces]
     if command == "branch":
         return _branch_words(done[1:], listing)
     if command == "diff" and len(done) > 1:  # the points: branches, then tags
-        return [*listing.branches, *listing.tags]
+        return [*((b, BRANCH) for b in listing.branches), *((t, TAG) for t in listing.tags)]
     if command in TABLE_COMMANDS and len(done) == 1:
-        return list(listing.tables)
+        return [(t, TABLE) for t in listing.tables]
     return []
 
 
-def _branch_words(done: list[str], listing: names.CatalogNames) -> list[str]:
+def _branch_words(done: list[str], listing: names.CatalogNames) -> Items:
     """Candidates after ``%dc branch``: an action, then a branch name (or, after ``--from``,
     one of main's tags)."""
     if not done:
-        return list(ACTIONS["branch"])
+        return [(action, ACTION) for action in ACTIONS["branch"]]
     if done[-1] == "--from":
-        return list(listing.tags)
+        return [(tag, TAG) for tag in listing.tags]
     if len(done) == 1 and done[0] in ("use", "drop", "merge", "diff"):
-        found = list(listing.branches)
+        found = [(b, BRANCH) for b in listing.branches]
         return found if done[0] == "use" else found[1:]  # main is first; it is neither
     return []
 
@@ -107,12 +132,13 @@ def catalog_completions(
     current = before[line_start:]
     if _LINE_MAGIC.match(current):
         return _magic_line(current.split("%dc", 1)[1], catalog)
-    return complete_call(before, lambda dotted: _resolve(dotted, user_ns))
+    resolve = functools.partial(_resolve, user_ns=user_ns)
+    return complete_key(before, resolve) or complete_call(before, resolve)
 
 
 def _magic_line(line: str, catalog: str | None) -> Completions:
     fragment = _WORD.search(line).group(0)  # type: ignore[union-attr]
-    return Completions(fragment, tuple((c, "dc") for c in completions(line.lstrip(), catalog)))
+    return Completions(fragment, completion_items(line.lstrip(), catalog))
 
 
 def _resolve(dotted: str, user_ns: dict) -> Any:
@@ -149,8 +175,8 @@ def matcher_for(shell: Any, catalog: Any) -> Any:
             return {"completions": [], "suppress": False}
         items = [SimpleCompletion(text, type=kind) for text, kind in found.items]
         # Nothing to offer still hides the others (IPython suppresses only with a candidate):
-        # the text typed, which changes nothing when chosen.
-        items = items or [SimpleCompletion(found.fragment, type="")]
+        # the text typed, which changes nothing when chosen (JupyterLab's extension drops it).
+        items = items or [SimpleCompletion(found.fragment, type=NO_MATCH)]
         return {
             "completions": items,
             "matched_fragment": found.fragment,

@@ -254,6 +254,11 @@ class TableMap(Mapping[str, TableHandle]):
     def __init__(self, catalog: str | None = None):
         self._catalog = catalog
 
+    @property
+    def catalog(self) -> str | None:
+        """The catalog whose tables these are (None: the default one)."""
+        return self._catalog
+
     def __call__(self, catalog: str | None = None) -> TableMap:
         """The tables of another catalog: ``dc.tables("lake")["shop.orders"]``."""
         return TableMap(catalog)
