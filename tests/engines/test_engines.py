@@ -130,6 +130,7 @@ def test_daft_reads_are_lazy_and_a_limit_reads_one_file(catalog):
         lazy.collect()  # nothing was read when dc.read returned: the files are looked for now
 
 
+@pytest.mark.slow  # several seconds: make test runs it, make test-fast does not
 def test_a_limited_read_keeps_memory_bounded(tmp_path):
     """Reading 10 rows of a table costs a small fraction of what reading it all would."""
     code = f"""
@@ -165,6 +166,7 @@ def test_a_daft_write_and_a_local_write_commit_together_or_not_at_all(catalog):
     assert latest["engine"] == "daft+local"
 
 
+@pytest.mark.slow  # several seconds: make test runs it, make test-fast does not
 def test_a_failing_daft_job_commits_nothing_and_leaves_no_files(catalog):
     dc.write(pa.table({"id": [1, 2], "v": ["a", "b"]}), "t", schema=KEYED)
     folder = dc.get_table("t").uri

@@ -261,6 +261,7 @@ def test_the_model_loads_once_per_worker(table, tmp_path, engine):
     assert (result.rows_predicted, loads) == (40, 1)
 
 
+@pytest.mark.slow  # several seconds: make test runs it, make test-fast does not
 def test_killed_during_predict_commits_nothing(catalog, table, tmp_path):
     script = textwrap.dedent(
         f"""
@@ -525,6 +526,7 @@ def _slow_length(batch):
     return {"n": [len(t) for t in batch["text"]]}
 
 
+@pytest.mark.slow  # several seconds: make test runs it, make test-fast does not
 def test_a_prediction_longer_than_the_lease_keeps_it_and_commits(catalog, table, monkeypatch):
     """A heartbeat renews the call's leases while the model runs (a 2 s lease, a 5 s model):
     another writer of the table queues behind the call instead of taking an expired lease,

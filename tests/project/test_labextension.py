@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import tomllib
 
 from tools.build_labextension import BUILT, SOURCE, recorded_hash, source_hash
@@ -39,6 +40,7 @@ def test_setuptools_installs_it_where_jupyterlab_looks():
     assert data_files[f"{target}/static"] == ["workbench/labextension/static/*"]
 
 
+@pytest.mark.slow  # several seconds: make test runs it, make test-fast does not
 def test_jupyterlab_lists_it_as_enabled():
     listed = subprocess.run(
         [sys.executable, "-m", "jupyter", "labextension", "list"],

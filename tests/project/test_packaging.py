@@ -9,6 +9,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,6 +77,7 @@ def test_import_workbench_loads_no_heavy_library():
     assert loaded == ""
 
 
+@pytest.mark.slow  # several seconds: make test runs it, make test-fast does not
 def test_local_operations_start_no_ray_or_spark(tmp_path):
     code = f"""
 import sys, pandas as pd, workbench as dc

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pyarrow as pa
+import pytest
 from deltalake import DeltaTable
 
 import workbench as dc
@@ -80,6 +81,7 @@ def check_checkpointed_and_read_anew(catalog: dc.Catalog) -> None:
     assert sorted(delta_rows(direct).select(["id", "v"]).to_pylist(), key=str) == expected
 
 
+@pytest.mark.slow  # several seconds: make test runs it, make test-fast does not
 def test_a_new_process_reads_a_table_from_its_recent_checkpoint(catalog):
     check_checkpointed_and_read_anew(catalog)
 

@@ -70,6 +70,7 @@ def vector_files(folder: str) -> set[str]:
 
 
 # ============================================================== bugs: data loss / wrong data
+@pytest.mark.slow  # several seconds: make test runs it, make test-fast does not
 def test_entering_a_branch_in_a_fresh_process_keeps_mains_whole_history(catalog):
     """Opening a branch in a new process reads main's history whole, so main's history and a
     default vacuum there keep every transaction and file time travel within 7 days needs."""
@@ -91,6 +92,7 @@ def test_entering_a_branch_in_a_fresh_process_keeps_mains_whole_history(catalog)
     assert ids("events", as_of="first") == [0, 1, 2]
 
 
+@pytest.mark.slow  # several seconds: make test runs it, make test-fast does not
 def test_a_branch_dropped_and_made_again_elsewhere_is_read_and_written_anew(catalog):
     """After another process drops a branch, reads of it here fail; after it makes the name
     again, reads and writes here use the new branch."""
