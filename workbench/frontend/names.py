@@ -13,7 +13,14 @@ from typing import Any, TypeVar
 from workbench.core.base.errors import WorkbenchError
 from workbench.core.catalog.registry import list_catalogs
 from workbench.core.catalog.scope import get_catalog
-from workbench.core.ops.names import CatalogNames, Column, catalog_names, table_columns
+from workbench.core.ops.names import (
+    CatalogNames,
+    Column,
+    TableOutline,
+    catalog_names,
+    line_outlines,
+    table_columns,
+)
 from workbench.core.storage.store import is_local
 
 T = TypeVar("T")
@@ -101,6 +108,15 @@ def columns(
     return found or ()
 
 
+def outlines(
+    catalog: str | None = None, branch: str | None = None, wait: float = WAIT_S
+) -> dict[str, TableOutline] | None:
+    """Every table's columns, rows and bytes of a catalog line (``"ns.t"`` -> outline), or None
+    while they are being read (a first reading opens each table's Delta log: seconds at
+    thousands of tables; later ones reopen only the tables that changed)."""
+    return within(("outlines", catalog, branch), lambda: line_outlines(catalog, branch), wait)
+
+
 def warm_up() -> None:
     """Import in the background what a first listing needs (Arrow's Parquet reader, Delta),
     so the first completion of a new kernel lists the catalog without waiting on them."""
@@ -120,4 +136,14 @@ def catalogs() -> list[str]:
         return []
 
 
-__all__ = ["CatalogNames", "Column", "catalogs", "columns", "listing", "warm_up", "within"]
+__all__ = [
+    "CatalogNames",
+    "Column",
+    "TableOutline",
+    "catalogs",
+    "columns",
+    "listing",
+    "outlines",
+    "warm_up",
+    "within",
+]
