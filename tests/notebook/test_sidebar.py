@@ -77,3 +77,23 @@ def test_refresh_shows_a_commit_at_once_and_drops_a_dropped_pick(catalog):
     assert sidebar.selected is None and "pick a table" in sidebar.detail
     sidebar.select("default", "main", "shop.gone")
     assert "TableNotFoundError" in sidebar.detail
+
+
+def test_outline_gives_rows_sizes_and_matching_columns_and_history_lists_commits(catalog):
+    forget_names()
+    _seed()
+    dc.write(pd.DataFrame({"sku": [1, 2, 3]}), "shop.stock")
+    sidebar = CatalogSidebar()
+    assert sidebar.tree[0]["default"] is True
+    assert sidebar.outline("default", "main", "IT") == {"shop.orders": ["item"]}
+    rows_and_bytes = sidebar.stats["default/main"]
+    assert rows_and_bytes["shop.orders"][0] == 2 and rows_and_bytes["shop.stock"][0] == 3
+    assert rows_and_bytes["shop.orders"][1] > 0  # the data file's bytes, from the Delta log
+    assert sidebar.outline("default", "main") == {}
+    dc.write(pd.DataFrame({"sku": [4]}), "shop.stock")
+    sidebar.outline("default", "main")
+    assert sidebar.stats["default/main"]["shop.stock"][0] == 4  # the commit shows
+    target = {"catalog": "default", "branch": "main", "table": "shop.stock"}
+    assert sidebar.snippet("handle", target) == 'dc.table("shop.stock")'  # no pick needed
+    sidebar.history("default", "main", "shop.stock")
+    assert "last 2 transactions" in sidebar.detail and sidebar.selected == target
