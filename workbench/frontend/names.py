@@ -5,6 +5,7 @@ nothing now instead of waiting. Never raises."""
 from __future__ import annotations
 
 import contextvars
+import importlib
 import threading
 import time
 from collections.abc import Callable
@@ -117,13 +118,17 @@ def outlines(
     return within(("outlines", catalog, branch), lambda: line_outlines(catalog, branch), wait)
 
 
-def warm_up() -> None:
-    """Import in the background what a first listing needs (Arrow's Parquet reader, Delta),
-    so the first completion of a new kernel lists the catalog without waiting on them."""
+def warm_up(*modules: str) -> None:
+    """Import in the background what a first listing needs (Arrow's Parquet reader, Delta) and
+    ``modules`` (those installed), so a new kernel's first completion or sidebar waits on none
+    of them."""
 
     def imports() -> None:
-        import deltalake  # noqa: F401
-        import pyarrow.parquet  # noqa: F401
+        for module in ("deltalake", "pyarrow.parquet", *modules):
+            try:
+                importlib.import_module(module)
+            except ImportError:  # an optional extra not installed: nothing to warm
+                continue
 
     threading.Thread(target=imports, name="workbench-warm-up", daemon=True).start()
 
