@@ -215,7 +215,7 @@ function render({ model, el }) {
     const stats = (model.get("stats")[`${catalog}/${branch}`] || {})[qualified];
     if (stats) {
       const [rows, size] = stats;
-      const text = `${rows.toLocaleString()} rows · ${bytes(size)}`;
+      const text = `${rows.toLocaleString()} row${rows === 1 ? "" : "s"} · ${bytes(size)}`;
       head.append(node("span", "wb-sb-stats", text));
     }
     if (matched && matched.length) {

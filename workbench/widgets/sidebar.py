@@ -177,9 +177,9 @@ def _catalog_tree(catalog: str) -> dict:
         namespaces: dict[str, list[str]] = {ns: [] for ns in listing.namespaces} if listing else {}
         for table in listing.tables if listing else ():
             namespaces.setdefault(table.split(".", 1)[0], []).append(table)
-        branches.append(
-            {"branch": branch, "current": branch == main.branch, "namespaces": namespaces}
-        )
+        sequence = listing.sequence if listing else -1  # any commit: the view asks for sizes
+        line = {"branch": branch, "current": branch == main.branch, "sequence": sequence}
+        branches.append({**line, "namespaces": namespaces})
     return {"catalog": catalog, "default": default, "branches": branches, "error": ""}
 
 
