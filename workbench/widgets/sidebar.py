@@ -23,11 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import anywidget
-import pyarrow as pa
 import traitlets
 
 import workbench.api as dc
-from workbench.core.io.handle import arrow_html
 from workbench.frontend import names
 from workbench.widgets.render import error_html, when
 
@@ -86,20 +84,18 @@ class CatalogSidebar(anywidget.AnyWidget):
         title = f"<h4 style='margin:4px 0'>{escape(table)}: history</h4>"
         try:
             handle = dc.table(table, catalog=catalog, branch=branch)
-            found = handle.history("pyarrow", limit=HISTORY_ROWS)
+            found = handle.history(limit=HISTORY_ROWS)
         except dc.WorkbenchError as error:
             self.detail = title + error_html(error)
             return
-        shown = pa.table(
-            {
-                "sequence": found["sequence"],
-                "committed": [when(t) for t in found["end_time"].to_pylist()],
-                "operations": [", ".join(o) for o in found["operations"].to_pylist()],
-                "rows_added": found["rows_added"],
-                "message": [m or "" for m in found["commit_message"].to_pylist()],
-            }
-        )
-        self.detail = title + f"<b>last {shown.num_rows} transactions</b>" + arrow_html(shown)
+        shown = found[["sequence", "end_time", "operations", "rows_added", "commit_message"]]
+        shown = shown.assign(
+            end_time=[when(t) for t in found["end_time"]],
+            operations=[", ".join(o) for o in found["operations"]],
+            commit_message=found["commit_message"].fillna(""),
+        ).rename(columns={"end_time": "committed", "commit_message": "message"})
+        listed = shown.to_html(index=False, border=0)  # escaped
+        self.detail = title + f"<b>last {len(shown)} transactions</b>" + listed
 
     def outline(self, catalog: str, branch: str, text: str = "") -> dict | None:
         """Fill ``stats`` for a catalog line and return, for ``text``, its tables' columns whose
