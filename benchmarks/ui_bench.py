@@ -217,14 +217,18 @@ def browser_figures(root: str, repeats: int) -> tuple[float, float, float]:
     from tests.notebook.test_browser import _notebook_page, jupyter_lab
     from tests.notebook.test_browser_catalog import _new_cell
 
-    setup = f"import workbench as dc\n%load_ext workbench\ndc.init_local({root!r})\n"
+    setup = (
+        f"import threading\nimport workbench as dc\n%load_ext workbench\ndc.init_local({root!r})\n"
+        "for thread in threading.enumerate():  # %load_ext's background imports end\n"
+        "    if thread.name == 'workbench-warm-up':\n        thread.join()\n"
+    )
     tab, first_tab, first_paint = [], [], []
     with tempfile.TemporaryDirectory() as folder, jupyter_lab(Path(folder)) as lab:
         for i in range(repeats):
             with _notebook_page(lab, Path(folder), f"bench{i}", setup) as (page, _):
                 page.get_by_text("| Idle").first.wait_for(timeout=60_000)
                 page.locator(".jp-Cell .jp-InputArea").first.wait_for()
-                page.wait_for_timeout(3000)  # the first cell ends; %load_ext's warm-up imports
+                page.wait_for_timeout(1000)  # the first cell's run ends
                 _new_cell(page, "%dc sidebar")
                 first_paint.append(in_page(page, "Shift+Enter", SIDEBAR_TREE))
                 _new_cell(page, "%%dc sql\nSELECT * FROM ns3.t00")

@@ -68,13 +68,14 @@ function bytes(n) {
 // When a panel was opened: its id is "wb-catalog-sidebar-<ns since the epoch, hex>-<random>".
 const openedAt = (id) => BigInt(`0x${id.split("-")[3] || "0"}`);
 
-// Lumino widgets take a press and a release (its tab bar, its split panel's handles); a drag
-// from (x, y) to (x + dx, y) on ``target``, as a user's pointer makes it.
+// Lumino widgets take a press and a release (its tab bar, its split panel's handles): a drag
+// on ``target`` from (x, y) to (x + dx, y), as a user's pointer makes it (the events bubble to
+// the document, where Lumino follows a drag).
 function drag(target, x, y, dx = 0) {
   const at = (clientX) => ({ bubbles: true, button: 0, clientX, clientY: y });
   target.dispatchEvent(new PointerEvent("pointerdown", at(x)));
-  if (dx) document.dispatchEvent(new PointerEvent("pointermove", at(x + dx)));
-  document.dispatchEvent(new PointerEvent("pointerup", at(x + dx)));
+  if (dx) target.dispatchEvent(new PointerEvent("pointermove", at(x + dx)));
+  target.dispatchEvent(new PointerEvent("pointerup", at(x + dx)));
 }
 
 // Close the catalog panels opened before this one (a restarted kernel's, another notebook's),
@@ -87,12 +88,7 @@ function closeEarlierPanels(own) {
     const close = tab.querySelector(".lm-TabBar-tabCloseIcon");
     if (!close) continue;
     const box = tab.getBoundingClientRect();
-    close.dispatchEvent(new PointerEvent("pointerdown", {
-      bubbles: true, button: 0, clientX: box.left + box.width / 2, clientY: box.top + 2,
-    }));
-    close.dispatchEvent(new PointerEvent("pointerup", {
-      bubbles: true, button: 0, clientX: box.left + box.width / 2, clientY: box.top + 2,
-    }));
+    drag(close, box.left + box.width / 2, box.top + box.height / 2);
   }
 }
 
