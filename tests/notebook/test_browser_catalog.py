@@ -155,6 +155,8 @@ schema = dc.Schema.of([pa.field("id", pa.int64()), pa.field("created", pa.timest
 with dc.transaction(commit_message="a thousand tables"):
     for i in range(1000):
         dc.create_table(f"t{i:04d}", f"ns{i % 10}", schema=schema, auto_create_namespace=True)
+    for i in range(250):  # one namespace of more tables than the sidebar draws at once
+        dc.create_table(f"b{i:03d}", "bulk", schema=schema, auto_create_namespace=True)
 dc.put_catalog("another", dc.Catalog(dc.CatalogProperties(tempfile.mkdtemp())))
 %dc sidebar
 """
@@ -182,6 +184,13 @@ def test_a_thousand_tables_start_collapsed_and_a_picked_tables_detail_is_in_view
         for part in (detail.locator("h4"), sidebar.locator(".wb-sb-toolbar")):
             box = part.bounding_box()
             assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
+        bulk = sidebar.locator('[data-namespace="bulk"]')
+        bulk.locator("> .wb-sb-head").click()
+        expect(bulk.locator(".wb-sb-table")).to_have_count(200, timeout=30_000)
+        bulk.locator(".wb-sb-more").click()  # "50 more…"
+        expect(bulk.locator(".wb-sb-table")).to_have_count(250)
+        expect(bulk.locator(".wb-sb-more")).to_have_count(0)
+        bulk.locator("> .wb-sb-head").click()  # shut again, so ns9's tables are in view
         sidebar.locator('[data-table="ns9.t0999"] > .wb-sb-head').click()  # its columns
         column_type = sidebar.locator(".wb-sb-type", has_text="timestamp[us, tz=UTC]")
         expect(column_type).to_be_visible(timeout=30_000)

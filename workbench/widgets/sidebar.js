@@ -323,10 +323,10 @@ function render({ model, el }) {
       ["insert-handle", "Insert dc.table(…)", () => insert("handle", target)],
       ["insert-sql", "Insert %%dc sql", () => insert("sql", target)],
     ];
-    menu = node("div", "lm-Menu p-Menu wb-sb-menu");
-    const list = node("ul", "lm-Menu-content p-Menu-content");
+    menu = node("div", "lm-Menu wb-sb-menu");
+    const list = node("ul", "lm-Menu-content");
     for (const [what, label, act] of entries) {
-      const item = node("li", "lm-Menu-item p-Menu-item");
+      const item = node("li", "lm-Menu-item");
       item.dataset.action = what;
       item.append(node("div", "lm-Menu-itemIcon"), node("div", "lm-Menu-itemLabel", label));
       item.addEventListener("mouseenter", () => item.classList.add("lm-mod-active"));
@@ -340,9 +340,10 @@ function render({ model, el }) {
       list.append(item);
     }
     menu.append(list);
-    menu.style.left = `${x}px`;
-    menu.style.top = `${y}px`;
     document.body.append(menu);
+    const box = menu.getBoundingClientRect(); // kept inside the window near its edges
+    menu.style.left = `${Math.max(0, Math.min(x, window.innerWidth - box.width))}px`;
+    menu.style.top = `${Math.max(0, Math.min(y, window.innerHeight - box.height))}px`;
   }
   const onOutside = (event) => {
     if (menu && !menu.contains(event.target)) closeMenu();
