@@ -47,9 +47,13 @@ def lab(tmp_path_factory) -> Iterator[tuple[str, str]]:
 
 @contextmanager
 def jupyter_lab(folder: Path) -> Iterator[tuple[str, str]]:
-    """JupyterLab on 127.0.0.1 serving ``folder`` (its settings in it too), with this checkout
-    importable by its kernels; yields (base URL, token) once it answers."""
+    """JupyterLab on 127.0.0.1 serving ``folder`` (its settings in it too, news off: no toast
+    over screenshots), with this checkout importable by its kernels; yields (base URL, token)
+    once it answers."""
     port, token = _free_port(), secrets.token_hex(16)
+    settings = folder / ".jupyter/lab/user-settings/@jupyterlab/apputils-extension"
+    settings.mkdir(parents=True, exist_ok=True)  # no "get notified about news?" toast
+    (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
     here = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(folder / ".jupyter"), "PYTHONPATH": here}
     server = subprocess.Popen(

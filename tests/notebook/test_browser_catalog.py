@@ -59,13 +59,6 @@ def _completions(page) -> list[str]:
     return found
 
 
-def _dismiss_news(page) -> None:
-    """Answer JupyterLab's "get notified about news?" toast, so screenshots are clear of it."""
-    toast = page.get_by_role("button", name="No")
-    if toast.count():
-        toast.first.click()
-
-
 def _run_cell(page) -> None:
     page.keyboard.press("Shift+Enter")
 
@@ -137,7 +130,6 @@ def test_sidebar_lists_follows_writes_and_inserts(lab, tmp_path):
         expect(notebook).to_have_class(re.compile("jp-mod-editMode"), timeout=10_000)
         page.keyboard.type(" -- typed")  # the cursor is in the cell, after the snippet
         expect(active).to_contain_text("LIMIT 10 -- typed")
-        _dismiss_news(page)
         _new_cell(page, "%%dc sql\nSELECT item FROM shop.orders o WHERE o.")
         page.keyboard.press("Tab")  # the screenshot shows the completer beside the sidebar
         expect(page.locator(".jp-Completer")).to_contain_text("item", timeout=20_000)
