@@ -97,7 +97,7 @@ class CatalogSidebar(anywidget.AnyWidget):
         listed = shown.to_html(index=False, border=0)  # escaped
         self.detail = title + f"<b>last {len(shown)} transactions</b>" + listed
 
-    def outline(self, catalog: str, branch: str, text: str = "") -> dict | None:
+    def outline(self, catalog: str, branch: str, text: str = "") -> dict[str, list[str]] | None:
         """Fill ``stats`` for a catalog line and return, for ``text``, its tables' columns whose
         names hold it (``{"ns.t": [column, ...]}``); None while the outlines are being read."""
         found = names.outlines(catalog, branch)
