@@ -95,17 +95,20 @@ def test_outline_gives_rows_sizes_and_matching_columns_and_history_lists_commits
     dc.write(pd.DataFrame({"sku": [4]}), "shop.stock")
     _outline(sidebar)
     assert sidebar.stats["default/main"]["shop.stock"][0] == 4  # the commit shows
+    dc.write(pd.DataFrame({"n": [1]}), "default.notes")
+    _outline(sidebar, namespaces=["default"])  # an open namespace's tables only
+    assert list(sidebar.stats["default/main"]) == ["default.notes"]
     target = {"catalog": "default", "branch": "main", "table": "shop.stock"}
     assert sidebar.snippet("handle", target) == 'dc.table("shop.stock")'  # no pick needed
     sidebar.history("default", "main", "shop.stock")
     assert "last 2 transactions" in sidebar.detail and sidebar.selected == target
 
 
-def _outline(sidebar: CatalogSidebar, text: str = "") -> dict:
+def _outline(sidebar: CatalogSidebar, text: str = "", namespaces: list[str] | None = None) -> dict:
     """The sidebar's outline of the default catalog's main line, once its reading is done (on a
     busy machine it may take longer than the wait of one call)."""
     deadline = time.monotonic() + 30
-    while (found := sidebar.outline("default", "main", text)) is None:
+    while (found := sidebar.outline("default", "main", text, namespaces)) is None:
         assert time.monotonic() < deadline, "the outlines were not read within 30 s"
         time.sleep(0.1)
     return found

@@ -110,12 +110,15 @@ def columns(
 
 
 def outlines(
-    catalog: str | None = None, branch: str | None = None, wait: float = WAIT_S
+    catalog: str | None = None, branch: str | None = None, namespaces: list[str] | None = None
 ) -> dict[str, TableOutline] | None:
-    """Every table's columns, rows and bytes of a catalog line (``"ns.t"`` -> outline), or None
-    while they are being read (a first reading opens each table's Delta log: seconds at
-    thousands of tables; later ones reopen only the tables that changed)."""
-    return within(("outlines", catalog, branch), lambda: line_outlines(catalog, branch), wait)
+    """The columns, rows and bytes of a catalog line's tables (of ``namespaces``, else all;
+    ``"ns.t"`` -> outline), or None while they are being read (a first reading opens each
+    table's Delta log: seconds at thousands of tables; later ones reopen only those changed)."""
+    wanted = None if namespaces is None else tuple(sorted(namespaces))
+    return within(
+        ("outlines", catalog, branch, wanted), lambda: line_outlines(catalog, branch, wanted)
+    )
 
 
 def warm_up(*modules: str) -> None:

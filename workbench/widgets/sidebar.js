@@ -164,12 +164,18 @@ function render({ model, el }) {
   let matchedText = "";
   const asking = new Set(); // lines whose outlines were asked for and not answered yet
 
-  // Ask Python for a line's table sizes and (with a filter) its columns matching the filter.
-  function askOutline(catalog, branch) {
+  // Ask Python for the sizes of the tables in a line's open namespaces (its ``list`` of them,
+  // a branch's children) or, with a filter, of every table and the columns matching the filter.
+  function askOutline(catalog, branch, list) {
+    const open = list.querySelectorAll(":scope > li > .wb-sb-children:not([hidden])");
+    const namespaces = [...open].map((children) => children.parentElement.dataset.namespace);
+    sendOutline(catalog, branch, filter.value ? null : namespaces);
+  }
+  function sendOutline(catalog, branch, namespaces) {
     const line = `${catalog}/${branch}`;
     if (asking.has(line)) return;
     asking.add(line);
-    model.send({ kind: "outline", catalog, branch, text: filter.value });
+    model.send({ kind: "outline", catalog, branch, namespaces, text: filter.value });
   }
 
   // The name a drag or "copy name" gives: ns.t, or catalog.ns.t outside the default catalog.
@@ -291,12 +297,12 @@ function render({ model, el }) {
               const label = `${namespace} (${text ? `${shown.length}/` : ""}${tables.length})`;
               const nsItem = toggle(label, "namespace", nsOpen, (list) => {
                 fillTables(list, nsPath, catalog.catalog, branch.branch, shown, lineMatches);
-              }, (now) => now && askOutline(catalog.catalog, branch.branch));
+              }, (now) => now && askOutline(catalog.catalog, branch.branch, namespaces));
               nsItem.dataset.namespace = namespace;
               nsItem.querySelector(".wb-sb-children").dataset.path = nsPath;
               namespaces.append(nsItem);
             }
-            if (anyOpen) askOutline(catalog.catalog, branch.branch);
+            if (anyOpen) askOutline(catalog.catalog, branch.branch, namespaces);
           });
           branchItem.querySelector(".wb-sb-children").dataset.path = path;
           branches.append(branchItem);
@@ -407,7 +413,7 @@ function render({ model, el }) {
       if (message.pending) {
         setTimeout(() => {
           asking.delete(line);
-          askOutline(catalog, branch);
+          sendOutline(catalog, branch, filter.value ? null : message.namespaces);
         }, RETRY_MS);
         return;
       }

@@ -97,10 +97,13 @@ class CatalogSidebar(anywidget.AnyWidget):
         listed = shown.to_html(index=False, border=0)  # escaped
         self.detail = title + f"<b>last {len(shown)} transactions</b>" + listed
 
-    def outline(self, catalog: str, branch: str, text: str = "") -> dict[str, list[str]] | None:
-        """Fill ``stats`` for a catalog line and return, for ``text``, its tables' columns whose
-        names hold it (``{"ns.t": [column, ...]}``); None while the outlines are being read."""
-        found = names.outlines(catalog, branch)
+    def outline(
+        self, catalog: str, branch: str, text: str = "", namespaces: list[str] | None = None
+    ) -> dict[str, list[str]] | None:
+        """Fill ``stats`` for the tables of a catalog line (of ``namespaces``, else all) and
+        return, for ``text``, their columns whose names hold it (``{"ns.t": [column, ...]}``);
+        None while the outlines are being read."""
+        found = names.outlines(catalog, branch, namespaces)
         if found is None:
             return None
         line = {t: [o.rows, o.size_bytes] for t, o in found.items()}
@@ -141,8 +144,10 @@ class CatalogSidebar(anywidget.AnyWidget):
             getattr(self, kind)(content["catalog"], content["branch"], content["table"])
         elif kind == "outline":
             catalog, branch, text = content["catalog"], content["branch"], content.get("text", "")
-            found = self.outline(catalog, branch, text)
+            namespaces = content.get("namespaces")
+            found = self.outline(catalog, branch, text, namespaces)
             reply = {"kind": "outline", "catalog": catalog, "branch": branch, "text": text}
+            reply["namespaces"] = namespaces  # pending: the view asks for them again shortly
             self.send({**reply, "pending": found is None, "matches": found or {}})
         elif kind == "insert" and self._insert is not None:
             what = content.get("what", "handle")

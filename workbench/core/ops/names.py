@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from workbench.core.base.caches import drop_where, process_cache
@@ -142,11 +142,16 @@ def table_outline(
     return found
 
 
-def line_outlines(catalog: str | None = None, branch: str | None = None) -> dict[str, TableOutline]:
-    """The outline of every table ``catalog_names`` lists (``"ns.t"`` -> outline); a table that
-    cannot be opened now is left out."""
+def line_outlines(
+    catalog: str | None = None, branch: str | None = None, namespaces: Iterable[str] | None = None
+) -> dict[str, TableOutline]:
+    """The outline of every table ``catalog_names`` lists (in ``namespaces``, else all;
+    ``"ns.t"`` -> outline); a table that cannot be opened now is left out."""
+    wanted = None if namespaces is None else set(namespaces)
     found = {}
     for table in catalog_names(catalog, branch).tables:
+        if wanted is not None and table.split(".", 1)[0] not in wanted:
+            continue
         try:
             found[table] = table_outline(table, None, catalog, branch)
         except WorkbenchError:
