@@ -1,8 +1,11 @@
 """Notebook-face benchmarks: magic dispatch overhead, catalog browser on 1,000 tables, history
 widget over 10,000 transactions, one time-travel step on a 1M-row table, completion from a
-catalog of 1,000 tables of 100 columns, and how soon the catalog sidebar shows a new table.
+catalog of 1,000 tables of 100 columns, and how soon the catalog sidebar shows a new table; and
+in a real JupyterLab in headless Chromium, on that catalog, Tab to the completer's popup and
+``%dc sidebar`` to the sidebar's tree, both timed in the page (``performance.now()``).
 
-Run with ``python -m benchmarks.ui_bench``; each figure is a median, measured in this process.
+Run with ``python -m benchmarks.ui_bench``; each figure is a median, measured in this process
+(the browser's in the page).
 """
 
 from __future__ import annotations
@@ -30,7 +33,35 @@ TARGETS_MS = {
     "time_travel_step_1m_rows_ms": 1000,
     "completion_1000x100_ms": 50,
     "sidebar_fresh_after_write_ms": 1000,
+    "tab_to_popup_in_page_ms": 100,
+    "sidebar_first_paint_1000_tables_ms": 1000,
 }
+# In the page: the time from a key's press (caught before JupyterLab sees it) to an element
+# matching a selector being shown, checked at every change of the page.
+IN_PAGE_TIMER = """([key, selector]) => {
+  window.wbTook = null;
+  let pressed = null;
+  const shown = () => [...document.querySelectorAll(selector)].some((e) => e.offsetParent);
+  const onKey = (event) => {
+    if (event.key === key && pressed === null) pressed = performance.now();
+  };
+  const watch = new MutationObserver(() => {
+    if (pressed === null || !shown()) return;
+    window.wbTook = performance.now() - pressed;
+    watch.disconnect();
+    document.removeEventListener("keydown", onKey, true);
+  });
+  document.addEventListener("keydown", onKey, true);
+  watch.observe(document.body, { childList: true, subtree: true, attributes: true });
+}"""
+POPUP = ".jp-Completer:not(.lm-mod-hidden) .jp-Completer-item"
+SIDEBAR_TREE = ".wb-sidebar .wb-sb-namespace"
+BROWSER_FIGURES = (
+    "tab_to_popup_in_page_ms",
+    "tab_to_popup_first_in_page_ms",  # JupyterLab sets its completer up on the first Tab
+    "sidebar_first_paint_1000_tables_ms",
+    "sidebar_first_paint_first_catalog_read_ms",  # the kernel's first read of the catalog's log
+)
 COMPLETION_CELLS = [  # (code, what it must offer)
     ("%%dc sql\nSELECT * FROM ns3.t00", "ns3.t0003"),
     ("%%dc sql\nSELECT * FROM ns7.t0047 t WHERE t.", "c001"),
@@ -175,6 +206,48 @@ def sidebar_freshness(root: str, repeats: int) -> float:
     return statistics.median(times)
 
 
+def in_page(page: Any, key: str, selector: str) -> float:
+    """Press ``key`` (``Shift+Enter``: timed from the Enter) and return the ms the page took to
+    show ``selector``, timed in the page."""
+    page.evaluate(IN_PAGE_TIMER, [key.split("+")[-1], selector])
+    page.keyboard.press(key)
+    page.wait_for_function("window.wbTook !== null", timeout=60_000)
+    return page.evaluate("window.wbTook")
+
+
+def browser_figures(root: str, repeats: int) -> dict[str, float]:
+    """Median ms, in a real JupyterLab on the catalog at ``root``: from Shift+Enter on
+    ``%dc sidebar`` (a new kernel each time, its ``%load_ext`` warm-up done) to the sidebar's
+    tree, in a kernel that has used the catalog and in one whose first catalog read it is; and
+    from Tab in a ``%%dc sql`` cell to the completer's popup (the page's first Tab apart)."""
+    from tests.notebook.test_browser import _notebook_page, jupyter_lab
+    from tests.notebook.test_browser_catalog import _new_cell
+
+    setup = (
+        f"import threading\nimport workbench as dc\n%load_ext workbench\ndc.init_local({root!r})\n"
+        "for thread in threading.enumerate():  # %load_ext's background imports end\n"
+        "    if thread.name == 'workbench-warm-up':\n        thread.join()\n"
+    )
+    used = "dc.list_namespaces()  # the kernel has read the catalog's log\n"
+    times: dict[str, list[float]] = {name: [] for name in BROWSER_FIGURES}
+    with tempfile.TemporaryDirectory() as folder, jupyter_lab(Path(folder)) as lab:
+        for i in range(repeats):
+            for paint, cell in (
+                ("sidebar_first_paint_1000_tables_ms", setup + used),
+                ("sidebar_first_paint_first_catalog_read_ms", setup),
+            ):
+                with _notebook_page(lab, Path(folder), f"bench{i}{len(cell)}", cell) as (page, _):
+                    done = page.locator(".jp-InputPrompt", has_text="[1]:")  # the setup ran
+                    done.first.wait_for(timeout=120_000)
+                    _new_cell(page, "%dc sidebar")
+                    times[paint].append(in_page(page, "Shift+Enter", SIDEBAR_TREE))
+                    _new_cell(page, "%%dc sql\nSELECT * FROM ns3.t00")
+                    for tab in ("tab_to_popup_first_in_page_ms", *["tab_to_popup_in_page_ms"] * 3):
+                        times[tab].append(in_page(page, "Tab", POPUP))
+                        page.keyboard.press("Escape")
+    return {name: statistics.median(found) for name, found in times.items()}
+
+
 def main() -> int:
     """Run the measures, write JSON and print a Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -184,6 +257,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--columns", type=int, default=100)
     parser.add_argument("--only-catalog", action="store_true", help="completion and sidebar only")
+    parser.add_argument("--no-browser", action="store_true", help="no JupyterLab in Chromium")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args()
     figures: dict[str, float] = {}
@@ -195,6 +269,9 @@ def main() -> int:
         figures["completion_first_after_commit_ms"] = cold
         figures["sidebar_fresh_after_write_ms"] = sidebar_freshness(f"{folder}/w", args.repeats)
         print("completion and sidebar measured", file=sys.stderr)
+        if not args.no_browser:
+            figures.update(browser_figures(f"{folder}/w", min(args.repeats, 3)))
+            print("in-page figures measured", file=sys.stderr)
         if not args.only_catalog:
             _notebook_measures(folder, args, figures)
     args.out.parent.mkdir(parents=True, exist_ok=True)

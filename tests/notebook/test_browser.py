@@ -41,7 +41,19 @@ def lab(tmp_path_factory) -> Iterator[tuple[str, str]]:
     require_chromium()
     folder = tmp_path_factory.mktemp("lab")
     shutil.copy(ROOT / "tutorials" / NOTEBOOK, folder / NOTEBOOK)
+    with jupyter_lab(folder) as served:
+        yield served
+
+
+@contextmanager
+def jupyter_lab(folder: Path) -> Iterator[tuple[str, str]]:
+    """JupyterLab on 127.0.0.1 serving ``folder`` (its settings in it too, news off: no toast
+    over screenshots), with this checkout importable by its kernels; yields (base URL, token)
+    once it answers."""
     port, token = _free_port(), secrets.token_hex(16)
+    settings = folder / ".jupyter/lab/user-settings/@jupyterlab/apputils-extension"
+    settings.mkdir(parents=True, exist_ok=True)  # no "get notified about news?" toast
+    (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
     here = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(folder / ".jupyter"), "PYTHONPATH": here}
     server = subprocess.Popen(
@@ -72,9 +84,11 @@ def lab(tmp_path_factory) -> Iterator[tuple[str, str]]:
                 server.kill()
                 pytest.fail("JupyterLab did not start within 90 s")
             time.sleep(0.5)
-    yield base, token
-    server.terminate()
-    server.wait(timeout=30)
+    try:
+        yield base, token
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def test_tutorial_widgets_respond_to_clicks(lab, tmp_path):

@@ -59,13 +59,6 @@ def _completions(page) -> list[str]:
     return found
 
 
-def _dismiss_news(page) -> None:
-    """Answer JupyterLab's "get notified about news?" toast, so screenshots are clear of it."""
-    toast = page.get_by_role("button", name="No")
-    if toast.count():
-        toast.first.click()
-
-
 def _run_cell(page) -> None:
     page.keyboard.press("Shift+Enter")
 
@@ -137,7 +130,6 @@ def test_sidebar_lists_follows_writes_and_inserts(lab, tmp_path):
         expect(notebook).to_have_class(re.compile("jp-mod-editMode"), timeout=10_000)
         page.keyboard.type(" -- typed")  # the cursor is in the cell, after the snippet
         expect(active).to_contain_text("LIMIT 10 -- typed")
-        _dismiss_news(page)
         _new_cell(page, "%%dc sql\nSELECT item FROM shop.orders o WHERE o.")
         page.keyboard.press("Tab")  # the screenshot shows the completer beside the sidebar
         expect(page.locator(".jp-Completer")).to_contain_text("item", timeout=20_000)
@@ -155,6 +147,8 @@ schema = dc.Schema.of([pa.field("id", pa.int64()), pa.field("created", pa.timest
 with dc.transaction(commit_message="a thousand tables"):
     for i in range(1000):
         dc.create_table(f"t{i:04d}", f"ns{i % 10}", schema=schema, auto_create_namespace=True)
+    for i in range(250):  # one namespace of more tables than the sidebar draws at once
+        dc.create_table(f"b{i:03d}", "bulk", schema=schema, auto_create_namespace=True)
 dc.put_catalog("another", dc.Catalog(dc.CatalogProperties(tempfile.mkdtemp())))
 %dc sidebar
 """
@@ -182,6 +176,13 @@ def test_a_thousand_tables_start_collapsed_and_a_picked_tables_detail_is_in_view
         for part in (detail.locator("h4"), sidebar.locator(".wb-sb-toolbar")):
             box = part.bounding_box()
             assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
+        bulk = sidebar.locator('[data-namespace="bulk"]')
+        bulk.locator("> .wb-sb-head").click()
+        expect(bulk.locator(".wb-sb-table")).to_have_count(200, timeout=30_000)
+        bulk.locator(".wb-sb-more").click()  # "50 more…"
+        expect(bulk.locator(".wb-sb-table")).to_have_count(250)
+        expect(bulk.locator(".wb-sb-more")).to_have_count(0)
+        bulk.locator("> .wb-sb-head").click()  # shut again, so ns9's tables are in view
         sidebar.locator('[data-table="ns9.t0999"] > .wb-sb-head').click()  # its columns
         column_type = sidebar.locator(".wb-sb-type", has_text="timestamp[us, tz=UTC]")
         expect(column_type).to_be_visible(timeout=30_000)
@@ -229,4 +230,117 @@ def test_a_restarted_kernels_sidebar_says_so_and_a_new_one_replaces_it(lab, tmp_
         expect(page.locator(f'{SIDEBAR} [data-table="shop.second"]')).to_be_visible(
             timeout=30_000
         )  # the new sidebar is live
+    assert aborted == [], "the page tried to load from outside 127.0.0.1"
+
+
+THEME_COLOURS = """el => {
+  const probe = document.createElement("div");
+  probe.style.background = "var(--jp-layout-color1)";
+  probe.style.color = "var(--jp-ui-font-color1)";
+  document.body.append(probe);
+  const theme = getComputedStyle(probe), own = getComputedStyle(el);
+  const found = [theme.backgroundColor, theme.color, own.backgroundColor, own.color];
+  probe.remove();
+  return found;
+}"""
+CHANGE_THEME = (
+    "from ipylab import JupyterFrontEnd\n"
+    "JupyterFrontEnd().commands.execute('apputils:change-theme', {{'theme': '{}'}})"
+)
+
+
+def _brightness(rgb: str) -> int:
+    """The sum of an ``rgb(r, g, b)`` colour's channels."""
+    return sum(int(part) for part in re.findall(r"\d+", rgb)[:3])
+
+
+def test_sidebar_has_an_icon_tab_opens_wide_and_follows_the_dark_theme(lab, tmp_path):
+    from playwright.sync_api import expect
+
+    with _notebook_page(lab, tmp_path, "theme", SETUP_CELL + "%dc sidebar\n") as (page, aborted):
+        sidebar = page.locator(SIDEBAR)
+        expect(sidebar).to_be_visible(timeout=120_000)
+        tab = page.locator(".lm-TabBar-tab[data-id^='wb-catalog-sidebar-']")
+        expect(tab.locator("svg[data-icon='workbench:catalog']")).to_be_visible()
+        expect(tab.locator(".lm-TabBar-tabLabel")).to_have_text("")  # the icon, no rotated text
+        expect(tab).to_have_attribute("title", re.compile("Catalog"))
+        page.wait_for_function(
+            f"document.querySelector('{PANEL}').getBoundingClientRect().width >= 320",
+            timeout=10_000,
+        )
+        light = sidebar.evaluate(THEME_COLOURS)
+        assert light[2:] == light[:2], f"the sidebar's colours {light[2:]} are not the theme's"
+        try:
+            _new_cell(page, CHANGE_THEME.format("JupyterLab Dark"))
+            _run_cell(page)
+            page.wait_for_function(
+                "document.body.dataset.jpThemeName === 'JupyterLab Dark'", timeout=30_000
+            )
+            page.wait_for_timeout(500)  # the theme's stylesheet applies
+            dark = sidebar.evaluate(THEME_COLOURS)
+            assert dark[2:] == dark[:2], f"the sidebar's colours {dark[2:]} are not the theme's"
+            assert _brightness(dark[2]) < _brightness(light[2]) and dark[2] != light[2]
+            assert _brightness(dark[3]) > _brightness(dark[2])  # light text on a dark ground
+        finally:  # the lab's settings are shared by this module's tests
+            _new_cell(page, CHANGE_THEME.format("JupyterLab Light"))
+            _run_cell(page)
+            page.wait_for_function(
+                "document.body.dataset.jpThemeName === 'JupyterLab Light'", timeout=30_000
+            )
+    assert aborted == [], "the page tried to load from outside 127.0.0.1"
+
+
+def test_a_tables_context_menu_copies_previews_shows_history_and_inserts(lab, tmp_path):
+    from playwright.sync_api import expect
+
+    with _notebook_page(lab, tmp_path, "menu", SETUP_CELL + "%dc sidebar\n") as (page, aborted):
+        base, _ = lab
+        page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
+        sidebar = page.locator(SIDEBAR)
+        sidebar.locator('[data-namespace="shop"] > .wb-sb-head').click(timeout=120_000)
+        row = sidebar.locator('[data-table="shop.stock"] > .wb-sb-head')
+        menu = page.locator(".wb-sb-menu")
+
+        def choose(action: str) -> None:
+            row.click(button="right")
+            menu.locator(f'[data-action="{action}"]').click()
+            expect(menu).to_have_count(0)  # it closes
+
+        choose("copy")
+        page.wait_for_function("navigator.clipboard.readText().then(t => t === 'shop.stock')")
+        detail = sidebar.locator(".wb-sb-detail")
+        choose("preview")
+        expect(detail).to_contain_text("first 1 of 1 rows", timeout=30_000)
+        choose("history")
+        expect(detail).to_contain_text("shop.stock: history", timeout=30_000)
+        expect(detail).to_contain_text("CREATE_TABLE")
+        _new_cell(page, "")
+        choose("insert-handle")
+        active = page.locator(".jp-Notebook .jp-Cell.jp-mod-active .cm-content")
+        expect(active).to_have_text('dc.table("shop.stock")', timeout=30_000)
+        _new_cell(page, "")
+        choose("insert-sql")
+        snippet = ["%%dc sql", "SELECT * FROM shop.stock LIMIT 10"]
+        expect(active.locator(".cm-line")).to_have_text(snippet, timeout=30_000)
+    assert aborted == [], "the page tried to load from outside 127.0.0.1"
+
+
+def test_a_dragged_table_drops_its_name_and_the_filter_finds_columns(lab, tmp_path):
+    from playwright.sync_api import expect
+
+    with _notebook_page(lab, tmp_path, "drag", SETUP_CELL + "%dc sidebar\n") as (page, aborted):
+        sidebar = page.locator(SIDEBAR)
+        sidebar.locator('[data-namespace="shop"] > .wb-sb-head').click(timeout=120_000)
+        orders = sidebar.locator('[data-table="shop.orders"] > .wb-sb-head')
+        expect(orders.locator(".wb-sb-stats")).to_have_text(re.compile(r"^2 rows · \d+ B$"))
+        _new_cell(page, "rows = dc.read(")
+        active = page.locator(".jp-Notebook .jp-Cell.jp-mod-active .cm-content")
+        orders.drag_to(active, target_position={"x": 400, "y": 8})  # after the text
+        expect(active).to_have_text("rows = dc.read(shop.orders", timeout=10_000)
+
+        sidebar.locator(".wb-sb-filter").fill("ite")  # no table's name; a column's
+        found = sidebar.locator(".wb-sb-table")
+        expect(found).to_have_count(1, timeout=30_000)
+        expect(found).to_have_attribute("data-table", "shop.orders")
+        expect(found.locator(".wb-sb-match")).to_have_text("item")
     assert aborted == [], "the page tried to load from outside 127.0.0.1"

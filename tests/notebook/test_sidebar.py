@@ -3,6 +3,8 @@ insert snippets and refresh after a commit (the browser test drives it in Jupyte
 
 from __future__ import annotations
 
+import time
+
 import pandas as pd
 import pyarrow as pa
 
@@ -77,3 +79,36 @@ def test_refresh_shows_a_commit_at_once_and_drops_a_dropped_pick(catalog):
     assert sidebar.selected is None and "pick a table" in sidebar.detail
     sidebar.select("default", "main", "shop.gone")
     assert "TableNotFoundError" in sidebar.detail
+
+
+def test_outline_gives_rows_sizes_and_matching_columns_and_history_lists_commits(catalog):
+    forget_names()
+    _seed()
+    dc.write(pd.DataFrame({"sku": [1, 2, 3]}), "shop.stock")
+    sidebar = CatalogSidebar()
+    assert sidebar.tree[0]["default"] is True
+    assert _outline(sidebar, "IT") == {"shop.orders": ["item"]}
+    rows_and_bytes = sidebar.stats["default/main"]
+    assert rows_and_bytes["shop.orders"][0] == 2 and rows_and_bytes["shop.stock"][0] == 3
+    assert rows_and_bytes["shop.orders"][1] > 0  # the data file's bytes, from the Delta log
+    assert _outline(sidebar) == {}
+    dc.write(pd.DataFrame({"sku": [4]}), "shop.stock")
+    _outline(sidebar)
+    assert sidebar.stats["default/main"]["shop.stock"][0] == 4  # the commit shows
+    dc.write(pd.DataFrame({"n": [1]}), "default.notes")
+    _outline(sidebar, namespaces=["default"])  # an open namespace's tables only
+    assert list(sidebar.stats["default/main"]) == ["default.notes"]
+    target = {"catalog": "default", "branch": "main", "table": "shop.stock"}
+    assert sidebar.snippet("handle", target) == 'dc.table("shop.stock")'  # no pick needed
+    sidebar.history("default", "main", "shop.stock")
+    assert "last 2 transactions" in sidebar.detail and sidebar.selected == target
+
+
+def _outline(sidebar: CatalogSidebar, text: str = "", namespaces: list[str] | None = None) -> dict:
+    """The sidebar's outline of the default catalog's main line, once its reading is done (on a
+    busy machine it may take longer than the wait of one call)."""
+    deadline = time.monotonic() + 30
+    while (found := sidebar.outline("default", "main", text, namespaces)) is None:
+        assert time.monotonic() < deadline, "the outlines were not read within 30 s"
+        time.sleep(0.1)
+    return found

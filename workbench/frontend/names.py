@@ -5,6 +5,7 @@ nothing now instead of waiting. Never raises."""
 from __future__ import annotations
 
 import contextvars
+import importlib
 import threading
 import time
 from collections.abc import Callable
@@ -13,7 +14,14 @@ from typing import Any, TypeVar
 from workbench.core.base.errors import WorkbenchError
 from workbench.core.catalog.registry import list_catalogs
 from workbench.core.catalog.scope import get_catalog
-from workbench.core.ops.names import CatalogNames, Column, catalog_names, table_columns
+from workbench.core.ops.names import (
+    CatalogNames,
+    Column,
+    TableOutline,
+    catalog_names,
+    line_outlines,
+    table_columns,
+)
 from workbench.core.storage.store import is_local
 
 T = TypeVar("T")
@@ -101,13 +109,29 @@ def columns(
     return found or ()
 
 
-def warm_up() -> None:
-    """Import in the background what a first listing needs (Arrow's Parquet reader, Delta),
-    so the first completion of a new kernel lists the catalog without waiting on them."""
+def outlines(
+    catalog: str | None = None, branch: str | None = None, namespaces: list[str] | None = None
+) -> dict[str, TableOutline] | None:
+    """The columns, rows and bytes of a catalog line's tables (of ``namespaces``, else all;
+    ``"ns.t"`` -> outline), or None while they are being read (a first reading opens each
+    table's Delta log: seconds at thousands of tables; later ones reopen only those changed)."""
+    wanted = None if namespaces is None else tuple(sorted(namespaces))
+    return within(
+        ("outlines", catalog, branch, wanted), lambda: line_outlines(catalog, branch, wanted)
+    )
+
+
+def warm_up(*modules: str) -> None:
+    """Import in the background what a first listing needs (Arrow's Parquet reader, Delta) and
+    ``modules`` (those installed), so a new kernel's first completion or sidebar waits on none
+    of them."""
 
     def imports() -> None:
-        import deltalake  # noqa: F401
-        import pyarrow.parquet  # noqa: F401
+        for module in ("deltalake", "pyarrow.parquet", *modules):
+            try:
+                importlib.import_module(module)
+            except ImportError:  # an optional extra not installed: nothing to warm
+                continue
 
     threading.Thread(target=imports, name="workbench-warm-up", daemon=True).start()
 
@@ -120,4 +144,14 @@ def catalogs() -> list[str]:
         return []
 
 
-__all__ = ["CatalogNames", "Column", "catalogs", "columns", "listing", "warm_up", "within"]
+__all__ = [
+    "CatalogNames",
+    "Column",
+    "TableOutline",
+    "catalogs",
+    "columns",
+    "listing",
+    "outlines",
+    "warm_up",
+    "within",
+]

@@ -61,4 +61,4 @@ def load(ipython: Any) -> None:
     matchers = ipython.Completer.custom_matchers
     matchers[:] = [m for m in matchers if getattr(m, "matcher_identifier", "") != MATCHER]
     matchers.append(matcher_for(ipython, lambda: magics.session.catalog))
-    warm_up()
+    warm_up("workbench.widgets.sidebar", "ipylab")  # the sidebar's, for %dc sidebar

@@ -1,9 +1,12 @@
 """The catalog sidebar: a panel in JupyterLab's left area that stays while the user works.
 
-Catalogs > branches > namespaces > tables > columns (types, merge keys); picking a table shows
-its summary, preview and recent history; buttons insert ``dc.table("ns.t")`` or a ``%%dc sql``
-snippet into the active cell. It follows the catalog: after every cell (a commit there shows at
-once) and every few seconds (commits of other processes).
+Catalogs > branches > namespaces > tables (rows and size) > columns (types, merge keys); the
+filter matches tables and columns; picking a table shows its summary, preview and recent
+history; buttons, a table's context menu and dragging a table into a cell insert
+``dc.table("ns.t")``, a ``%%dc sql`` snippet or its name. It follows the catalog: after every
+cell (a commit there shows at once) and every few seconds (commits of other processes). It
+wears JupyterLab's theme (its CSS variables and button classes) and widens the left area to
+fit when it opens.
 
 Why anywidget and ipylab: both ship prebuilt JupyterLab extensions in their PyPI wheels, so
 ``pip install 'workbench[jupyter]'`` is all it takes (no Node.js, no build); the view is an
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +27,7 @@ import traitlets
 
 import workbench.api as dc
 from workbench.frontend import names
-from workbench.widgets.render import error_html
+from workbench.widgets.render import error_html, when
 
 HERE = Path(__file__).parent
 PANEL_PREFIX = "wb-catalog-sidebar"  # each kernel's panel: this, then an id of its own
@@ -31,6 +35,8 @@ INSERT_COMMAND = "notebook:replace-selection"  # JupyterLab's notebook commands
 NEW_CELL_COMMAND = "notebook:insert-cell-below"
 EDIT_COMMAND = "notebook:enter-edit-mode"
 ACTIVATE_COMMAND = "tabsmenu:activate-by-id"  # JupyterLab's command that shows a panel
+HISTORY_ROWS = 50  # the transactions a table's "history" action shows
+ICON = (HERE / "catalog-icon.svg").read_text()  # the panel's tab: a database drum
 
 
 class CatalogSidebar(anywidget.AnyWidget):
@@ -40,6 +46,7 @@ class CatalogSidebar(anywidget.AnyWidget):
     _css = HERE / "sidebar.css"
     tree = traitlets.List().tag(sync=True)
     columns = traitlets.Dict().tag(sync=True)  # "catalog/branch/ns.t" -> [[name, type, key]]
+    stats = traitlets.Dict().tag(sync=True)  # "catalog/branch" -> {"ns.t": [rows, bytes]}
     selected = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
     detail = traitlets.Unicode("<i>pick a table</i>").tag(sync=True)
     panel_id = traitlets.Unicode("").tag(sync=True)  # its panel's: the view closes any other
@@ -71,11 +78,52 @@ class CatalogSidebar(anywidget.AnyWidget):
         rows = [[c.name, c.type, c.key] for c in found]
         self.columns = {**self.columns, f"{catalog}/{branch}/{table}": rows}
 
-    def snippet(self, what: str) -> str | None:
-        """The code the insert buttons put in the cell, for the picked table."""
-        if not self.selected:
+    def history(self, catalog: str, branch: str, table: str) -> None:
+        """Show the last transactions of ``table`` (``ns.t``) on ``branch`` in the detail pane."""
+        self.selected = {"catalog": catalog, "branch": branch, "table": table}
+        title = f"<h4 style='margin:4px 0'>{escape(table)}: history</h4>"
+        try:
+            handle = dc.table(table, catalog=catalog, branch=branch)
+            found = handle.history(limit=HISTORY_ROWS)
+        except dc.WorkbenchError as error:
+            self.detail = title + error_html(error)
+            return
+        shown = found[["sequence", "end_time", "operations", "rows_added", "commit_message"]]
+        shown = shown.assign(
+            end_time=[when(t) for t in found["end_time"]],
+            operations=[", ".join(o) for o in found["operations"]],
+            commit_message=found["commit_message"].fillna(""),
+        ).rename(columns={"end_time": "committed", "commit_message": "message"})
+        listed = shown.to_html(index=False, border=0)  # escaped
+        self.detail = title + f"<b>last {len(shown)} transactions</b>" + listed
+
+    def outline(
+        self, catalog: str, branch: str, text: str = "", namespaces: list[str] | None = None
+    ) -> dict[str, list[str]] | None:
+        """Fill ``stats`` for the tables of a catalog line (of ``namespaces``, else all) and
+        return, for ``text``, their columns whose names hold it (``{"ns.t": [column, ...]}``);
+        None while the outlines are being read."""
+        found = names.outlines(catalog, branch, namespaces)
+        if found is None:
             return None
-        return _snippet(what, **self.selected)
+        line = {t: [o.rows, o.size_bytes] for t, o in found.items()}
+        if self.stats.get(f"{catalog}/{branch}") != line:
+            self.stats = {**self.stats, f"{catalog}/{branch}": line}
+        if not text:
+            return {}
+        hits = {
+            t: [c.name for c in o.columns if text.lower() in c.name.lower()]
+            for t, o in found.items()
+        }
+        return {t: columns for t, columns in hits.items() if columns}
+
+    def snippet(self, what: str, table: dict | None = None) -> str | None:
+        """The code an insert puts in the cell, for ``table`` (catalog, branch, table) or else
+        the picked one."""
+        table = table or self.selected
+        if not table:
+            return None
+        return _snippet(what, **table)
 
     def _still_listed(self) -> bool:
         wanted = self.selected or {}
@@ -92,48 +140,61 @@ class CatalogSidebar(anywidget.AnyWidget):
         if kind in ("refresh", "poll"):
             self.refresh()
             self.send({"kind": "alive"})  # the view shows a stopped kernel by its silence
-        elif kind == "select":
-            self.select(content["catalog"], content["branch"], content["table"])
-        elif kind == "expand":
-            self.expand(content["catalog"], content["branch"], content["table"])
+        elif kind in ("select", "expand", "history"):
+            getattr(self, kind)(content["catalog"], content["branch"], content["table"])
+        elif kind == "outline":
+            catalog, branch, text = content["catalog"], content["branch"], content.get("text", "")
+            namespaces = content.get("namespaces")
+            found = self.outline(catalog, branch, text, namespaces)
+            reply = {"kind": "outline", "catalog": catalog, "branch": branch, "text": text}
+            reply["namespaces"] = namespaces  # pending: the view asks for them again shortly
+            self.send({**reply, "pending": found is None, "matches": found or {}})
         elif kind == "insert" and self._insert is not None:
             what = content.get("what", "handle")
-            text = self.snippet(what)
+            text = self.snippet(what, content.get("target"))
             if text:  # SQL opens a cell of its own unless the active cell is empty
                 self._insert(text, what == "sql" and not content.get("empty", False))
 
 
 def _default_first(catalogs: list[str]) -> list[str]:
     """The catalogs' names, the default one first (the others in order)."""
-    try:
-        default = dc.get_catalog()
-    except dc.WorkbenchError:
-        return catalogs
-    registered = dc.list_catalogs()
-    return sorted(catalogs, key=lambda name: registered.get(name) is not default)
+    return sorted(catalogs, key=lambda name: not _is_default(name))
 
 
 def _catalog_tree(catalog: str) -> dict:
     """One catalog's branches and, for each, its namespaces' tables (JSON for the view)."""
+    default = _is_default(catalog)
     main = names.listing(catalog)
     if main is None:
-        return {"catalog": catalog, "branches": [], "error": "not reachable now"}
+        return {
+            "catalog": catalog,
+            "default": default,
+            "branches": [],
+            "error": "not reachable now",
+        }
     branches = []
     for branch in main.branches:
         listing = main if branch == main.branch else names.listing(catalog, branch)
         namespaces: dict[str, list[str]] = {ns: [] for ns in listing.namespaces} if listing else {}
         for table in listing.tables if listing else ():
             namespaces.setdefault(table.split(".", 1)[0], []).append(table)
-        branches.append(
-            {"branch": branch, "current": branch == main.branch, "namespaces": namespaces}
-        )
-    return {"catalog": catalog, "branches": branches, "error": ""}
+        sequence = listing.sequence if listing else -1  # any commit: the view asks for sizes
+        line = {"branch": branch, "current": branch == main.branch, "sequence": sequence}
+        branches.append({**line, "namespaces": namespaces})
+    return {"catalog": catalog, "default": default, "branches": branches, "error": ""}
+
+
+def _is_default(catalog: str) -> bool:
+    """Whether ``catalog`` is the default catalog (its tables need no catalog in SQL)."""
+    try:
+        return dc.list_catalogs().get(catalog) is dc.get_catalog()
+    except dc.WorkbenchError:
+        return False
 
 
 def _snippet(what: str, catalog: str, branch: str, table: str) -> str:
     """``dc.table("ns.t")`` (with its catalog and branch when not the defaults) or a SQL cell."""
-    default = dc.get_catalog()
-    is_default = dc.list_catalogs().get(catalog) is default
+    is_default = _is_default(catalog)
     if what == "sql":
         name = table if is_default else f"{catalog}.{table}"
         return f"%%dc sql\nSELECT * FROM {name} LIMIT 10"
@@ -147,7 +208,7 @@ class _Sidebar:
 
     def __init__(self) -> None:
         try:
-            from ipylab import JupyterFrontEnd, Panel
+            from ipylab import Icon, JupyterFrontEnd, Panel
         except ImportError as missing:
             raise dc.MissingDependencyError(
                 "The catalog sidebar needs ipylab (JupyterLab's shell from Python): "
@@ -157,8 +218,8 @@ class _Sidebar:
         self.panel_id = f"{PANEL_PREFIX}-{time.time_ns():x}-{uuid.uuid4().hex[:8]}"  # sortable
         self.content = CatalogSidebar(insert=self.insert, panel_id=self.panel_id)
         self.panel = Panel([self.content])
-        self.panel.title.label = "Catalog"
-        self.panel.title.caption = "workbench catalog"
+        self.panel.title.caption = "Catalog (workbench)"  # the tab shows the icon, this on hover
+        self.panel.title.icon = Icon(name="workbench:catalog", svgstr=ICON)
         self.panel.title.closable = True  # a new kernel's sidebar closes an earlier one's
         self.panel.add_class("wb-sidebar-panel")
         self.shown = False

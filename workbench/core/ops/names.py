@@ -7,9 +7,11 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from workbench.core.base.caches import drop_where, process_cache
+from workbench.core.base.errors import WorkbenchError
 from workbench.core.catalog.branch_records import records
 from workbench.core.catalog.locations import locate_in
 from workbench.core.catalog.registry import MAIN, catalog_name
@@ -24,7 +26,7 @@ from workbench.core.transactions.transaction import on_commit
 # How long a listing is used without asking storage whether the catalog changed (commits made
 # in this process clear it at once; other processes' commits show within this time).
 RECHECK_S = 1.0
-MAX_CACHED_TABLES = 4096  # column lists kept, least recently used dropped first
+MAX_CACHED_TABLES = 4096  # table outlines kept, least recently used dropped first
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,17 @@ class CatalogNames:
     tables: tuple[str, ...]  # "namespace.table", sorted
     branches: tuple[str, ...]  # main first, then the others oldest first
     tags: tuple[str, ...]
+    # "ns.t" -> its log entries (name, Delta version, incarnation): they change when it does
+    stamps: Mapping[str, tuple] = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class TableOutline:
+    """A table's columns, and its live rows and bytes from its Delta log (no data file read)."""
+
+    columns: tuple[Column, ...]
+    rows: int
+    size_bytes: int
 
 
 @dataclass
@@ -57,7 +70,7 @@ class _Cached:
 
 _lock = threading.Lock()
 _listings: dict[tuple[str, str], _Cached] = {}  # (catalog identity, branch) -> listing
-_columns: OrderedDict[tuple, tuple[Column, ...]] = OrderedDict()
+_outlines: OrderedDict[tuple, TableOutline] = OrderedDict()
 
 
 def catalog_names(catalog: str | None = None, branch: str | None = None) -> CatalogNames:
@@ -72,15 +85,20 @@ def catalog_names(catalog: str | None = None, branch: str | None = None) -> Cata
         return cached.names
     line = trunk.on_branch(branch)
     state = log_of(line).refresh()
-    tables = {(ns, split_key(name)[0]) for ns, name in state.tables}
+    stamps: dict[str, list] = {}
+    for (ns, name), entry in state.tables.items():
+        stamps.setdefault(f"{ns}.{split_key(name)[0]}", []).append(
+            (name, entry.version, entry.incarnation)
+        )
     names = CatalogNames(
         catalog=catalog_name(trunk),
         branch=branch,
         sequence=state.sequence,
         namespaces=tuple(sorted(state.namespaces)),
-        tables=tuple(sorted(f"{ns}.{t}" for ns, t in tables)),
+        tables=tuple(sorted(stamps)),
         branches=(MAIN, *(r.name for r in records(trunk.storage))),  # not in the log: read too
         tags=tuple(tags_of(line)),
+        stamps={table: tuple(sorted(entries)) for table, entries in stamps.items()},
     )
     with _lock:
         _listings[key] = _Cached(names, now)
@@ -91,23 +109,53 @@ def table_columns(
     table: str, namespace: str | None = None, catalog: str | None = None, branch: str | None = None
 ) -> tuple[Column, ...]:
     """The columns of a table (``"ns.t"`` or ``t`` with ``namespace``) at the state
-    ``catalog_names`` shows, cached per table version."""
+    ``catalog_names`` shows."""
+    return table_outline(table, namespace, catalog, branch).columns
+
+
+def table_outline(
+    table: str, namespace: str | None = None, catalog: str | None = None, branch: str | None = None
+) -> TableOutline:
+    """A table's columns, rows and bytes at the state ``catalog_names`` shows, cached until the
+    table itself changes (a commit to another table reads nothing again)."""
     names = catalog_names(catalog, branch)
     trunk = main_catalog(catalog)
     loc = locate_in(trunk, table, namespace)
-    key = (trunk.identity, names.branch, names.sequence, loc.namespace, loc.table_name)
+    stamp = names.stamps.get(f"{loc.namespace}.{loc.table_name}")
+    key = (trunk.identity, names.branch, loc.namespace, loc.table_name, stamp)
     with _lock:
-        found = _columns.get(key)
+        found = _outlines.get(key)
         if found is not None:
-            _columns.move_to_end(key)
+            _outlines.move_to_end(key)
             return found
     opened = open_table(locate_in(trunk.on_branch(names.branch), table, namespace))
     keys = set(opened.schema.merge_keys)
-    found = tuple(Column(f.name, str(f.type), f.name in keys) for f in opened.schema)
+    found = TableOutline(
+        columns=tuple(Column(f.name, str(f.type), f.name in keys) for f in opened.schema),
+        rows=sum(f.live_rows for f in opened.files),
+        size_bytes=sum(f.size for f in opened.files),
+    )
     with _lock:
-        _columns[key] = found
-        while len(_columns) > MAX_CACHED_TABLES:
-            _columns.popitem(last=False)
+        _outlines[key] = found
+        while len(_outlines) > MAX_CACHED_TABLES:
+            _outlines.popitem(last=False)
+    return found
+
+
+def line_outlines(
+    catalog: str | None = None, branch: str | None = None, namespaces: Iterable[str] | None = None
+) -> dict[str, TableOutline]:
+    """The outline of every table ``catalog_names`` lists (in ``namespaces``, else all;
+    ``"ns.t"`` -> outline); a table that cannot be opened now is left out."""
+    wanted = None if namespaces is None else set(namespaces)
+    found = {}
+    for table in catalog_names(catalog, branch).tables:
+        if wanted is not None and table.split(".", 1)[0] not in wanted:
+            continue
+        try:
+            found[table] = table_outline(table, None, catalog, branch)
+        except WorkbenchError:
+            continue
     return found
 
 
@@ -115,7 +163,7 @@ def forget_names() -> None:
     """Drop every cached listing and column list (the next call reads storage)."""
     with _lock:
         _listings.clear()
-        _columns.clear()
+        _outlines.clear()
 
 
 def _forget_root(root: str) -> None:
@@ -126,7 +174,7 @@ def _forget_root(root: str) -> None:
 
 def _forget_catalog(identity: str) -> None:
     with _lock:
-        for cache in (_listings, _columns):
+        for cache in (_listings, _outlines):
             drop_where(cache, lambda key: key[0] == identity)
 
 
