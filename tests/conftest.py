@@ -246,17 +246,17 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     """Mark each test with the tiers its fixtures put it in (a test using the ``spark``
     fixture is a ``spark`` test), so no test has to be marked by hand for them. With
     pytest-xdist's ``loadgroup`` (``make test`` runs a worker per core), every Spark test goes
-    to one worker and every Ray test to one, so each starts its session once: the groups are
-    marked here, as each test is collected, since xdist reads them before other hooks that
-    change the collected tests run."""
+    to one worker, every Ray test to one and every JupyterLab test to one, so each starts its
+    session (its JupyterLab server) once: the groups are marked here, as each test is
+    collected, since xdist reads them before other hooks that change the collected tests run."""
     fixtures = set(getattr(item, "fixturenames", ()))
     for fixture, tier in FIXTURE_TIERS.items():
         if fixture in fixtures:
             item.add_marker(tier)
     engine = _engine_of(item)
-    for engine_tier in ("spark", "ray"):
-        if item.get_closest_marker(engine_tier) is not None or engine == engine_tier:
-            item.add_marker(pytest.mark.xdist_group(engine_tier))
+    for group in ("spark", "ray", "browser"):
+        if item.get_closest_marker(group) is not None or engine == group:
+            item.add_marker(pytest.mark.xdist_group(group))
             break
 
 

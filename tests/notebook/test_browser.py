@@ -8,21 +8,20 @@ import json
 import os
 import re
 import secrets
-import shutil
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from tests.chromium import chromium_page, offline, require_chromium
+from tests.chromium import chromium_page, offline
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,16 +32,6 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory) -> Iterator[tuple[str, str]]:
-    """JupyterLab serving a copy of the tutorial; yields (base URL, token)."""
-    require_chromium()
-    folder = tmp_path_factory.mktemp("lab")
-    shutil.copy(ROOT / "tutorials" / NOTEBOOK, folder / NOTEBOOK)
-    with jupyter_lab(folder) as served:
-        yield served
 
 
 @contextmanager
@@ -218,6 +207,20 @@ def _api(base: str, token: str, method: str, path: str, body: dict) -> None:
         headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
     )
     urllib.request.urlopen(request, timeout=30).close()
+
+
+def stop_kernels(base: str, token: str) -> None:
+    """Shut down every kernel of the server (a test's kernels once it ends: the server is
+    shared, and an idle sidebar's kernel still polls its catalog)."""
+    headers = {"Authorization": f"token {token}"}
+    listing = urllib.request.Request(f"{base}/api/kernels", headers=headers)
+    with urllib.request.urlopen(listing, timeout=30) as answer:
+        kernels = json.load(answer)
+    for kernel in kernels:
+        url = f"{base}/api/kernels/{kernel['id']}"
+        stop = urllib.request.Request(url, method="DELETE", headers=headers)
+        with suppress(urllib.error.HTTPError):  # it ended by itself meanwhile
+            urllib.request.urlopen(stop, timeout=30).close()
 
 
 def _start_kernel(base: str, token: str, name: str) -> None:

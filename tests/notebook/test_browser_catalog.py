@@ -9,10 +9,7 @@ import time
 
 import pytest
 
-from tests.notebook import test_browser
 from tests.notebook.test_browser import _notebook_page
-
-lab = test_browser.lab  # the same fixture: a JupyterLab server for this module's tests
 
 pytestmark = pytest.mark.browser
 PANEL = '[id^="wb-catalog-sidebar-"]'  # the sidebar's panel (its id ends with one of its own)

@@ -11,11 +11,8 @@ import urllib.request
 
 import pytest
 
-from tests.notebook import test_browser
 from tests.notebook.test_browser import _notebook_page
 from tests.notebook.test_browser_catalog import _new_cell
-
-lab = test_browser.lab  # the same fixture: a JupyterLab server for this module's tests
 
 pytestmark = pytest.mark.browser
 EXTENSION = "workbench-jupyterlab"
