@@ -109,7 +109,31 @@ def conforms(lived, path: Path, state: str, shape: str) -> None:
     check(table_state, shape, answer, lived.partner, ordered=path.keeps_write_order)
 
 
-@pytest.mark.parametrize(("path", "state", "shape"), cases(set()))
+# Paths that convert what another path reads (pandas, numpy and polars: read:pyarrow's rows),
+# compute over the same scan in another engine (Daft), or are other libraries' readers of the
+# tables' folders: ``make test-fast`` runs them on the telling states, ``make test`` (the slow
+# tier too) on every state.
+FAST_ON_TELLING_STATES_ONLY = {
+    "read:pandas",
+    "read:numpy",
+    "read:polars",
+    "read:daft",
+    "sql:daft",
+    "folder:duckdb",
+    "folder:polars",
+    "folder:deltalake",
+}
+
+
+def _tiered(case):
+    """``case``, in the slow tier when ``make test-fast`` leaves it to ``make test``."""
+    path, state, _ = case.values
+    if str(path) in FAST_ON_TELLING_STATES_ONLY and state not in TELLING_STATES:
+        return pytest.param(*case.values, id=case.id, marks=pytest.mark.slow)
+    return case
+
+
+@pytest.mark.parametrize(("path", "state", "shape"), [_tiered(case) for case in cases(set())])
 def test_local_read_paths(lived, registered, path, state, shape):
     conforms(lived, path, state, shape)
 
