@@ -123,6 +123,7 @@ def test_a_table_created_again_starts_its_consumers_anew(pipeline):
 CONSUMER = """
 import sys, time, workbench as dc
 dc.init_local(sys.argv[1])
+print("ready", flush=True)
 while True:
     with dc.transaction():
         feed = dc.changes("src", consumer="copy", read_as="pyarrow")
@@ -148,14 +149,17 @@ def test_a_consumer_killed_at_random_points_processes_every_change_once(pipeline
     producer = threading.Thread(target=produce)
     producer.start()
     kills = 0
-    while not stop.is_set() or kills < 3:
-        proc = subprocess.Popen([sys.executable, "-c", CONSUMER, str(pipeline.root)])
-        time.sleep(rng.uniform(1.5, 3.0))  # import, then a few batches, then a random instant
+    while not stop.is_set() or kills < 3 or not out_rows():
+        assert kills < 30, "the killed consumers never committed a batch: the test proves nothing"
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CONSUMER, str(pipeline.root)], stdout=subprocess.PIPE
+        )
+        proc.stdout.readline()  # "ready": imported, however long a loaded machine takes
+        time.sleep(rng.uniform(0.3, 1.5))  # a few batches, then a random instant
         proc.kill()
         proc.wait()
         kills += 1
     producer.join()
-    assert out_rows(), "the killed consumers never committed a batch: the test proves nothing"
     while consume_once():  # a last, clean run drains what the killed ones left
         pass
     assert out_rows() == [(i, i, "insert") for i in range(200)]
