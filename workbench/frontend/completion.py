@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.core.io.handle import TableHandle, TableMap, table
+from workbench.core.io.url_names import SCHEME
 from workbench.core.ops.branches import branch, drop_branch, use_branch
 from workbench.core.ops.names import CatalogNames
 from workbench.core.ops.publish import merge_branch
@@ -182,9 +183,6 @@ def complete_call(code: str, resolve: Callable[[str], Any]) -> Completions | Non
     return Completions(place.typed, _named(kind, place.typed, listing))
 
 
-URL = "dc://"
-
-
 _SUBSCRIPT = re.compile(r"""([A-Za-z_][\w.]*)\s*\[\s*(['"])([^'"\\\n]*)$""")
 
 
@@ -203,9 +201,9 @@ def complete_key(code: str, resolve: Callable[[str], Any]) -> Completions | None
 def _named(kind: str, typed: str, listing: CatalogNames | None) -> tuple:
     if listing is None:
         return ()
-    if typed.startswith(URL) and kind in (TABLE, NAMESPACE):  # dc://catalog/namespace[/table]
+    if typed.startswith(SCHEME) and kind in (TABLE, NAMESPACE):  # dc://catalog/namespace[/table]
         found = listing.tables if kind == TABLE else listing.namespaces
-        urls = (f"{URL}{listing.catalog}/{name.replace('.', '/')}" for name in found)
+        urls = (f"{SCHEME}{listing.catalog}/{name.replace('.', '/')}" for name in found)
         return _starting(typed, urls, kind)
     if kind == TABLE:
         return _starting(typed, listing.tables, TABLE)
@@ -248,4 +246,4 @@ def _handle_attribute(function: Any, attribute: str) -> str | None:
     return getattr(owner, attribute, None) if isinstance(owner, TableHandle) else None
 
 
-__all__ = ["Completions", "complete_call", "complete_key", "complete_sql", "ranked"]
+__all__ = ["SCHEME", "Completions", "complete_call", "complete_key", "complete_sql", "ranked"]

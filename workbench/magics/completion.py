@@ -16,6 +16,7 @@ from workbench.frontend.completion import (
     BRANCH,
     CATALOG,
     NAMESPACE,
+    SCHEME,
     TABLE,
     TAG,
     Completions,
@@ -89,8 +90,8 @@ def _ordered(done: list[str], catalog: str | None) -> Items:
         return []
     if command == "ls":
         found = [(ns, NAMESPACE) for ns in listing.namespaces]
-        found += [(f"dc://{c}", CATALOG) for c in names.catalogs()]
-        return found + [(f"dc://{listing.catalog}/{ns}", NAMESPACE) for ns in listing.namespaces]
+        found += [(f"{SCHEME}{c}", CATALOG) for c in names.catalogs()]
+        return found + [(f"{SCHEME}{listing.catalog}/{ns}", NAMESPACE) for ns in listing.namespaces]
     if command == "branch":
         return _branch_words(done[1:], listing)
     if command == "diff" and len(done) > 1:  # the points: branches, then tags

@@ -111,9 +111,9 @@ class CatalogSidebar(anywidget.AnyWidget):
             self.stats = {**self.stats, f"{catalog}/{branch}": line}
         if not text:
             return {}
+        wanted = text.lower()
         hits = {
-            t: [c.name for c in o.columns if text.lower() in c.name.lower()]
-            for t, o in found.items()
+            t: [c.name for c in o.columns if wanted in c.name.lower()] for t, o in found.items()
         }
         return {t: columns for t, columns in hits.items() if columns}
 
