@@ -159,6 +159,16 @@ class OpenTable:
         return self.snapshot.files
 
     @property
+    def live_rows(self) -> int:
+        """Its rows, deleted ones left out (from the log: no data file read)."""
+        return sum(f.live_rows for f in self.files)
+
+    @property
+    def size_bytes(self) -> int:
+        """The bytes of its data files."""
+        return sum(f.size for f in self.files)
+
+    @property
     def reader_version(self) -> int:
         return self.snapshot.reader_version
 

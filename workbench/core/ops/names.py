@@ -132,8 +132,8 @@ def table_outline(
     keys = set(opened.schema.merge_keys)
     found = TableOutline(
         columns=tuple(Column(f.name, str(f.type), f.name in keys) for f in opened.schema),
-        rows=sum(f.live_rows for f in opened.files),
-        size_bytes=sum(f.size for f in opened.files),
+        rows=opened.live_rows,
+        size_bytes=opened.size_bytes,
     )
     with _lock:
         _outlines[key] = found
