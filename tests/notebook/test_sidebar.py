@@ -104,11 +104,37 @@ def test_outline_gives_rows_sizes_and_matching_columns_and_history_lists_commits
     assert "last 2 transactions" in sidebar.detail and sidebar.selected == target
 
 
-def _outline(sidebar: CatalogSidebar, text: str = "", namespaces: list[str] | None = None) -> dict:
-    """The sidebar's outline of the default catalog's main line, once its reading is done (on a
+def _outline(
+    sidebar: CatalogSidebar,
+    text: str = "",
+    namespaces: list[str] | None = None,
+    branch: str = "main",
+) -> dict:
+    """The sidebar's outline of a line of the default catalog, once its reading is done (on a
     busy machine it may take longer than the wait of one call)."""
     deadline = time.monotonic() + 30
-    while (found := sidebar.outline("default", "main", text, namespaces)) is None:
+    while (found := sidebar.outline("default", branch, text, namespaces)) is None:
         assert time.monotonic() < deadline, "the outlines were not read within 30 s"
         time.sleep(0.1)
     return found
+
+
+def test_outline_counts_live_rows_of_a_table_with_deletion_vectors_on_each_branch(catalog):
+    """A lived-in table: many small commits, deletes by key (deletion vectors), a branch."""
+    forget_names()
+    _seed()
+    for i in range(3, 30):
+        dc.write(pd.DataFrame({"id": [i], "item": [f"i{i}"]}), "shop.orders", mode="merge")
+    dc.write(pd.DataFrame({"id": [1, 5, 7]}), "shop.orders", mode="delete")
+    dc.create_branch("exp")
+    with dc.branch("exp"):
+        dc.write(pd.DataFrame({"id": [9]}), "shop.orders", mode="delete")
+    sidebar = CatalogSidebar()
+    _outline(sidebar)
+    assert (
+        sidebar.stats["default/main"]["shop.orders"][0]
+        == 26
+        == dc.read("shop.orders", read_as="pyarrow").num_rows
+    )
+    assert _outline(sidebar, branch="exp") == {}
+    assert sidebar.stats["default/exp"]["shop.orders"][0] == 25
