@@ -263,7 +263,8 @@ class _Registry:
 
     def get(self, name: str) -> Engine:
         if name not in self.loaded:
-            self.find_plugins()
+            if name not in self.specs:  # a built-in engine needs no search of entry points
+                self.find_plugins()
             spec = self.specs.get(name)
             if spec is None:
                 raise InvalidArgumentError(
