@@ -77,6 +77,39 @@ def test_import_workbench_loads_no_heavy_library():
     assert loaded == ""
 
 
+def test_every_public_name_loads_on_first_use():
+    """``dc.<name>`` loads on first use: ``import workbench`` imports no feature module, and
+    every name of ``__all__`` (and DeltaCAT's ``dc.list``, ``dc.copy``, ...) then resolves."""
+    code = (
+        "import sys, workbench as dc\n"
+        "print(any(m.startswith('workbench.core.io') for m in sys.modules))\n"
+        "print([n for n in [*dc.__all__, 'list', 'copy', 'get', 'put', 'write_to_table']"
+        " if getattr(dc, n, None) is None])\n"
+        "print(sorted(set(dc.__all__) - set(dir(dc))))\n"
+        "print(hasattr(dc, 'no_such_name'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:4] == ["False", "[]", "[]", "False"]
+
+
+def test_a_first_write_compacts_and_is_recorded_without_other_names_used(tmp_path):
+    """The hooks commits need (automatic compaction, a run noting its writes) are wired by the
+    first name used, even when it is only ``dc.write``."""
+    code = f"""
+import pyarrow as pa, workbench as dc
+dc.init_local({str(tmp_path)!r})
+for i in range(12):
+    dc.write(pa.table({{"id": [i]}}), "t")
+with dc.run("r"):
+    dc.write(pa.table({{"id": [99]}}), "t")
+log = dc.transactions(table="default.t", read_as="pyarrow", compactions=True)
+steps = [op for ops in log.column("operations").to_pylist() for op in ops]
+print("AUTO_COMPACT" in steps, len(dc.runs(read_as="pyarrow")))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "1"]
+
+
 @pytest.mark.slow  # several seconds: make test runs it, make test-fast does not
 def test_local_operations_start_no_ray_or_spark(tmp_path):
     code = f"""

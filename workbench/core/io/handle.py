@@ -293,3 +293,6 @@ class TableMap(Mapping[str, TableHandle]):
             return f"dc.tables of catalog {name!r}: {', '.join(self._names()) or '(none)'}"
         except WorkbenchError as error:
             return f"dc.tables: {type(error).__name__}: {error}"
+
+
+tables = TableMap()  # dc.tables["ns.t"]: a handle per table of the default catalog
