@@ -3,7 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
-UV_INSTALL := $(VENV)/bin/uv --quiet pip install --python $(PY)
+# --compile-bytecode: every process finds the libraries compiled (as pip leaves them), even where
+# PYTHONDONTWRITEBYTECODE keeps Python from caching what it compiles.
+UV_INSTALL := $(VENV)/bin/uv --quiet pip install --compile-bytecode --python $(PY)
 comma := ,
 EXTRAS ?= dev,ray,jupyter,spark,inference,reports,streaming
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
@@ -28,6 +30,7 @@ install: $(STAMP)
 LABEXTENSIONS := $(VENV)/share/jupyter/labextensions
 $(STAMP): pyproject.toml | $(PY)
 	$(UV_INSTALL) -e ".[$(EXTRAS)]"
+	$(PY) -m compileall -q -j 0 workbench  # the project's own modules: an editable install leaves sources
 	$(if $(findstring inference,$(EXTRAS)),$(UV_INSTALL) --no-deps "$(SILERO_VAD)")
 	mkdir -p $(LABEXTENSIONS)
 	rm -rf $(LABEXTENSIONS)/workbench-jupyterlab
