@@ -1,6 +1,8 @@
 """The Parquet files every writer puts into a table are laid out for readers that skip: row
-groups of about ``ROW_GROUP_BYTES`` (not a million rows), a page index, and dictionaries only
-where values repeat; so a lookup by a sorted column opens one row group, in any Delta reader."""
+groups of about ``ROW_GROUP_BYTES`` (not a million rows), a page index, dictionaries only where
+values repeat, and Bloom filters on varied text; so a lookup by a sorted column opens one row
+group, and one by a unique text value only the row groups that may hold it, in any Delta
+reader that reads them."""
 
 from __future__ import annotations
 
@@ -58,6 +60,31 @@ def test_workbench_writes_small_row_groups_with_a_page_index(catalog):
     assert ROW_GROUP_ROWS[0] <= rows[0] < ROWS // 4
 
 
+def test_varied_text_has_a_bloom_filter_that_rules_out_the_row_groups_without_a_value(catalog):
+    import duckdb
+
+    data = sorted_events()
+    dc.write(data, "t")
+    (meta,) = footers()
+    group = meta.row_group(0)
+    blooms = {
+        meta.schema.names[c]: group.column(c).bloom_filter_offset is not None
+        for c in range(group.num_columns)
+    }
+    assert blooms == {"user": False, "kind": False, "note": True}, "unique text only"
+    path = open_table(locate("t")).files[0].absolute
+    probe = (
+        "SELECT count(*) FILTER (NOT bloom_filter_excludes), count(*)"
+        " FROM parquet_bloom_probe(?, 'note', ?)"
+    )
+    present = data.column("note")[ROWS // 2].as_py()
+    maybe, groups = duckdb.execute(probe, [path, present]).fetchone()
+    assert groups == meta.num_row_groups > 3
+    assert 1 <= maybe <= 2, "the row group holding it, and a false positive at most"
+    maybe, _ = duckdb.execute(probe, [path, "absent"]).fetchone()
+    assert maybe <= 1
+
+
 def test_row_groups_follow_the_width_of_a_row_within_bounds():
     narrow = pa.table({"a": pa.array(np.zeros(1000, np.int8))})
     wide = pa.table({f"c{i}": np.arange(1000, dtype=np.float64) for i in range(100)})
@@ -71,6 +98,7 @@ def test_row_groups_follow_the_width_of_a_row_within_bounds():
             "m": pa.array([[("k", "v")]] * 10, pa.map_(pa.string(), pa.string())),
         }
     )
+    assert parquet_layout(nested)["bloom_filter_options"] == {}
     assert parquet_layout(nested)["use_dictionary"] == [
         "s.x",
         "s.y.list.element",

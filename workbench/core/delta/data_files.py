@@ -37,6 +37,10 @@ DICTIONARY_PAGE_LIMIT = 64 * 1024
 ROW_GROUP_BYTES = 1024**2
 ROW_GROUP_ROWS = (16 * 1024, 128 * 1024)
 DICTIONARY_SAMPLE_ROWS = 4096  # the first rows, whose repeats decide a column's dictionary
+# A Bloom filter in every row group of a text or binary column too varied for a dictionary: an
+# equality or IN lookup (a user id, an email) skips the row groups it rules out, which min/max
+# statistics cannot for such values (DuckDB and DataFusion read them). About 5% more bytes.
+BLOOM_FILTER_FPP = 0.05
 # pyarrow encodes 1024 values at a time by default; in small row groups that costs a tenth
 # more than these bigger batches (pages may exceed their size by up to a batch)
 WRITE_BATCH_ROWS = 8 * 1024
@@ -274,26 +278,37 @@ def write_parts(
 
 def parquet_layout(data: pa.Table) -> dict[str, Any]:
     """pyarrow's ``write_table`` options laying ``data`` out for readers that skip: row groups
-    of about ``ROW_GROUP_BYTES``, a page index (per-page statistics), and dictionaries only for
+    of about ``ROW_GROUP_BYTES``, a page index (per-page statistics), dictionaries only for
     the columns whose first rows repeat their values within ``DICTIONARY_PAGE_LIMIT`` (a
     dictionary tried and dropped in every small row group would cost more than the writing of
-    the row groups)."""
+    the row groups), and Bloom filters for the text and binary columns without one."""
     low, high = ROW_GROUP_ROWS
     per_row = max(data.nbytes // max(data.num_rows, 1), 1)
     rows = max(low, min(high, ROW_GROUP_BYTES // per_row))
     first = data.slice(0, DICTIONARY_SAMPLE_ROWS)
-    dictionary = [
-        leaf
-        for field, column in zip(first.schema, first.columns, strict=True)
-        if _repeats(column)
-        for leaf in _leaves(field.name, field.type)
-    ]
+    repeats = {f.name: _repeats(c) for f, c in zip(first.schema, first.columns, strict=True)}
+    dictionary = [leaf for f in first.schema if repeats[f.name] for leaf in _leaves(f.name, f.type)]
+    bloom = {
+        f.name: {"ndv": rows, "fpp": BLOOM_FILTER_FPP}
+        for f in first.schema
+        if not repeats[f.name] and _looked_up(f.type)
+    }
     return {
         "row_group_size": rows,
         "write_page_index": True,
         "use_dictionary": dictionary,
+        "bloom_filter_options": bloom,
         "write_batch_size": WRITE_BATCH_ROWS,
     }
+
+
+def _looked_up(kind: pa.DataType) -> bool:
+    """Whether a column of ``kind`` is one equality lookups go by and min/max seldom narrow:
+    text and binary (ids, names, keys, uuids)."""
+    import pyarrow.types as t
+
+    checks = (t.is_string, t.is_large_string, t.is_binary, t.is_large_binary)
+    return any(check(kind) for check in checks) or t.is_fixed_size_binary(kind)
 
 
 def _repeats(column: pa.ChunkedArray) -> bool:
