@@ -62,7 +62,16 @@ def scan(
         arrow = arrow.append(pa.field(path_column, pa.string()))
     if not files:
         return daft.from_arrow(arrow.empty_table())
-    return TableFiles(files, table.uri, arrow, storage, path_column, io_config(storage)).read()
+    duckdb = table.with_files(files) if _duckdb_reads(table, schema) else None
+    source = TableFiles(files, table.uri, arrow, storage, path_column, io_config(storage), duckdb)
+    return source.read()
+
+
+def _duckdb_reads(table: OpenTable, schema: Schema) -> bool:
+    """Whether DuckDB can read the table's files in ``schema`` (its own, in a local folder)."""
+    from workbench.core.io.duck_scans import reads_files
+
+    return schema == table.schema and reads_files(table)
 
 
 def with_written_types(frame: daft.DataFrame, schema: Schema) -> daft.DataFrame:

@@ -1,7 +1,7 @@
 """Filters between workbench's tree and Daft's expressions: a ``filter=`` as a Daft
 ``where`` (with SQL's meaning: zero and negative zero are equal, which Daft's total order of
 floats tells apart), and the filter Daft pushes into a table's scan as a tree, so file skipping
-reads it."""
+reads it, and as DuckDB SQL where both give it one meaning, so DuckDB can read the rows."""
 
 from __future__ import annotations
 
@@ -23,12 +23,14 @@ from workbench.core.filters.expression import (
     Not,
     Opaque,
     Or,
+    children,
     columns_of,
     is_exact,
 )
 
 if TYPE_CHECKING:
     import daft
+    import pyarrow as pa
 
     from workbench.core.filters.table_filter import TableFilter
 
@@ -138,6 +140,35 @@ def _float_zero(expr: Expr) -> bool:
     if not isinstance(expr, Literal) or isinstance(expr.value, bool) or expr.value != 0:
         return False
     return isinstance(expr.value, float) or (expr.type is not None and t.is_floating(expr.type))
+
+
+def duckdb_prefilter(predicate: Expr, schema: pa.Schema) -> str | None:
+    """DuckDB SQL keeping every row the pushed (bound) ``predicate`` keeps in Daft, or None
+    where the two may disagree: a float column (Daft orders -0.0 below 0.0 and NaN by a total
+    order), a cast (DuckDB fails where Daft may not), an IN list holding null, anything
+    Daft's tree does not show. Daft still applies its filter to the rows."""
+    from workbench.core.filters.sql_text import to_sql
+
+    return to_sql(predicate) if _same_meaning(predicate, schema) else None
+
+
+def _same_meaning(expr: Expr, schema: pa.Schema) -> bool:
+    import pyarrow.types as t
+
+    from workbench.core.filters.binding import column_type
+
+    if isinstance(expr, Column):
+        kind = column_type(schema, expr.path)
+        return kind is not None and not t.is_floating(kind)
+    if isinstance(expr, Literal):
+        return not isinstance(expr.value, float)
+    if isinstance(expr, In) and not all(_same_meaning(v, schema) for v in expr.values):
+        return False
+    if isinstance(expr, In) and any(v.value is None for v in expr.values):
+        return False
+    if not isinstance(expr, (Compare, In, IsNull, And, Or, Not)):
+        return False  # Cast, Like, IsNaN, Opaque
+    return all(_same_meaning(part, schema) for part in children(expr))
 
 
 def from_daft(expression: daft.Expression) -> Expr:

@@ -7,17 +7,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from workbench.core.base.identifiers import quote_identifier
 from workbench.core.delta.reading import live_table, plain_schema
 from workbench.core.filters.duck import filter_rows
-from workbench.engines.local.duck_scans import (
-    FILE_INDEX,
-    ROW_NUMBER,
-    database,
-    gone_file,
-    reads_files,
-    scan,
-)
+from workbench.core.io.duck_scans import FILE_INDEX, reads_files, rows_where
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -50,7 +42,8 @@ def filtered_rows(
     if not opened.files:
         rows = target.empty_table()
     else:
-        rows = _read_by_duckdb(opened, names, limit, path_column is not None, row_filter)
+        positions = path_column is not None
+        rows = rows_where(opened, names, row_filter.duckdb_sql, limit, positions)
     if path_column is None:
         return rows.select(names).cast(target)
     if not opened.files:
@@ -59,29 +52,6 @@ def filtered_rows(
     rows = rows.select(names).cast(target)
     located = pa.array([opened.storage.fs_path(f.absolute) for f in opened.files], pa.string())
     return rows.append_column(path_column, located.take(paths))
-
-
-def _read_by_duckdb(
-    opened: OpenTable, names: list[str], limit: int | None, positions: bool, row_filter: TableFilter
-) -> pa.Table:
-    import duckdb
-
-    vectored = any(f.deletion_vector is not None for f in opened.files)
-    listed = ", ".join(quote_identifier(n, '"') for n in names)
-    order = f" ORDER BY {FILE_INDEX}, {ROW_NUMBER}" if vectored else ""  # an anti join reorders
-    first = "" if limit is None else f" LIMIT {int(limit)}"
-    with database({"": opened}) as scans:
-        try:
-            relation = scan(scans, "__wb_read", opened, positions=vectored or positions)
-            query = (
-                f"SELECT {listed}{', ' + FILE_INDEX if positions else ''} FROM ({relation}) "
-                f"WHERE (\n{row_filter.duckdb_sql}\n){order}{first}"
-            )
-            return scans.connection.execute(query).to_arrow_table()
-        except duckdb.Error as e:
-            if gone_file([opened], e) is not None:
-                raise FileNotFoundError(str(e).split("\n")[0]) from e  # read as vacuumed
-            raise
 
 
 def _with_paths(

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.errors import InvalidArgumentError, brief
 from workbench.core.catalog.locations import reading, vacuumed
+from workbench.core.io.duck_scans import add_view, database, gone_file
 from workbench.core.io.sql_errors import engine_error
-from workbench.engines.local.duck_scans import add_view, database, gone_file
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -144,6 +144,34 @@ def scan(scans: Scans, name: str, opened: OpenTable, positions: bool = False) ->
     )
 
 
+def rows_where(
+    opened: OpenTable, names: list[str], where: str, limit: int | None, positions: bool
+) -> pa.Table:
+    """The rows of ``opened``'s files (local, see ``reads_files``) for which the DuckDB
+    predicate ``where`` holds, in write order: ``names`` columns, the first ``limit``, and
+    with ``positions`` each row's ``FILE_INDEX`` too. Only the columns named and those
+    ``where`` reads are decoded; row groups the footers (statistics, Bloom filters) rule out
+    are not read. A file gone raises ``FileNotFoundError``."""
+    import duckdb
+
+    vectored = any(f.deletion_vector is not None for f in opened.files)
+    listed = ", ".join(quote_identifier(n, '"') for n in names)
+    order = f" ORDER BY {FILE_INDEX}, {ROW_NUMBER}" if vectored else ""  # an anti join reorders
+    first = "" if limit is None else f" LIMIT {int(limit)}"
+    with database({"": opened}) as scans:
+        try:
+            relation = scan(scans, "__wb_read", opened, positions=vectored or positions)
+            query = (
+                f"SELECT {listed}{', ' + FILE_INDEX if positions else ''} FROM ({relation}) "
+                f"WHERE (\n{where}\n){order}{first}"
+            )
+            return scans.connection.execute(query).to_arrow_table()
+        except duckdb.Error as e:
+            if gone_file([opened], e) is not None:
+                raise FileNotFoundError(str(e).split("\n")[0]) from e  # read as vacuumed
+            raise
+
+
 def gone_file(tables: Iterable[OpenTable], error: Exception) -> OpenTable | None:
     """The table of ``tables`` whose file DuckDB's ``error`` names and that is gone (a version
     ``dc.vacuum`` removed files of); None when no such file is gone. A store that cannot be
