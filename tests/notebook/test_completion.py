@@ -67,6 +67,18 @@ def test_sql_cells_complete_tables_after_from_join_into_update(shell):
     assert texts(shell, "%%dc sql --engine local\nUPDATE shop.st") == ["shop.stock"]
 
 
+def test_quoted_names_complete_quoted_and_run(shell):
+    assert texts(shell, '%%dc sql\nSELECT * FROM "shop"."o') == ['"shop"."orders"']
+    assert texts(shell, '%%dc sql\nSELECT * FROM "Sh') == ['"shop"."orders"', '"shop"."stock"']
+    assert texts(shell, '%%dc sql\nSELECT * FROM shop."st') == ['"shop"."stock"']
+    assert texts(shell, "%%dc sql\nSELECT 1 FROM shop.stock, `def") == ["`default`.`notes`"]
+    assert texts(shell, '%%dc sql\nSELECT * FROM "shop"."zzz') == []
+    for name in ('"shop"."orders"', "`shop`.`orders`"):
+        assert dc.sql(f"SELECT item FROM {name}", read_as="pyarrow").to_pylist() == [
+            {"item": "tea"}
+        ]
+
+
 def test_sql_cells_complete_columns_of_the_named_tables(shell):
     orders = ["id", "item", "price"]
     cell = "%%dc sql\nSELECT o. FROM shop.orders o"

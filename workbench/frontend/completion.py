@@ -115,7 +115,21 @@ def complete_sql(
 
 def _tables(fragment: str, catalog: str | None, branch_name: str | None) -> tuple:
     """``ns.t`` names of the catalog, and ``cat.ns.t`` of another catalog once its name and a
-    dot are typed."""
+    dot are typed; quoted part by part (``"ns"."t"``) when the fragment quotes a part."""
+    quote = next((q for q in '"`' if q in fragment), None)
+    if quote is None:
+        return _plain_tables(fragment, catalog, branch_name)
+    plain = fragment.replace(quote, "")
+    found = _plain_tables(plain, catalog, branch_name)
+    return tuple((_quoted(name, quote), kind) for name, kind in found)
+
+
+def _quoted(qualified: str, quote: str) -> str:
+    """``a.b`` as ``"a"."b"`` (names hold no quotes)."""
+    return ".".join(f"{quote}{part}{quote}" for part in qualified.split("."))
+
+
+def _plain_tables(fragment: str, catalog: str | None, branch_name: str | None) -> tuple:
     listing = names.listing(catalog, branch_name)
     found = _starting(fragment, listing.tables if listing else (), TABLE)
     first, dot, _ = fragment.partition(".")

@@ -25,6 +25,9 @@ _REFERENCE = re.compile(
 )
 _LISTED = re.compile(rf"\s*,\s*((?:{_NAME}\s*\.\s*){{1,2}}{_NAME}){_ALIAS}", re.IGNORECASE)
 _FRAGMENT = re.compile(r"[A-Za-z0-9_.\-]*$")
+# Quoted identifiers, the last maybe still open ("sales"."ord), found from a statement's start.
+_QUOTED = re.compile(r'"[^"]*(?:"|$)|`[^`]*(?:`|$)')
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 _LAST_TOKEN = re.compile(r"([A-Za-z_]\w*|[^\w\s])\s*$")
 _TOKENS = re.compile(r"[A-Za-z_]\w*|[()]")
 
@@ -116,11 +119,35 @@ def sql_place(text: str, cursor: int) -> SqlPlace:
     previous = last.group(1).upper() if last else ""
     if previous == "AS":
         return SqlPlace("none", fragment, tables=tables)
-    table_place = previous in _TABLE_WORDS or (previous == "," and _clause(head) == "FROM")
-    if table_place:
+    if _names_table(head):
         return SqlPlace("table", fragment, tables=tables)
+    quoted = _quoted_name(before)
+    if quoted != fragment and _names_table(before[: len(before) - len(quoted)]):
+        return SqlPlace("table", quoted, tables=tables)  # a name with quoted parts
     fragment = fragment.rsplit("-", 1)[-1]  # in expressions '-' is minus
     if "." in fragment:
         qualifier, _, fragment = fragment.rpartition(".")
         return SqlPlace("column", fragment, qualifier, tables)
     return SqlPlace("column", fragment, tables=tables)
+
+
+def _names_table(head: str) -> bool:
+    """Whether a name right after ``head`` names a table: after FROM, JOIN, INTO, UPDATE,
+    TABLE, or a comma of a FROM list."""
+    last = _LAST_TOKEN.search(head)
+    previous = last.group(1).upper() if last else ""
+    return previous in _TABLE_WORDS or (previous == "," and _clause(head) == "FROM")
+
+
+def _quoted_name(before: str) -> str:
+    """The dotted name ``before`` ends with, its parts plain or quoted (``"sales"."ord``)."""
+    quoted_parts = {m.end(): m.start() for m in _QUOTED.finditer(before)}
+    start = len(before)
+    while start > 0:
+        if start in quoted_parts:  # a quoted part (closed, or still open at the end) ends here
+            start = quoted_parts[start]
+        elif before[start - 1] in _NAME_CHARS:
+            start -= 1
+        else:
+            break
+    return before[start:]
