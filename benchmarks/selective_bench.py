@@ -898,15 +898,23 @@ def cluster_missing() -> str | None:
 
 
 # At Delta's default target (128 MiB) the 20M-row table (~470 MB) clusters into 4 files, so no
-# query could open a tenth of them; the copies ask for the files a table eight times bigger
-# gets at the default (each query's bytes read are shown beside).
-CLUSTER_FILE_SIZE = str(16 * 2**20)
+# query could open a tenth of them; the copies ask for the files a bigger table gets at the
+# default (each query's bytes read are shown beside). One column: 16 MiB (29 files, a table
+# eight times bigger). Two columns: each file covers a box of values, min to max on each column,
+# and the boxes cover every (user, category) pair, so over N files the shares a query on each
+# column opens multiply to at least 1/N; 10% on both needs N >= 100 files cut as a grid, and
+# stretches of a Hilbert curve bound boxes about 1.2 times a grid cell's side (122 files: 11%
+# each): 3 MiB (about 160 files, as a table of 20 GB has at 128 MiB). The 4 and 16 MiB layouts
+# of two columns are shown too, with their bounds.
+CLUSTER_FILE_SIZES = {
+    ("user",): [16 * 2**20],
+    ("user", "category"): [3 * 2**20, 4 * 2**20, 16 * 2**20],
+}
 
 
 def cluster(lakes: Lakes, config: Config, repeats: int, summary: Summary) -> str:
     """Copies of the table clustered by user, then by user and category, beside the table as
     it is: files the user (and category) queries open, their time and what ``explain`` says."""
-    import workbench as dc
 
     missing = cluster_missing()
     lines = ["clustering (dc.optimize(cluster_by=...) on a copy of the uncompacted table):"]
@@ -915,39 +923,58 @@ def cluster(lakes: Lakes, config: Config, repeats: int, summary: Summary) -> str
     else:
         lines.append("  as it is:")
         lines += [line for line, _ in sql_figures(config, CLUSTER_QUERIES, repeats)]
-    for columns in (("user",), ("user", "category")):
-        queries = CLUSTER_QUERIES[: len(columns)]
-        name = f"cluster by {'+'.join(columns)}: " + "{} files opened"
-        goal = f"<= {CLUSTER_SHARE_TARGET:.0%}"
-        if missing:
-            for query in queries:
-                summary.target(name.format(query.name), "n/a", None, goal, None)
-            continue
-        copy = lakes.folder / f"cluster-{'-'.join(columns)}"
-        shutil.rmtree(copy, ignore_errors=True)
-        shutil.copytree(lakes.workbench, copy)
-        try:
-            dc.init_local(copy)
-            dc.alter_table(
-                config.table, table_version_properties={"delta.targetFileSize": CLUSTER_FILE_SIZE}
-            )
-            took = seconds(lambda c=columns: dc.optimize(config.table, cluster_by=list(c)))
-            lines.append(f"  clustered by {', '.join(columns)} (dc.optimize took {took:.1f} s):")
-            for query, (line, share) in zip(
-                queries, sql_figures(config, queries, repeats), strict=True
-            ):
-                lines.append(line)
-                summary.target(
-                    name.format(query.name),
-                    f"{share:.0%}",
-                    None,
-                    goal,
-                    share <= CLUSTER_SHARE_TARGET,
-                )
-        finally:
-            dc.init_local(lakes.workbench)
-            shutil.rmtree(copy, ignore_errors=True)
+    for columns, sizes in CLUSTER_FILE_SIZES.items():
+        for size in sizes:
+            lines += _clustered_copy(lakes, config, repeats, summary, columns, size, missing)
     return "\n".join(lines)
+
+
+def _clustered_copy(
+    lakes: Lakes,
+    config: Config,
+    repeats: int,
+    summary: Summary,
+    columns: tuple[str, ...],
+    size: int,
+    missing: str | None,
+) -> list[str]:
+    """A copy of the table clustered by ``columns`` into files of ``size`` bytes: its lines;
+    the first size of each clustering sets its targets."""
+    import workbench as dc
+
+    queries = CLUSTER_QUERIES[: len(columns)]
+    targeted = size == CLUSTER_FILE_SIZES[columns][0]
+    name = f"cluster by {'+'.join(columns)}: " + "{} files opened"
+    goal = f"<= {CLUSTER_SHARE_TARGET:.0%}"
+    if missing:
+        for query in queries if targeted else ():
+            summary.target(name.format(query.name), "n/a", None, goal, None)
+        return []
+    # a folder of its own: a catalog copied again where another was would meet its caches
+    copy = lakes.folder / f"cluster-{'-'.join(columns)}-{size // 2**20}mib"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(lakes.workbench, copy)
+    lines = []
+    try:
+        dc.init_local(copy)
+        dc.alter_table(config.table, table_version_properties={"delta.targetFileSize": str(size)})
+        took = seconds(lambda: dc.optimize(config.table, cluster_by=list(columns)))
+        files = dc.get_table(config.table).file_count
+        bound = f", shares multiply to >= 1/{files}" if len(columns) > 1 else ""
+        lines.append(
+            f"  clustered by {', '.join(columns)} into {files} files of {size // 2**20} MiB "
+            f"(dc.optimize took {took:.1f} s{bound}):"
+        )
+        figures = sql_figures(config, queries, repeats)
+        for query, (line, share) in zip(queries, figures, strict=True):
+            lines.append(line)
+            if targeted:
+                passed = share <= CLUSTER_SHARE_TARGET
+                summary.target(name.format(query.name), f"{share:.0%}", None, goal, passed)
+    finally:
+        dc.init_local(lakes.workbench)
+        shutil.rmtree(copy, ignore_errors=True)
+    return lines
 
 
 def sql_figures(config: Config, queries: list[Query], repeats: int) -> list[tuple[str, float]]:
