@@ -18,6 +18,7 @@ from daft.io.pushdowns import Pushdowns
 import workbench as dc
 from workbench.core.catalog.locations import locate
 from workbench.core.transactions.table_versions import open_table
+from workbench.engines.daft.engine import FILE_COLUMN
 from workbench.engines.daft.table_source import TableFiles
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
@@ -106,8 +107,10 @@ def test_duckdb_reads_the_filters_both_read_alike_and_daft_the_others(table):
     assert "_DuckDbFilesTask" not in _task_kinds(None)
 
 
-def test_a_daft_frame_with_its_path_column_read_by_duckdb(table):
-    frame = dc.read("t", file_path_column="path").where(col("s") == "s3").to_arrow()
+@pytest.mark.parametrize("path", ["path", FILE_COLUMN])  # the merge path's own name too
+def test_a_daft_frame_with_its_path_column_read_by_duckdb(table, path):
+    frame = dc.read("t", file_path_column=path).where(col("s") == "s3").to_arrow()
     files = {f.absolute for f in open_table(locate("t")).files}
     assert frame.num_rows == sum(1 for s in table.column("s").to_pylist() if s == "s3")
-    assert set(frame.column("path").to_pylist()) <= files
+    assert frame.column_names == [*table.column_names, path]
+    assert set(frame.column(path).to_pylist()) <= files

@@ -198,7 +198,9 @@ class _DuckDbFilesTask(DataSourceTask):
         stored = [n for n in self.arrow.names if n != source.path_column]
         paths = source.path_column in self.arrow.names
         rows = rows_where(opened, stored, self.where, None, positions=paths)
-        if paths:
+        if paths:  # the file index may go by the path column's name: dropped first
             located = pa.array([f.absolute for f in self.files], pa.string())
-            rows = rows.append_column(source.path_column, located.take(rows.column(FILE_INDEX)))
+            index = rows.column(FILE_INDEX)
+            rows = rows.drop_columns([FILE_INDEX])
+            rows = rows.append_column(source.path_column, located.take(index))
         yield RecordBatch.from_arrow_table(rows.select(self.arrow.names).cast(self.arrow))
