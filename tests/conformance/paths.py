@@ -336,8 +336,8 @@ class SparkFrame(Path):
         return answers if shape == REPEATED else answers[0]
 
     def _filtered(self, where: Where, state: TableState, frame: Any) -> dict[str, list[tuple]]:
-        """Every case's rows from one Spark job: a union of the filtered scans, each tagged
-        (each scan still plans, and skips, on its own)."""
+        """Every case's rows from one Spark job: a union of the filtered scans, each tagged (a
+        loaded frame's scans read the files any of them admitted: see ``scan_files``)."""
         from pyspark.sql import functions as F
 
         scans: dict[str, Any] = {}

@@ -109,32 +109,50 @@ def test_no_path_opens_a_file_its_statistics_rule_out(catalog, keyed):
 
 
 @pytest.mark.spark
-def test_spark_opens_no_file_its_statistics_rule_out(catalog, spark):
+@pytest.mark.parametrize("keyed", [False, True], ids=["appends", "with-vectors"])
+def test_spark_opens_no_file_its_statistics_rule_out(catalog, spark, keyed):
+    from pyspark.sql import functions as F
+
     dc.create_namespace("ns")
-    _table(keyed=True)
+    _table(keyed=keyed)
     _spoil_all_but_the_candidate()
+    through_source = spark.read.format("workbench").load("ns.t")
     for frame in (
         dc.read("t", "ns", read_as="spark", filter=f"id = {WANTED}"),
+        through_source.where(F.col("id") == WANTED),
+        through_source.where((F.col("id") >= WANTED) & (F.col("id") <= WANTED)).select("id"),
         dc.sql(f"SELECT * FROM ns.t WHERE id = {WANTED}", engine="spark", read_as="spark"),
     ):
         assert [r["id"] for r in frame.collect()] == [WANTED]
 
 
 @pytest.mark.spark
-def test_a_loaded_frame_read_twice_with_different_filters_keeps_every_row(catalog, spark):
-    """Spark 4.3 gives every scan of one loaded DataFrame the read planned for the last of
-    them: the workbench source takes no filter, so a union of a frame with a filtered copy of
-    itself has all its rows (a source that skipped files by the filter lost them)."""
+def test_every_scan_of_a_loaded_frame_keeps_every_row_its_filters_hold(catalog, spark):
+    """Spark 4.3 gives every scan of one loaded DataFrame the read planned last (and plans none
+    for a scan with no filter it can push): each scan reads what any scan of the frame admitted,
+    so a union of a frame with a filtered copy of itself, a self-join, a count after a filtered
+    read and a filtered read after a count all keep their rows, while a frame of its own skips."""
     from pyspark.sql import functions as F
 
     dc.create_namespace("ns")
     _table(keyed=False)
     frame = spark.read.format("workbench").load("ns.t")
+    assert frame.columns == ["id", "v"]
     both = frame.select(F.lit("all").alias("k"), "id").unionByName(
         frame.where(F.col("id") == WANTED).select(F.lit("one").alias("k"), "id")
     )
     counts = {row["k"]: row["count"] for row in both.groupBy("k").count().collect()}
     assert counts == {"all": PARTS * PART, "one": 1}
+    assert frame.where(F.col("id") == WANTED).count() == 1
+    assert frame.count() == PARTS * PART
+    assert frame.where(F.col("id") < PART).count() == PART
+    pairs = frame.alias("a").join(
+        frame.where(F.col("id") == WANTED).alias("b"), F.col("a.id") <= F.col("b.id")
+    )
+    assert pairs.count() == WANTED + 1
+    fresh = spark.read.format("workbench").load("ns.t")  # a load of its own skips again
+    _spoil_all_but_the_candidate()
+    assert [r["id"] for r in fresh.where(F.col("id") == WANTED).collect()] == [WANTED]
 
 
 @pytest.mark.ray

@@ -34,6 +34,7 @@ from pyspark.sql.datasource import (
 from workbench.core.base.errors import InvalidArgumentError
 from workbench.core.catalog.folders import STAGING_KEY
 from workbench.core.catalog.scope import branch_scope
+from workbench.engines.spark.scan_files import SCAN_COLUMN, admit
 from workbench.engines.spark.source_options import (
     NAME,
     SourceOptions,
@@ -150,12 +151,15 @@ class WorkbenchDataSource(DataSource):
 
         opened = self._read()
         arrow = manifest_view(opened).schema if opened.schemaless else opened.schema.arrow
-        if any_read_options(self.options).change_feed:
+        request = any_read_options(self.options)
+        if request.change_feed:
             arrow = pa.schema([*arrow, *change_columns()])
+        if request.scan is not None:
+            arrow = arrow.append(pa.field(SCAN_COLUMN, pa.int8(), nullable=False))
         return spark_schema(arrow)
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return _Reader(self._read())
+        return _Reader(self._read(), any_read_options(self.options).scan)
 
     def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
         request = write_options(self.options)
@@ -181,16 +185,15 @@ class _File(InputPartition):
 
 
 class _Reader(DataSourceReader):
-    """A task per data file; a schemaless table's rows are its manifest, as ``dc.read`` gives
-    it (read when the reader is planned: one small table, one task).
+    """A task per data file its scan's filters could match, by the log's statistics (Spark
+    still applies every filter to the rows); a schemaless table's rows are its manifest, as
+    ``dc.read`` gives it (read when the reader is planned: one small table, one task).
 
-    It takes no filter from Spark (no ``pushFilters``): Spark 4.3 keeps one planned read per
-    loaded DataFrame, the one of the scan planned last, so a reader that skipped files by one
-    scan's filters would read that subset for every scan of the same DataFrame (a union of a
-    DataFrame with a filtered copy of itself loses rows). ``dc.read(..., filter=...,
-    read_as=SPARK)`` and ``dc.sql(..., engine="spark")`` skip files."""
+    Files are skipped only for a frame of workbench's ``load`` (``scan``: its id), whose every
+    scan pushes a filter: each reads the files any scan of that frame admitted (see
+    ``scan_files``), so a union of a frame with a filtered copy of itself keeps every row."""
 
-    def __init__(self, opened: OpenTable):
+    def __init__(self, opened: OpenTable, scan: str | None):
         from workbench.core.data.manifest import manifest_view
 
         self.files = opened.files
@@ -198,6 +201,34 @@ class _Reader(DataSourceReader):
         self.schema = opened.schema
         self.storage = opened.loc.catalog.storage
         self.manifest = manifest_view(opened) if opened.schemaless else None
+        self.scan = scan
+
+    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
+        """Skip the files the filters rule out; every filter but those on the scan column
+        (zeros, never null: this reader holds them) is given back for Spark to apply."""
+        theirs = [f for f in filters if getattr(f, "attribute", None) != (SCAN_COLUMN,)]
+        if self.scan is not None:
+            kept = self._admitted(theirs) if self.manifest is None else self.files
+            admitted = admit(self.scan, [f.path for f in kept])
+            self.files = [f for f in self.files if f.path in admitted]
+        yield from theirs if self.scan is not None else filters
+
+    def _admitted(self, filters: list[Any]) -> list[Any]:
+        from workbench.core.base.errors import InvalidFilterError
+        from workbench.core.delta.reading import plain_schema
+        from workbench.core.delta.skipping import skip_files
+        from workbench.core.filters.binding import bind
+        from workbench.engines.spark.filters import from_pushed
+
+        predicate = from_pushed(filters)
+        if predicate is None:
+            return self.files
+        schema = plain_schema(self)
+        try:
+            predicate = bind(predicate, schema, "", lenient=True)
+        except InvalidFilterError:
+            return self.files
+        return skip_files(self.files, predicate, schema).kept
 
     def partitions(self) -> list[InputPartition]:
         if self.manifest is not None:
@@ -208,12 +239,23 @@ class _Reader(DataSourceReader):
         from workbench.core.delta.reading import live_file_rows
 
         if self.manifest is not None:
-            yield from self.manifest.to_batches()
-            return
-        if not isinstance(partition, _File):  # Spark reads a version without files as one
+            batches = self.manifest.to_batches()
+        elif not isinstance(partition, _File):  # Spark reads a version without files as one
             return  # partition of its own making: no rows
-        arrow = self.schema.arrow.remove_metadata()
-        yield from live_file_rows(partition.file, self.table_uri, arrow, self.storage).to_batches()
+        else:
+            arrow = self.schema.arrow.remove_metadata()
+            rows = live_file_rows(partition.file, self.table_uri, arrow, self.storage)
+            batches = rows.to_batches()
+        for batch in batches:
+            yield _with_scan_column(batch) if self.scan is not None else batch
+
+
+def _with_scan_column(batch: pa.RecordBatch) -> pa.RecordBatch:
+    import pyarrow as pa
+
+    zeros = pa.array([0] * batch.num_rows, pa.int8())
+    schema = batch.schema.append(pa.field(SCAN_COLUMN, pa.int8(), nullable=False))
+    return pa.RecordBatch.from_arrays([*batch.columns, zeros], schema=schema)
 
 
 @dataclass

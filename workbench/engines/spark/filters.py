@@ -1,5 +1,6 @@
-"""A ``filter=`` as a Spark DataFrame ``where``: Spark's comparisons already have SQL's
-meaning for nulls and NaN."""
+"""Filters between workbench's tree and Spark: a ``filter=`` as a DataFrame ``where`` (Spark's
+comparisons already have SQL's meaning for nulls and NaN), and the filters Spark pushes into
+the ``workbench`` data source as a tree, so file skipping reads them."""
 
 from __future__ import annotations
 
@@ -109,3 +110,40 @@ def _spark_type(arrow: Any) -> Any:
 
 def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
+
+
+def from_pushed(filters: list[Any]) -> Expr | None:
+    """The AND of the filters Spark pushed into a scan that the tree can read (None: none)."""
+    from workbench.core.filters.expression import conjoin
+
+    parts = [tree for tree in map(_pushed, filters) if tree is not None]
+    return conjoin(parts)
+
+
+def _pushed(pushed: Any) -> Expr | None:
+    """One pushed filter (``pyspark.sql.datasource``'s ``EqualTo``, ``In``, ...) as a tree."""
+    from pyspark.sql import datasource as ds
+
+    if isinstance(pushed, ds.Not):
+        inner = _pushed(pushed.child)
+        return None if inner is None else Not(inner)
+    column = Column(tuple(pushed.attribute))
+    comparisons = {
+        ds.EqualTo: "==",
+        ds.GreaterThan: ">",
+        ds.GreaterThanOrEqual: ">=",
+        ds.LessThan: "<",
+        ds.LessThanOrEqual: "<=",
+    }
+    for kind, op in comparisons.items():
+        if type(pushed) is kind:
+            return Compare(op, column, Literal(pushed.value))
+    if isinstance(pushed, ds.In):
+        return In(column, tuple(Literal(v) for v in pushed.value))
+    if isinstance(pushed, ds.IsNull):
+        return IsNull(column)
+    if isinstance(pushed, ds.IsNotNull):
+        return IsNull(column, negated=True)
+    if isinstance(pushed, ds.StringStartsWith) and not any(c in pushed.value for c in "%_\\"):
+        return Like(column, pushed.value + "%")
+    return None

@@ -37,13 +37,15 @@ def install_load() -> None:
 
     if getattr(DataFrameReader.load, "_workbench", False):
         return
-    DataFrameReader.load = checked_load(DataFrameReader.load, _checked_branch)  # type: ignore[method-assign]
+    checked = checked_load(DataFrameReader.load, _checked_branch, scanned=True)
+    DataFrameReader.load = checked  # type: ignore[method-assign]
 
 
-def checked_load(original: Any, check: Callable[[Any, Any], str]) -> Any:
+def checked_load(original: Any, check: Callable[[Any, Any], str], scanned: bool = False) -> Any:
     """``original`` (a ``DataFrameReader``'s or ``DataStreamReader``'s ``load``) that first runs
     ``check(reader, path)`` for a workbench read (raising workbench's error for a mistake) and
-    reads the branch it returns; reads of other formats pass through."""
+    reads the branch it returns; reads of other formats pass through. ``scanned``: the frame
+    is a load of its own whose scans skip files by the filters Spark pushes (``scan_files``)."""
 
     @functools.wraps(original)
     def load(
@@ -61,10 +63,35 @@ def checked_load(original: Any, check: Callable[[Any, Any], str]) -> Any:
         if str(self._jreader.source()).lower() != NAME:
             return original(self, path)
         with workbench_errors(), with_branch(self, check(self, path)):
-            return original(self, path)
+            if not scanned:
+                return original(self, path)
+            with _a_scan(self):
+                return _scanned(original(self, path))
 
     load._workbench = True  # type: ignore[attr-defined]
     return load
+
+
+@contextmanager
+def _a_scan(reader: DataFrameReader) -> Iterator[None]:
+    """The reader with a new load's id as an option for the block, and Spark pushing filters
+    into Python data sources (for this session: off by default)."""
+    from workbench.engines.spark.scan_files import SCAN_OPTION, new_scan
+
+    reader._spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    with restored(reader._jreader, "extraOptions"):
+        reader.option(SCAN_OPTION, new_scan())
+        yield
+
+
+def _scanned(frame: DataFrame) -> DataFrame:
+    """The loaded frame filtered on its column of zeros, then without it: every scan of it
+    pushes that filter, so every scan plans which files it reads (``scan_files``)."""
+    from pyspark.sql import functions as F
+
+    from workbench.engines.spark.scan_files import SCAN_COLUMN
+
+    return frame.where(F.col(SCAN_COLUMN) == 0).drop(SCAN_COLUMN)
 
 
 def _checked_branch(reader: DataFrameReader, path: Any) -> str:

@@ -22,6 +22,8 @@ BASE_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.shuffle.partitions": "8",
+    # the workbench source skips files by the filters Spark pushes into it (scan_files)
+    "spark.sql.python.filterPushdown.enabled": "true",
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG_CONFIG}",
 }
 _registered: set[int] = set()

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from workbench.core.base.errors import InvalidArgumentError
+from workbench.engines.spark.scan_files import SCAN_OPTION
 
 NAME = "workbench"  # the format name
 WRITE_MODES = ("merge", "delete")  # values of the writeMode option
@@ -28,7 +29,8 @@ WRITE_OPTIONS = (*_COMMON, "writeMode")
 STREAM_READ_OPTIONS = (*_COMMON, "startingVersion", "readChangeFeed", "skipChangeCommits")
 STREAM_WRITE_OPTIONS = (*WRITE_OPTIONS, "idempotencyApp", "checkpointLocation", "queryName")
 LATEST = "latest"  # startingVersion: the versions after the one current when the stream starts
-_SPARK_KEYS = ("path", "paths")  # set by load()/save() from their argument
+# set by load()/save() from their argument, and by workbench's load (see scan_files)
+_SPARK_KEYS = ("path", "paths", SCAN_OPTION.lower())
 # Names other Spark sources or workbench's Python API use for these options.
 _SPELLINGS = {
     "versionasof": "version",
@@ -64,6 +66,7 @@ class SourceOptions:
     skip_change_commits: bool = False
     app_id: str | None = None  # a stream write's idempotency app
     checkpoint: str | None = None  # a stream write's checkpoint location
+    scan: str | None = None  # the id of the load a batch read is a scan of (scan_files)
 
 
 def read_options(options: Mapping[str, str]) -> SourceOptions:
@@ -76,6 +79,7 @@ def read_options(options: Mapping[str, str]) -> SourceOptions:
         as_of=int(as_of) if as_of and as_of.isdigit() else as_of,
         version=_version(given.get("version")),
         table_version=given.get("tableversion"),
+        scan=given.get(SCAN_OPTION.lower()),
     )
 
 
