@@ -119,3 +119,35 @@ export class CatalogCompletionProvider implements ICompletionProvider {
     return new CatalogCompleterModel();
   }
 }
+
+/** JupyterLab's debugger completion provider (in @jupyterlab/debugger-extension). */
+const DEBUGGER_PROVIDER = 'DebuggerCompletionProvider';
+
+interface IDebuggerProvider extends ICompletionProvider {
+  _debuggerService?: { hasStoppedThreads?: () => boolean };
+}
+
+/**
+ * Keep JupyterLab's debugger completion provider out of `%dc`/`%%dc` cells while no thread
+ * is stopped in the debugger. It is ranked first and, applicable to every Python kernel,
+ * evaluates through the debugger on each Tab (two round trips, about 60 ms) though it can
+ * only answer in a stopped frame; the popup waits for every provider, so it held back the
+ * catalog's names. While the debugger is stopped, or in other cells, it is left as it is.
+ */
+export function keepDebuggerCompletionToDebugging(
+  providers: Map<string, ICompletionProvider>
+): void {
+  const provider = providers.get(DEBUGGER_PROVIDER) as IDebuggerProvider | undefined;
+  if (!provider) {
+    return;
+  }
+  const applicable = provider.isApplicable.bind(provider);
+  provider.isApplicable = async context => {
+    const source = context.editor?.model.sharedModel.getSource() ?? '';
+    const stopped = provider._debuggerService?.hasStoppedThreads?.() ?? true;
+    if (/^\s*%%?dc\b/.test(source) && !stopped) {
+      return false;
+    }
+    return applicable(context);
+  };
+}

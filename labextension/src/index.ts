@@ -11,9 +11,15 @@ import {
   IEditorExtensionRegistry,
   IEditorLanguageRegistry
 } from '@jupyterlab/codemirror';
-import { ICompletionProviderManager } from '@jupyterlab/completer';
+import {
+  ICompletionProvider,
+  ICompletionProviderManager
+} from '@jupyterlab/completer';
 
-import { CatalogCompletionProvider } from './completion';
+import {
+  CatalogCompletionProvider,
+  keepDebuggerCompletionToDebugging
+} from './completion';
 import { sqlCells } from './sql';
 
 /** The SQL of `%%dc sql` cells: DuckDB's is closest to PostgreSQL's. */
@@ -50,6 +56,16 @@ const completionPlugin: JupyterFrontEndPlugin<void> = {
   requires: [ICompletionProviderManager],
   activate: (app: JupyterFrontEnd, manager: ICompletionProviderManager): void => {
     manager.registerProvider(new CatalogCompletionProvider());
+    // the debugger's provider is registered by its own plugin, started by the time the app
+    // is restored
+    const listed = manager as unknown as {
+      getProviders?: () => Map<string, ICompletionProvider>;
+    };
+    void app.restored.then(() => {
+      if (listed.getProviders) {
+        keepDebuggerCompletionToDebugging(listed.getProviders());
+      }
+    });
   }
 };
 

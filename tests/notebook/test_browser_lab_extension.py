@@ -71,6 +71,20 @@ def test_dc_sql_cells_are_highlighted_as_sql_and_python_again_without_the_magic(
     assert aborted == [], "the page tried to load from outside 127.0.0.1"
 
 
+# Records the type of each message the page sends its kernels from now on (window.wbSent):
+# Tab in a %dc cell asks for completions without the debugger's evaluate round trips.
+SENT_TYPES = """() => {
+  window.wbSent = [];
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (data) {
+    const text = typeof data === 'string' ? data : new TextDecoder().decode(data);
+    const found = text.match(/"msg_type":\\s*"([a-z_]+)"/);
+    if (found) window.wbSent.push(found[1]);
+    return send.call(this, data);
+  };
+}"""
+
+
 def _popup(page) -> list[tuple[str, str]]:
     """Press Tab and read the completer's items: (text, kind), kind "" for the editor's words."""
     from playwright.sync_api import expect
@@ -116,4 +130,9 @@ def test_tab_offers_catalog_names_in_any_case_with_their_kinds_first(lab, tmp_pa
             ("sales.orders", "table"),
             ("sales.order_lines", "table"),
         ]
+        _new_cell(page, '%%dc sql\nSELECT * FROM "sales"."ord')
+        page.evaluate(SENT_TYPES)
+        assert _popup(page) == [('"sales"."order_lines"', "table"), ('"sales"."orders"', "table")]
+        sent = page.evaluate("window.wbSent")
+        assert "complete_request" in sent and "debug_request" not in sent, sent
     assert aborted == [], "the page tried to load from outside 127.0.0.1"
