@@ -230,6 +230,43 @@ def test_a_restarted_kernels_sidebar_says_so_and_a_new_one_replaces_it(lab, tmp_
     assert aborted == [], "the page tried to load from outside 127.0.0.1"
 
 
+@pytest.mark.usefixtures("catalog")
+def test_the_first_tab_of_every_restarted_kernel_lists_tables(lab, tmp_path):
+    """Ten restarts: each new kernel runs ``%load_ext workbench`` and opens the catalog, and
+    Tab in a ``%%dc sql`` cell right after offers its tables."""
+    import pyarrow as pa
+    from playwright.sync_api import expect
+
+    import workbench as dc
+
+    dc.write(pa.table({"id": [1]}), "orders", "sales", auto_create_namespace=True)
+    dc.write(pa.table({"id": [1]}), "payroll", "hr", auto_create_namespace=True)
+    root = dc.get_catalog().root
+    setup = f"import os\nimport workbench as dc\n%load_ext workbench\ndc.init_local({root!r})\n"
+    setup += 'print("kernel", os.getpid())'
+    output = page_output = ".jp-Notebook .jp-Cell >> nth=0 >> .jp-OutputArea-output"
+    found = []
+    with _notebook_page(lab, tmp_path, "first-tab", setup) as (page, aborted):
+        expect(page.locator(page_output).first).to_contain_text("kernel", timeout=120_000)
+        _new_cell(page, "%%dc sql\nSELECT * FROM ")
+        for _ in range(10):
+            before = page.locator(output).first.inner_text()
+            page.locator(".jp-Notebook .jp-Cell").first.click()
+            page.keyboard.press("Escape")
+            page.keyboard.press("0")
+            page.keyboard.press("0")  # JupyterLab's restart, confirmed in its dialog
+            page.locator(".jp-Dialog .jp-mod-accept").click()
+            expect(page.locator(".jp-Dialog")).to_have_count(0)
+            page.wait_for_timeout(500)
+            _run_cell(page)  # the setup in the new kernel
+            expect(page.locator(output).first).not_to_have_text(before, timeout=60_000)
+            page.locator(".jp-Notebook .jp-Cell").last.click()
+            page.keyboard.press("Control+End")
+            found.append(_completions(page))
+    assert found == [["hr.payroll", "sales.orders"]] * 10
+    assert aborted == [], "the page tried to load from outside 127.0.0.1"
+
+
 THEME_COLOURS = """el => {
   const probe = document.createElement("div");
   probe.style.background = "var(--jp-layout-color1)";
