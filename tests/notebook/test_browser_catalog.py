@@ -244,10 +244,10 @@ def test_the_first_tab_of_every_restarted_kernel_lists_tables(lab, tmp_path):
     root = dc.get_catalog().root
     setup = f"import os\nimport workbench as dc\n%load_ext workbench\ndc.init_local({root!r})\n"
     setup += 'print("kernel", os.getpid())'
-    output = page_output = ".jp-Notebook .jp-Cell >> nth=0 >> .jp-OutputArea-output"
+    output = ".jp-Notebook .jp-Cell >> nth=0 >> .jp-OutputArea-output"
     found = []
     with _notebook_page(lab, tmp_path, "first-tab", setup) as (page, aborted):
-        expect(page.locator(page_output).first).to_contain_text("kernel", timeout=120_000)
+        expect(page.locator(output).first).to_contain_text("kernel", timeout=120_000)
         _new_cell(page, "%%dc sql\nSELECT * FROM ")
         for _ in range(10):
             before = page.locator(output).first.inner_text()
