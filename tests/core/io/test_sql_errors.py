@@ -53,6 +53,17 @@ def test_a_place_after_a_table_name_is_marked_where_the_user_wrote_it(orders):
     assert 'Table "o"' in str(error) and "Values list" not in str(error)
 
 
+def test_an_error_while_reading_rows_is_marked_in_the_users_text(orders):
+    # A value that fails its cast only while the rows are read: DuckDB's relation error
+    # points into its own rendering ("CAST(... AS INTEGER)"), the user's text says INT.
+    dc.write(pd.DataFrame({"code": ["1", "x"]}), "codes", "sales")
+    query = "SELECT id,\n       CAST(code AS INT) AS n\nFROM sales.codes, sales.orders"
+    error = _error(query, "local")
+    assert "Could not convert string 'x'" in str(error)
+    assert _marked(str(error)).startswith("CAST(code AS INT)")
+    assert query[error.position :].startswith("CAST(code AS INT)")
+
+
 def test_a_long_line_is_shown_as_a_window_around_the_place(orders):
     query = "SELECT " + "amount, " * 40 + "nope FROM sales.orders WHERE " + "id > 0 AND " * 20
     error = _error(query + "true", "local")

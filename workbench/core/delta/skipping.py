@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import functools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -65,6 +66,16 @@ class _Judge:
 
     def __init__(self, predicate: Expr, schema: pa.Schema):
         self.predicate, self.schema = predicate, schema
+        self._seen: dict[tuple[int, tuple[str, ...]], _Stats] = {}
+
+    def stats(self, f: DataFile, column: Column) -> _Stats:
+        """``f``'s statistics for ``column``, read once per file however often the
+        predicate names the column (a range names it twice)."""
+        key = (id(f), column.path)
+        found = self._seen.get(key)
+        if found is None:
+            found = self._seen[key] = _Stats(f, column, self.schema)
+        return found
 
     def may_match(self, f: DataFile) -> bool:
         return self._may(self.predicate, f)
@@ -93,7 +104,7 @@ class _Judge:
     def _compare(self, f: DataFile, column: Column, op: str, value: Any) -> bool:
         if value is None:
             return False  # a comparison with NULL holds for no row
-        stats = _Stats(f, column, self.schema)
+        stats = self.stats(f, column)
         if stats.all_null:
             return False
         value = stats.comparable(value)
@@ -123,7 +134,7 @@ class _Judge:
             return any(self._compare(f, column, "==", v) for v in values)
         if any(v is None for v in values):
             return False  # NOT IN a list holding NULL holds for no row
-        stats = _Stats(f, column, self.schema)
+        stats = self.stats(f, column)
         if stats.all_null:
             return False
         if stats.floats or stats.low is None or stats.low != stats.high:
@@ -131,7 +142,7 @@ class _Judge:
         return not any(stats.comparable(v) == stats.low for v in values)
 
     def _null(self, f: DataFile, column: Column, negated: bool) -> bool:
-        stats = _Stats(f, column, self.schema)
+        stats = self.stats(f, column)
         if stats.nulls is None:
             return True
         return stats.nulls < f.rows if negated else stats.nulls > 0
@@ -140,7 +151,7 @@ class _Judge:
         prefix = like.prefix
         if like.negated or like.case_insensitive or not prefix:
             return True
-        stats = _Stats(f, column, self.schema)
+        stats = self.stats(f, column)
         if stats.all_null:
             return False
         low, high = stats.low, stats.high
@@ -233,6 +244,12 @@ def _lookup(stats: dict[str, Any], path: tuple[str, ...]) -> Any:
     return found
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _text_nanos(text: str) -> int:
+    """``_nanos`` of ISO text, remembered: a table's bounds are read again by every query."""
+    return _nanos(datetime.datetime.fromisoformat(text.replace("Z", "+00:00")))
+
+
 def _decimal(raw: Any, kind: Any) -> decimal.Decimal | None:
     """A decimal bound: exact from text or a ``Decimal``; from a JSON float only where the
     type's precision survives a double (15 digits), else unknown."""
@@ -249,7 +266,7 @@ def _nanos(value: Any) -> int:
     """A time as nanoseconds since the epoch: ISO text (Delta's statistics), a ``datetime``
     (zone-less read as UTC, as the engines read it), a pandas ``Timestamp``, or a date."""
     if isinstance(value, str):
-        value = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return _text_nanos(value)
     nanos = getattr(value, "value", None)  # a pandas Timestamp keeps nanoseconds
     if isinstance(nanos, int) and hasattr(value, "nanosecond"):
         return nanos

@@ -5,6 +5,7 @@ read. Times are UTC, as in every query workbench runs."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -92,11 +93,18 @@ def cast_value(value: Any, target: pa.DataType) -> Any:
     if name is None:
         raise ValueError(f"no SQL cast to {target}")
     try:
-        with scratch() as con:
-            got = con.execute(f"SELECT CAST({_constant(value)} AS {name}) AS v").to_arrow_table()
-        return got.column(0).cast(target)[0].as_py()
+        return _cast_constant(_constant(value), name, target)
     except (duckdb.Error, pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise ValueError(str(e).split("\n")[0]) from e
+
+
+@functools.lru_cache(maxsize=4096)
+def _cast_constant(constant: str, name: str, target: pa.DataType) -> Any:
+    """The SQL constant text cast to DuckDB type ``name`` and Arrow ``target``, remembered:
+    a notebook runs the same filters again and again (refusals are not remembered)."""
+    with scratch() as con:
+        got = con.execute(f"SELECT CAST({constant} AS {name}) AS v").to_arrow_table()
+    return got.column(0).cast(target)[0].as_py()
 
 
 def _quoted(text: str) -> str:

@@ -58,6 +58,8 @@ def _pointed(pointer: re.Match[str], query: str, statement: str) -> int | None:
         if first < 0:
             return None
         column -= 3
+    elif not line.startswith(shown.removesuffix("...")):
+        return None  # the engine shows a rendering of the query, not its text
     before = sum(len(x) + 1 for x in lines[: line_number - 1])
     return query.index(statement) + before + first + column
 

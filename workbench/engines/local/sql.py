@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.errors import InvalidArgumentError, brief
 from workbench.core.catalog.locations import reading, vacuumed
-from workbench.core.io.duck_scans import add_view, database, gone_file
+from workbench.core.io.duck_scans import add_view, database, gone_file, result
 from workbench.core.io.sql_errors import engine_error
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def run(query: str, tables: Mapping[str, OpenTable], explain: bool = False) -> p
                 plan = scans.connection.execute(f"EXPLAIN {statement}").fetchall()
                 return pa.table({"plan": ["\n".join(row[1] for row in plan)]})
             with _storage_errors(tables):
-                return scans.connection.execute(statement).to_arrow_table()
+                return result(scans.connection, statement)
         except duckdb.Error as e:
             _raise_vacuumed(tables, e)
             raise engine_error(str(e), query, statement) from e
