@@ -186,3 +186,18 @@ def test_ray_read_paths(ray_cluster, lived, registered, path, state, shape):
 @pytest.mark.parametrize(("path", "state", "shape"), cases(set(), object_store=True))
 def test_object_store_read_paths(lived_on_s3, registered, path, state, shape):
     conforms(lived_on_s3, path, state, shape)
+
+
+@pytest.mark.parametrize(
+    ("path", "state", "shape"),
+    [c for c in cases(set(), object_store=True) if c.values[2] == FILTERS],
+)
+def test_object_store_read_paths_by_range(lived_on_s3, registered, path, state, shape, monkeypatch):
+    """The filtered reads again with every file read by range (its footer, then the row
+    groups its statistics allow), as big files are, not fetched whole."""
+    from workbench.core.delta import row_groups
+    from workbench.core.storage import file_cache
+
+    monkeypatch.setattr(row_groups, "WHOLE_FILE_BYTES", 0)
+    file_cache.clear()
+    conforms(lived_on_s3, path, state, shape)

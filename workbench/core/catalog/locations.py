@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from workbench.core.delta.commits import TableActions
     from workbench.core.delta.data_files import DataFile
+    from workbench.core.filters.expression import Expr
     from workbench.core.schema.table_schema import Schema
     from workbench.core.storage.store import Storage
 
@@ -141,6 +142,7 @@ class OpenTable:
     uri: str
     incarnation: str
     snapshot: Snapshot
+    narrowed_by: Expr | None = None  # the condition its files were chosen by, if any
 
     @property
     def version(self) -> int:
@@ -207,9 +209,10 @@ class OpenTable:
         value = self.properties.get(TableProperty.SCHEMA_EVOLUTION_MODE.value)
         return SchemaEvolutionMode(value) if value else SchemaEvolutionMode.AUTO
 
-    def with_files(self, files: list[DataFile]) -> OpenTable:
-        """The same version read through ``files`` only (those a filter could match)."""
-        return replace(self, snapshot=replace(self.snapshot, files=files))
+    def with_files(self, files: list[DataFile], narrowed_by: Expr | None = None) -> OpenTable:
+        """The same version read through ``files`` only (those a filter could match;
+        ``narrowed_by``: that filter, by which readers may also leave out row groups)."""
+        return replace(self, snapshot=replace(self.snapshot, files=files), narrowed_by=narrowed_by)
 
     def with_actions(self, actions: TableActions, version: int) -> OpenTable:
         """The table after ``actions`` (files added and removed, metadata changed)."""

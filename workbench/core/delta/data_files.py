@@ -9,7 +9,7 @@ import math
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -374,22 +374,7 @@ def _bounds_order(statistics: Any) -> bool:
 
 def footer_stats(meta: pq.FileMetaData) -> str:
     """Delta ``stats`` JSON (row count, per-column min/max and null counts) from a footer."""
-    minimum: dict[str, Any] = {}
-    maximum: dict[str, Any] = {}
-    nulls: dict[str, int] = {}
-    for c in range(meta.num_columns):
-        name = meta.schema.column(c).path
-        if "." in name:  # nested leaves are not described
-            continue
-        groups = [meta.row_group(g).column(c).statistics for g in range(meta.num_row_groups)]
-        if not groups or any(s is None for s in groups):
-            continue
-        nulls[name] = sum(s.null_count for s in groups)
-        if all(s.has_min_max and _bounds_order(s) for s in groups):
-            low = _json_value(min(s.min for s in groups))
-            high = _json_value(max(s.max for s in groups))
-            if low is not None and high is not None:
-                minimum[name], maximum[name] = low, high
+    minimum, maximum, nulls = _bounds(meta, range(meta.num_row_groups))
     return standard_json(
         {
             "numRecords": meta.num_rows,
@@ -398,6 +383,40 @@ def footer_stats(meta: pq.FileMetaData) -> str:
             "nullCount": nulls,
         }
     )
+
+
+def row_group_files(meta: pq.FileMetaData, f: DataFile) -> list[DataFile]:
+    """Each row group of file ``f`` (whose footer is ``meta``) as a file of its own, with its
+    row count and bounds, so file skipping can judge the groups one by one."""
+    found = []
+    for g in range(meta.num_row_groups):
+        low, high, nulls = _bounds(meta, [g])
+        rows = meta.row_group(g).num_rows
+        found.append(replace(f, rows=rows, low=low, high=high, deletion_vector=None, nulls=nulls))
+    return found
+
+
+def _bounds(meta: pq.FileMetaData, groups: Iterable[int]) -> tuple[dict, dict, dict]:
+    """Per-column minimum, maximum and null count over row ``groups`` of a footer, as Delta
+    statistics write them; a column some group lacks statistics for is left out."""
+    minimum: dict[str, Any] = {}
+    maximum: dict[str, Any] = {}
+    nulls: dict[str, int] = {}
+    chosen = list(groups)
+    for c in range(meta.num_columns):
+        name = meta.schema.column(c).path
+        if "." in name:  # nested leaves are not described
+            continue
+        stats = [meta.row_group(g).column(c).statistics for g in chosen]
+        if not stats or any(s is None for s in stats):
+            continue
+        nulls[name] = sum(s.null_count for s in stats)
+        if all(s.has_min_max and _bounds_order(s) for s in stats):
+            low = _json_value(min(s.min for s in stats))
+            high = _json_value(max(s.max for s in stats))
+            if low is not None and high is not None:
+                minimum[name], maximum[name] = low, high
+    return minimum, maximum, nulls
 
 
 def discard_batch(folder: str, batch: str, storage: Storage | None = None) -> None:

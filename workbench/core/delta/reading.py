@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     import pyarrow.dataset as pads
 
+    from workbench.core.filters.expression import Expr
     from workbench.core.schema.table_schema import Schema
     from workbench.core.storage.store import Storage
 
@@ -70,11 +71,15 @@ def plain_schema(opened: StoredTable) -> pa.Schema:
     return pa.schema([pa.field(f.name, f.type) for f in opened.schema])
 
 
-def ordered_dataset(opened: StoredTable, files: list[DataFile] | None = None) -> pads.Dataset:
+def ordered_dataset(
+    opened: StoredTable, files: list[DataFile] | None = None, predicate: Expr | None = None
+) -> pads.Dataset:
     """The table's files (or ``files``) as one pyarrow dataset in the table's schema, in write
     order, for readers that push their own projection down (SQL); columns missing from older
     files read as nulls. Rows deletion vectors delete are left out: the files with a vector are
-    read when the dataset is made, the others lazily, and each file's rows keep their place."""
+    read when the dataset is made, the others lazily, and each file's rows keep their place.
+    ``predicate``: row groups of files fetched whole whose statistics rule it out are left out
+    (the reader still filters the rows; see ``_dataset``)."""
     import itertools
 
     import numpy as np
@@ -83,7 +88,7 @@ def ordered_dataset(opened: StoredTable, files: list[DataFile] | None = None) ->
     chosen = opened.files if files is None else files
     vectored = [f for f in chosen if f.deletion_vector is not None]
     if not vectored:
-        return _dataset(opened, chosen)
+        return _dataset(opened, chosen, predicate)
     live = live_table(opened, vectored)
     starts = np.cumsum([0] + [f.live_rows for f in vectored])
     remaining = {
@@ -94,7 +99,7 @@ def ordered_dataset(opened: StoredTable, files: list[DataFile] | None = None) ->
     parts: list[pads.Dataset] = []
     for has_vector, group in itertools.groupby(chosen, lambda f: f.deletion_vector is not None):
         if not has_vector:
-            parts.append(_dataset(opened, list(group)))
+            parts.append(_dataset(opened, list(group), predicate))
             continue
         parts += [pads.InMemoryDataset(remaining[f.identity], schema=schema) for f in group]
     return parts[0] if len(parts) == 1 else pads.UnionDataset(schema, parts)
@@ -250,28 +255,36 @@ def _read(opened: StoredTable, files: list[DataFile], columns: list[str] | None)
     return _dataset(opened, files).to_table(columns=columns)
 
 
-def _dataset(opened: StoredTable, files: list[DataFile]) -> pads.FileSystemDataset:
-    """Files of the table as one lazy pyarrow dataset in its schema: on an object store,
-    files up to ``WHOLE_FILES_BYTES`` in all are fetched whole, at once and through the file
-    cache (see ``fetched_whole``: a repeated read asks the store nothing); others are read
-    where they are, their sizes from the Delta log (no request per file for them)."""
+def _dataset(
+    opened: StoredTable, files: list[DataFile], predicate: Expr | None = None
+) -> pads.FileSystemDataset:
+    """Files of the table as one lazy pyarrow dataset in its schema. On an object store, with
+    a ``predicate``, only each file's row groups whose statistics allow a row it holds for
+    (see ``row_groups``); without, files up to ``WHOLE_FILES_BYTES`` in all are fetched whole,
+    at once and through the file cache (see ``fetched_whole``: a repeated read asks the store
+    nothing). Others are read where they are, their sizes from the Delta log (no request per
+    file for them)."""
     import pyarrow as pa
     import pyarrow.dataset as pads
 
+    from workbench.core.delta.row_groups import pruned_fragments
+
     storage = opened.storage
     parquet = pads.ParquetFileFormat()
-    if is_local(storage.root) or not files or sum(f.size for f in files) > WHOLE_FILES_BYTES:
+    local = is_local(storage.root)
+    if not local and files and predicate is not None:
+        fragments = pruned_fragments(storage, parquet, files, predicate, plain_schema(opened))
+    elif local or not files or sum(f.size for f in files) > WHOLE_FILES_BYTES:
         fragments = [
             parquet.make_fragment(storage.fs_path(f.absolute), storage.filesystem, file_size=f.size)
             for f in files
         ]
-        return pads.FileSystemDataset(
-            fragments, opened.schema.arrow, parquet, filesystem=storage.filesystem
-        )
-    fragments = [
-        parquet.make_fragment(pa.BufferReader(data)) for data in fetched_whole(storage, files)
-    ]
-    return pads.FileSystemDataset(fragments, opened.schema.arrow, parquet)
+    else:
+        whole = fetched_whole(storage, files)
+        fragments = [parquet.make_fragment(pa.BufferReader(data)) for data in whole]
+    return pads.FileSystemDataset(
+        fragments, opened.schema.arrow, parquet, filesystem=storage.filesystem
+    )
 
 
 def _deleted_rows(opened: StoredTable, files: list[DataFile]) -> np.ndarray:

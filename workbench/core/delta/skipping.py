@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.delta.data_files import TRUNCATED_STRING_STATS, DataFile
+from workbench.core.delta.data_files import TRUNCATED_STRING_STATS, DataFile, row_group_files
 from workbench.core.filters.binding import column_type
 from workbench.core.filters.expression import (
     And,
@@ -36,6 +36,7 @@ from workbench.core.filters.expression import (
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
 _MILLISECOND_NS = 1_000_000
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
@@ -59,6 +60,19 @@ def skip_files(files: list[DataFile], predicate: Expr | None, schema: pa.Schema)
     kept = [f for f in files if judge.may_match(f)]
     gone = len(files) - len(kept)
     return Skipped(kept, gone, sum(f.size for f in files) - sum(f.size for f in kept))
+
+
+def kept_row_groups(
+    meta: pq.FileMetaData, f: DataFile, predicate: Expr | None, schema: pa.Schema
+) -> list[int] | None:
+    """The row groups of file ``f`` (footer ``meta``) whose statistics allow a row
+    ``predicate`` holds for, judged as files are; None when it rules none out."""
+    if predicate is None:
+        return None
+    judge = _Judge(without_not(predicate), schema)
+    groups = row_group_files(meta, f)
+    kept = [g for g, group in enumerate(groups) if judge.may_match(group)]
+    return None if len(kept) == len(groups) else kept
 
 
 class _Judge:

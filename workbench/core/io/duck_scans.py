@@ -120,7 +120,7 @@ def scan(scans: Scans, name: str, opened: OpenTable, positions: bool = False) ->
     if not opened.files:
         return no_rows(con, schema)
     if not reads_files(opened):
-        con.register(f"{name}_d", ordered_dataset(opened))
+        con.register(f"{name}_d", ordered_dataset(opened, predicate=opened.narrowed_by))
         scans.registered.append(f"{name}_d")
         # a LIMIT keeps DuckDB from pushing filters into the Arrow scan, where pyarrow would
         # evaluate them with its own meaning (NaN above no number); columns still go down

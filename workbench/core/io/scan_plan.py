@@ -46,7 +46,7 @@ def narrowed(opened: OpenTable, predicate: Expr | None) -> tuple[OpenTable, Tabl
         len(skipped.kept),
         sum(f.size for f in skipped.kept),
     )
-    return (opened if not skipped.skipped else opened.with_files(skipped.kept)), scan
+    return (opened if predicate is None else opened.with_files(skipped.kept, predicate)), scan
 
 
 def _shown(predicate: Expr) -> str:

@@ -25,7 +25,6 @@ from workbench.core.catalog.locations import Location, OpenTable
 from workbench.core.data.engine import get_engine
 from workbench.core.delta.compaction_plan import CompactionSettings, plan_step
 from workbench.core.delta.data_files import Rewrite, discard
-from workbench.core.ops.publish import last_matched
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.context import independent
 from workbench.core.transactions.history import COMPACTION
@@ -103,6 +102,8 @@ def _eligible(loc: Location) -> Callable[[DataFile], bool]:
     line = loc.catalog
     if line.record is None:
         return lambda f: True
+    from workbench.core.ops.publish import last_matched  # branches' machinery: on a branch only
+
     matched = last_matched(line, (loc.namespace, loc.name))
     if matched is None:
         return lambda f: True

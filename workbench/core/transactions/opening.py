@@ -82,11 +82,6 @@ def open_in(seen: Seen, loc: Location, version: int | None = None, as_of: Any = 
 def committed_table(loc: Location, entry: TableEntry, version: int | None = None) -> OpenTable:
     """A table at a version the catalog log recorded (its newest by default). Versions the log
     committed but the table's Delta log does not hold yet are built from the log's actions."""
-    from deltalake.exceptions import DeltaError
-    from deltalake.exceptions import TableNotFoundError as DeltaTableNotFound
-
-    from workbench.core.delta.table_cache import at_version, head_version
-
     uri = table_uri(loc.catalog, loc.namespace, loc.name, entry)
     options = loc.catalog.storage.delta_options
     wanted = entry.version if version is None else version
@@ -95,6 +90,11 @@ def committed_table(loc: Location, entry: TableEntry, version: int | None = None
     recalled = recalled or _from_log(loc, uri, entry, wanted, log)
     if recalled is not None:
         return replace(recalled, loc=loc)
+    from deltalake.exceptions import DeltaError  # only now: a recalled version needs no Delta
+    from deltalake.exceptions import TableNotFoundError as DeltaTableNotFound
+
+    from workbench.core.delta.table_cache import at_version, head_version
+
     limit = log.delta_limit(entry.incarnation)  # a branch's versions are not in Delta
     readable = wanted if limit is None else min(wanted, limit)
     try:

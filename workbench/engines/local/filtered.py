@@ -1,13 +1,13 @@
 """``dc.read(..., filter=...)`` in this process: the rows a filter holds for, in write order,
 read by DuckDB from the files file skipping left (only the filter's and the asked-for
 columns decoded, row groups the footers rule out left unread), or, for an object-store table,
-filtered by DuckDB after its live rows are read."""
+filtered by DuckDB after the live rows of the row groups the statistics allow are read."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from workbench.core.delta.reading import live_table, plain_schema
+from workbench.core.delta.reading import live_table, ordered_dataset, plain_schema
 from workbench.core.filters.duck import filter_rows
 from workbench.core.io.duck_scans import FILE_INDEX, reads_files, rows_where
 
@@ -37,7 +37,7 @@ def filtered_rows(
         if path_column is not None:
             return _with_paths(opened, target, path_column, row_filter, limit)
         needed = names + sorted(row_filter.columns - set(names))
-        rows = filter_rows(live_table(opened, columns=needed), row_filter).select(names)
+        rows = filter_rows(_candidate_rows(opened, needed), row_filter).select(names)
         return (rows if limit is None else rows.slice(0, limit)).cast(target)
     if not opened.files:
         rows = target.empty_table()
@@ -52,6 +52,16 @@ def filtered_rows(
     rows = rows.select(names).cast(target)
     located = pa.array([opened.storage.fs_path(f.absolute) for f in opened.files], pa.string())
     return rows.append_column(path_column, located.take(paths))
+
+
+def _candidate_rows(opened: OpenTable, columns: list[str]) -> pa.Table:
+    """The live rows of an object-store table's candidate files, ``columns`` only: of each
+    file only the row groups whose statistics allow a row of the filter its files were
+    chosen by (all rows when none chose them)."""
+    if opened.narrowed_by is None:
+        return live_table(opened, columns=columns)
+    with opened.storage.access_errors():
+        return ordered_dataset(opened, predicate=opened.narrowed_by).to_table(columns=columns)
 
 
 def _with_paths(
