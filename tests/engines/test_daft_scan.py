@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import math
+import os
+from dataclasses import replace
 
 import daft
 import pyarrow as pa
@@ -114,3 +116,31 @@ def test_a_daft_frame_with_its_path_column_read_by_duckdb(table, path):
     assert frame.num_rows == sum(1 for s in table.column("s").to_pylist() if s == "s3")
     assert frame.column_names == [*table.column_names, path]
     assert set(frame.column(path).to_pylist()) <= files
+
+
+def test_a_count_of_every_row_is_the_logs_and_opens_no_file(table):
+    frame = dc.read("t")
+    for f in open_table(locate("t")).files:  # after planning: a file read now would fail
+        os.remove(f.absolute)
+    assert frame.count_rows() == table.num_rows  # the vector's deletes left out
+    with pytest.raises(Exception):  # noqa: B017 - whichever error Daft raises, it reads
+        frame.to_arrow()
+
+
+def test_counts_the_log_cannot_answer_read_the_rows(table):
+    frame = dc.read("t")
+    assert frame.where(col("s") == "s3").count_rows() == sum(
+        1 for s in table.column("s").to_pylist() if s == "s3"
+    )
+    assert frame.limit(5).count_rows() == 5
+    non_null = frame.agg(col("s").count()).to_pydict()["s"]
+    assert non_null == [sum(1 for s in table.column("s").to_pylist() if s is not None)]
+
+
+def test_a_file_without_a_row_count_is_counted_by_reading_it(table):
+    opened = open_table(locate("t"))
+    arrow = pa.schema([pa.field(f.name, f.type) for f in opened.schema])
+    files = [replace(opened.files[0], rows=0), *opened.files[1:]]  # as a writer without stats
+    source = TableFiles(files, opened.uri, arrow, opened.loc.catalog.storage, None, None, opened)
+    assert not source.supports_count_pushdown()
+    assert source.read().count_rows() == table.num_rows

@@ -6,6 +6,8 @@ meaning, on a local table, is read by DuckDB instead (a task per group of files)
 prunes row groups by their statistics and Bloom filters, and applies vectors without decoding
 the columns the query does not need.
 
+A count of every row is answered from the log's row counts, no file opened.
+
 One source rather than a concat of two: Daft 0.7 can drop the error of a Python task that fails
 inside a concat and return the other side's rows alone, and a read must fail whole."""
 
@@ -62,10 +64,19 @@ class TableFiles(DataSource):
 
         return Schema.from_pyarrow_schema(self.arrow)
 
+    def supports_count_pushdown(self) -> bool:
+        """A count of every row is the log's: each file's row count less what its vector
+        deletes, when every file has one (a file written without statistics shows 0)."""
+        return all(f.rows > 0 for f in self.files)
+
     async def get_tasks(self, pushdowns: Pushdowns) -> AsyncIterator[DataSourceTask]:
         import pyarrow as pa
         from daft.daft import StorageConfig
 
+        counted = _counted_field(pushdowns)
+        if counted is not None and self.supports_count_pushdown():
+            yield _CountTask(sum(f.live_rows for f in self.files), counted)
+            return
         arrow = self.arrow
         if pushdowns.columns is not None:  # a task's rows also carry what Daft filters them by
             wanted = set(pushdowns.columns) | pushdowns.filter_required_column_names()
@@ -135,6 +146,42 @@ class TableFiles(DataSource):
 
         path = Series.from_arrow(pa.array([f.absolute], pa.string()), self.path_column)
         return RecordBatch.from_pydict({self.path_column: path})
+
+
+def _counted_field(pushdowns: Pushdowns) -> str | None:
+    """The field a count of every row is asked under, when Daft pushes one down (None for
+    anything else: a count of non-null values, or no count)."""
+    if pushdowns.aggregation is None or pushdowns.filters is not None:
+        return None
+    from daft.daft import CountMode
+
+    pushed = pushdowns._to_pypushdowns()  # Daft's own sources read the count this way
+    fields = pushed.aggregation_required_column_names()
+    if pushed.aggregation_count_mode() != CountMode.All or not fields:
+        return None
+    return fields[0]
+
+
+class _CountTask(DataSourceTask):
+    """The answer of a pushed-down count, from the log: one row, the count as ``uint64``."""
+
+    def __init__(self, rows: int, field: str):
+        self.rows, self.field = rows, field
+
+    @property
+    def schema(self) -> Any:
+        import pyarrow as pa
+        from daft import Schema
+
+        return Schema.from_pyarrow_schema(pa.schema([(self.field, pa.uint64())]))
+
+    async def read(self) -> AsyncIterator[RecordBatch]:
+        import pyarrow as pa
+        from daft.recordbatch import RecordBatch
+
+        yield RecordBatch.from_arrow_table(
+            pa.table({self.field: pa.array([self.rows], pa.uint64())})
+        )
 
 
 class _VectoredFileTask(DataSourceTask):
