@@ -108,3 +108,21 @@ def test_writers_replacing_files_keep_none_of_them_decoded(catalog):
         dc.read("appended", read_as=dc.DatasetType.PYARROW).column("id").to_pylist()
     ) == list(range(20))
     assert len(decoded_files.KEPT.values()) == 1  # a reader's file is kept
+
+
+def test_skipping_remembers_each_files_bounds_under_its_catalog(catalog):
+    from workbench.core.base.caches import forget_catalog
+    from workbench.core.delta import skipping
+
+    for start in (0, 100, 200):
+        dc.write(pa.table({"id": pa.array(range(start, start + 100), pa.int64())}), "r")
+    skipping._READ.clear()
+    query = "SELECT id FROM default.r WHERE id = 150"
+    assert dc.sql(query, read_as="pyarrow").column("id").to_pylist() == [150]
+    identity = catalog.storage.identity
+    kept = [key for key in skipping._READ._entries if key[0] == identity]
+    assert len(kept) == 3  # one per file, for the column the query names
+    dc.write(pa.table({"id": pa.array([150], pa.int64())}), "r")  # a new file: read, kept too
+    assert dc.sql(query, read_as="pyarrow").column("id").to_pylist() == [150, 150]
+    forget_catalog(identity)
+    assert not [key for key in skipping._READ._entries if key[0] == identity]

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.base.caches import BoundedCache
 from workbench.core.delta.data_files import TRUNCATED_STRING_STATS, DataFile, row_group_files
 from workbench.core.filters.binding import column_type
 from workbench.core.filters.expression import (
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     import pyarrow.parquet as pq
 
 _MILLISECOND_NS = 1_000_000
+REMEMBERED_STATS = 500_000  # (file, column) statistics kept per process
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
@@ -52,11 +54,15 @@ class Skipped:
     skipped_bytes: int
 
 
-def skip_files(files: list[DataFile], predicate: Expr | None, schema: pa.Schema) -> Skipped:
-    """``files`` less those whose statistics prove ``predicate`` false for every row."""
+def skip_files(
+    files: list[DataFile], predicate: Expr | None, schema: pa.Schema, store: str | None = None
+) -> Skipped:
+    """``files`` less those whose statistics prove ``predicate`` false for every row
+    (``store``: the identity of the store they are on, under which their statistics as read
+    are remembered for the next query)."""
     if predicate is None:
         return Skipped(list(files), 0, 0)
-    judge = _Judge(without_not(predicate), schema)
+    judge = _Judge(without_not(predicate), schema, store)
     kept = [f for f in files if judge.may_match(f)]
     gone = len(files) - len(kept)
     return Skipped(kept, gone, sum(f.size for f in files) - sum(f.size for f in kept))
@@ -78,17 +84,29 @@ def kept_row_groups(
 class _Judge:
     """Whether a file may hold a row the predicate (NOTs pushed to its leaves) holds for."""
 
-    def __init__(self, predicate: Expr, schema: pa.Schema):
-        self.predicate, self.schema = predicate, schema
+    def __init__(self, predicate: Expr, schema: pa.Schema, store: str | None = None):
+        self.predicate, self.schema, self.store = predicate, schema, store
         self._seen: dict[tuple[int, tuple[str, ...]], _Stats] = {}
 
     def stats(self, f: DataFile, column: Column) -> _Stats:
         """``f``'s statistics for ``column``, read once per file however often the
-        predicate names the column (a range names it twice)."""
+        predicate names the column (a range names it twice); with a ``store``, once per
+        process (``f`` is then a whole data file, which never changes once written)."""
         key = (id(f), column.path)
         found = self._seen.get(key)
         if found is None:
-            found = self._seen[key] = _Stats(f, column, self.schema)
+            found = self._seen[key] = self._read(f, column)
+        return found
+
+    def _read(self, f: DataFile, column: Column) -> _Stats:
+        if self.store is None:
+            return _Stats(f, column, self.schema)
+        kind = column_type(self.schema, column.path)
+        key = (self.store, f.absolute, f.size, f.rows, column.path, str(kind))
+        found = _READ.get(key)
+        if found is None:
+            found = _Stats(f, column, self.schema)
+            _READ.keep(key, found)
         return found
 
     def may_match(self, f: DataFile) -> bool:
@@ -177,6 +195,13 @@ class _Judge:
 
 
 _UNKNOWN = object()
+
+
+# A data file's statistics for a column, as ``_Stats`` reads them: a table's files are judged
+# again by every query, and parsing their bounds is most of a judgement's cost.
+_READ: BoundedCache[tuple, _Stats] = BoundedCache(
+    "delta.skipping_stats", lambda _: 1, lambda: REMEMBERED_STATS
+)
 
 
 class _Stats:

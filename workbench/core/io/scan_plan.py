@@ -36,7 +36,7 @@ class TableScan:
 
 def narrowed(opened: OpenTable, predicate: Expr | None) -> tuple[OpenTable, TableScan]:
     """``opened`` reading only the files ``predicate`` could match, and what that leaves."""
-    skipped = skip_files(opened.files, predicate, plain_schema(opened))
+    skipped = skip_files(opened.files, predicate, plain_schema(opened), opened.storage.identity)
     scan = TableScan(
         opened.loc.qualified,
         opened.version,

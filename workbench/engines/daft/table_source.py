@@ -123,7 +123,7 @@ class TableFiles(DataSource):
             return self.files
         from workbench.core.delta.skipping import skip_files
 
-        return skip_files(self.files, predicate, self.arrow).kept
+        return skip_files(self.files, predicate, self.arrow, self.storage.identity).kept
 
     def _duckdb_prefilter(self, predicate: Expr | None, arrow: pa.Schema) -> str | None:
         """DuckDB SQL for ``predicate`` when DuckDB can read these files with it and the
