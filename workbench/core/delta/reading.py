@@ -78,7 +78,7 @@ def ordered_dataset(
     order, for readers that push their own projection down (SQL); columns missing from older
     files read as nulls. Rows deletion vectors delete are left out: the files with a vector are
     read when the dataset is made, the others lazily, and each file's rows keep their place.
-    ``predicate``: row groups of files fetched whole whose statistics rule it out are left out
+    ``predicate``: on an object store, row groups whose statistics rule it out are left out
     (the reader still filters the rows; see ``_dataset``)."""
     import itertools
 

@@ -48,9 +48,9 @@ def pruned_fragments(
         data = fetched.get(f.absolute)
         if data is not None:
             whole = parquet.make_fragment(pa.BufferReader(data))
+            whole.ensure_complete_metadata()  # parsed from memory
         else:
             whole = _footer_read(storage, parquet, f, storage.key_of(f.absolute))
-        whole.ensure_complete_metadata()
         groups = kept_row_groups(whole.metadata, f, predicate, schema)
         fragments.append(whole if groups is None else whole.subset(row_group_ids=groups))
     return fragments

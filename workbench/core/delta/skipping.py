@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     import pyarrow.parquet as pq
 
 _MILLISECOND_NS = 1_000_000
-REMEMBERED_STATS = 500_000  # (file, column) statistics kept per process
+REMEMBERED_STATS = 100_000  # (file, column) statistics kept per process (about 45 MB)
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
@@ -207,6 +207,8 @@ _READ: BoundedCache[tuple, _Stats] = BoundedCache(
 class _Stats:
     """One file's statistics for one column, as values comparable with a filter's constants
     (times as nanoseconds since the epoch, decimals as ``Decimal``); None where unknown."""
+
+    __slots__ = ("all_null", "floats", "high", "kind", "low", "nulls")
 
     def __init__(self, f: DataFile, column: Column, schema: pa.Schema):
         import pyarrow.types as t
