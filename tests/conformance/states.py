@@ -53,6 +53,7 @@ STATES = {
     "vectors_inline": Traits(),
     "purged": Traits(),
     "evolved": Traits(),
+    "grown": Traits(),  # new keys with a new column: files of two schemas, one with a vector
     "vectors_off": Traits(),
     "turned_off": Traits(),
     "optimized": Traits(),
@@ -169,12 +170,17 @@ def _purged(catalog: str, rng: np.random.Generator, size: int) -> dict[str, Tabl
 
 
 def _evolved(catalog: str, rng: np.random.Generator, size: int) -> dict[str, TableState]:
-    """A column added by a merge of new and old keys: null in the rows written before."""
+    """A column added by a merge of new and old keys: null in the rows written before; and
+    one added by a merge of new keys only, which leaves the old file without it."""
     w = Writer(catalog, "evolved", TableModel(["id", "n", "s"], key="id"))
     w.create(rows(rng, range(size // 4)), KEYED)
     w.merge(rows(rng, range(size // 8, size // 4 + 50), columns="x"))
     w.delete(range(0, size // 4, 11))
-    return {"evolved": w.state("evolved")}
+    g = Writer(catalog, "grown", TableModel(["id", "n", "s"], key="id"))
+    g.create(rows(rng, range(size // 4)), KEYED)
+    g.merge(rows(rng, range(size // 4, size // 4 + 60), columns="nsx"))
+    g.delete(range(0, size // 4, 9))
+    return {"evolved": w.state("evolved"), "grown": g.state("grown")}
 
 
 def _copy_on_write(catalog: str, rng: np.random.Generator, size: int) -> dict[str, TableState]:

@@ -51,6 +51,7 @@ TELLING_STATES = {
     "vec_as_of",
     "branch",
     "evolved",
+    "grown",
     "many_types",
     "long_text",
     "compacted",

@@ -127,8 +127,9 @@ def scan(scans: Scans, name: str, opened: OpenTable, positions: bool = False) ->
         return f"SELECT * FROM {name}_d LIMIT {_NO_LIMIT}"
     paths = [opened.storage.fs_path(f.absolute) for f in opened.files]
     vectored = any(f.deletion_vector is not None for f in opened.files)
+    unify = "" if _one_schema(con, paths, opened.storage.identity) else ", union_by_name = true"
     source = (
-        f"read_parquet({_text_list(paths)}, union_by_name = true"
+        f"read_parquet({_text_list(paths)}{unify}"
         f"{', file_row_number = true' if vectored or positions else ''})"
     )
     columns = _columns(con, schema, source, opened.storage.identity)
@@ -241,6 +242,39 @@ def _deleted(opened: OpenTable) -> pa.Table:
 _UNION_TYPES: BoundedCache[tuple[str, str], dict[str, str]] = BoundedCache(
     "local.duck_union_types", lambda types: 1, lambda: 4096
 )
+
+
+# a digest of each data file's Parquet schema (files never change), by store and path
+_FILE_SCHEMAS: BoundedCache[tuple[str, str], str] = BoundedCache(
+    "local.duck_file_schemas", lambda digest: 1, lambda: 100_000
+)
+_SCHEMA_FIELDS = (
+    "name, type, type_length, repetition_type, num_children, converted_type, scale, precision,"
+    " field_id, logical_type"
+)
+
+
+def _one_schema(con: Any, paths: list[str], store: str) -> bool:
+    """True when every file of ``paths`` has the same Parquet schema. DuckDB then reads them
+    all as it reads the first; unifying them by name instead costs a pass over every footer
+    at each bind (a view's and its query's: about 3 ms for 80 files) and a little per scan."""
+    import hashlib
+
+    digests = {path: _FILE_SCHEMAS.get((store, path)) for path in paths}
+    unknown = [path for path, digest in digests.items() if digest is None]
+    if unknown:
+        rows = con.execute(
+            f"SELECT file_name, {_SCHEMA_FIELDS} FROM parquet_schema({_text_list(unknown)})"
+            " ORDER BY file_name, column_id"
+        ).fetchall()
+        fields: dict[str, list[tuple]] = {path: [] for path in unknown}
+        for row in rows:
+            fields.get(row[0], []).append(row[1:])
+        for path in unknown:
+            if fields[path]:  # else DuckDB named it otherwise: unify, as for a stranger
+                digests[path] = hashlib.sha1(repr(fields[path]).encode()).hexdigest()
+                _FILE_SCHEMAS.keep((store, path), digests[path])
+    return None not in digests.values() and len(set(digests.values())) <= 1
 
 
 def _columns(con: Any, schema: pa.Schema, source: str, store: str) -> str:
