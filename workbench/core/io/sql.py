@@ -30,6 +30,7 @@ from workbench.core.filters.binding import bind
 from workbench.core.filters.query_tree import table_predicates
 from workbench.core.io.scan_plan import QueryPlan, TableScan, narrowed
 from workbench.core.io.sql_errors import in_user_terms
+from workbench.core.transactions.read_ahead import read_ahead_of_check
 from workbench.core.transactions.table_versions import open_seen
 
 _PART = r'(?:"([^"]+)"|`([^`]+)`|([A-Za-z0-9][A-Za-z0-9_-]*))'
@@ -167,6 +168,18 @@ def sql(
         raise InvalidArgumentError(f"explain={explain!r} must be True or False.")
     read_as = parse_dataset_type(read_as)
     runner = get_engine(engine)
+
+    def run() -> Any:
+        return _run(query, runner, catalog, as_of, explain)
+
+    result = run() if as_of is not None else read_ahead_of_check(get_catalog(catalog), run)
+    if explain or read_as is runner.sql_result_type:
+        return result
+    return from_pyarrow(runner.to_arrow(result), read_as)
+
+
+def _run(query: str, runner: Any, catalog: str | None, as_of: Any, explain: bool) -> Any:
+    """``query``'s result on ``runner`` (its own type), or its ``QueryPlan``."""
     bound = bind_tables(query, catalog, as_of)
     for opened in bound.tables.values():
         require_vectors_applied(runner, opened, "run SQL over")
@@ -175,14 +188,11 @@ def sql(
         if explain:
             plan = runner.sql_plan(bound.text, tables)
             return QueryPlan(query, runner.name, scans, bound.in_user_names(plan))
-        result = runner.sql(bound.text, tables)
+        return runner.sql(bound.text, tables)
     except SqlQueryError as e:
         raise in_user_terms(e, bound, catalog) from e.__cause__
     except InvalidArgumentError as e:
         raise type(e)(bound.in_user_names(str(e))) from e.__cause__
-    if read_as is runner.sql_result_type:
-        return result
-    return from_pyarrow(runner.to_arrow(result), read_as)
 
 
 def _skipping(

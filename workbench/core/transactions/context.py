@@ -24,6 +24,7 @@ from workbench.core.storage.heartbeat import Heartbeat
 from workbench.core.storage.known import using
 from workbench.core.transactions.catalog_log import log_of
 from workbench.core.transactions.catalog_state import CatalogState
+from workbench.core.transactions.read_ahead import unchecked
 from workbench.core.transactions.rollforward import roll_forward
 from workbench.core.transactions.transaction import Transaction
 
@@ -263,7 +264,8 @@ def view(catalog: Catalog, as_of: Any = None) -> Transaction:
         return open_txn
     state = pinned_state(catalog) if as_of is None else state_as_of(catalog, as_of)
     if state is None:
-        roll_forward(catalog)  # a table a branch published moves into place when its entry applies
+        if not unchecked(catalog):  # else another thread checks (read_ahead_of_check)
+            roll_forward(catalog)  # a table a branch published moves into place as it applies
         state = log_of(catalog).state
     return Transaction(catalog, catalog_name(catalog), state=state, read_only=True)
 
