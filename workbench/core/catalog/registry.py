@@ -184,6 +184,12 @@ def list_catalogs() -> dict[str, Catalog]:
     return dict(_registry.catalogs)
 
 
+def registered_now() -> list[Catalog]:
+    """The catalogs registered at this moment (none set up on first use, unlike
+    ``list_catalogs``)."""
+    return list(_registry.catalogs.values())
+
+
 def default_catalog_name() -> str | None:
     """The name of the default catalog (None after ``clear_catalogs``, until one is put)."""
     return _registry.default

@@ -1,32 +1,73 @@
-"""A scratch DuckDB connection that reads no file and no table: it parses SQL, casts constants
-as SQL casts them, and checks a filter's text against a table's columns before any file is
-read. Times are UTC, as in every query workbench runs."""
+"""The process's one sandboxed DuckDB database, and a scratch connection to it that parses
+SQL, casts constants as SQL casts them, and checks a filter's text against a table's columns
+before any file is read. Times are UTC, as in every query workbench runs."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-_LOCK = threading.Lock()
-_connection: Any = None
+# The process's database: one DuckDB instance (a second costs ~9 ms to open), held by
+# DATABASE_LOCK while a query runs on it; scratch work runs on a cursor of its own.
+DATABASE_LOCK = threading.RLock()
+_SCRATCH_LOCK = threading.Lock()  # taken after DATABASE_LOCK, never before it
+_open: dict[str, Any] = {}  # "database", its "folders", the "scratch" cursor
+_first_folders: list[Callable[[], frozenset[str]]] = []  # what a scratch opens it for
+
+
+def open_first_for(folders: Callable[[], frozenset[str]]) -> None:
+    """The folders a database the scratch connection opens may read: those a query is likely
+    to read next (the parse comes before the query), so it need not be opened again."""
+    _first_folders[:] = [folders]
+
+
+def process_database(folders: frozenset[str]) -> Any:
+    """The process's database, able to read files under ``folders`` (local folders ending in
+    "/"): opened anew, wider, when it may not yet (its settings are locked). Call it holding
+    ``DATABASE_LOCK``."""
+    import duckdb
+
+    allowed = _open.get("folders", frozenset())
+    if "database" in _open and folders <= allowed:
+        return _open["database"]
+    close_database()
+    allowed = frozenset(allowed | folders)
+    connection = duckdb.connect()
+    connection.execute("SET parquet_metadata_cache = true")
+    _open.update(database=sandboxed(connection, tuple(sorted(allowed))), folders=allowed)
+    return _open["database"]
+
+
+def close_database() -> None:
+    """Close the process's database and its scratch cursor (the next use opens a new one)."""
+    with DATABASE_LOCK, _SCRATCH_LOCK:
+        opened = [_open.pop(key, None) for key in ("scratch", "database")]
+        _open.clear()
+        for connection in opened:
+            if connection is not None:
+                connection.close()
 
 
 @contextlib.contextmanager
 def scratch() -> Iterator[Any]:
-    """The process's scratch connection, for this thread alone while the block runs."""
-    import duckdb
-
-    global _connection
-    with _LOCK:
-        if _connection is None:
-            _connection = sandboxed(duckdb.connect())
-        yield _connection
+    """A connection that parses, casts and checks (a cursor of the process's database, its
+    tables and registrations its own), for this thread alone while the block runs."""
+    while True:
+        with _SCRATCH_LOCK:
+            connection = _open.get("scratch")
+            if connection is not None:
+                yield connection
+                return
+        with DATABASE_LOCK:  # not under the scratch lock: a query holds this one as it runs
+            if "scratch" not in _open:
+                first = _first_folders[0]() if _first_folders else frozenset()
+                _open["scratch"] = process_database(first).cursor()
 
 
 def sandboxed(connection: Any, folders: tuple[str, ...] = ()) -> Any:

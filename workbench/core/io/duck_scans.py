@@ -15,7 +15,6 @@ store access).
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -24,7 +23,15 @@ from workbench.core.base.caches import BoundedCache, process_cache
 from workbench.core.base.identifiers import quote_identifier
 from workbench.core.delta.deleted_positions import deleted_positions
 from workbench.core.delta.reading import ordered_dataset, plain_schema
-from workbench.core.filters.duck import duck_type, duck_types, no_rows, sandboxed
+from workbench.core.filters.duck import (
+    DATABASE_LOCK,
+    close_database,
+    duck_type,
+    duck_types,
+    no_rows,
+    open_first_for,
+    process_database,
+)
 from workbench.core.storage.store import is_local, local_path
 
 if TYPE_CHECKING:
@@ -38,37 +45,20 @@ ROW_NUMBER = "__wb_row"  # a row's position in its file (what a deletion vector 
 _VIRTUAL = {"file_row_number", "file_index", "filename", FILE_INDEX, ROW_NUMBER}
 
 _NO_LIMIT = 2**63 - 1
-_LOCK = threading.RLock()
-_database: dict[str, Any] = {}  # "connection" and the "folders" it may read
-
-
-def clear() -> None:
-    """Close the process's database (the next query opens a new one)."""
-    with _LOCK:
-        connection = _database.pop("connection", None)
-        _database.clear()
-        if connection is not None:
-            connection.close()
-
 
 # a popped catalog's folders must not stay readable, nor its footers kept: open anew
-process_cache("local.duck_database", clear, forget=lambda identity: clear())
+process_cache("local.duck_database", close_database, forget=lambda identity: close_database())
 
 
-def _connection(folders: set[str]) -> Any:
-    """The process's database, opened (again) when it may not yet read every one of
-    ``folders``."""
-    import duckdb
+def _local_roots() -> frozenset[str]:
+    """The root folders of the local catalogs registered now."""
+    from workbench.core.catalog.registry import registered_now
 
-    allowed = _database.get("folders", frozenset())
-    if "connection" in _database and folders <= allowed:
-        return _database["connection"]
-    clear()
-    allowed = frozenset(allowed | folders)
-    connection = duckdb.connect()
-    connection.execute("SET parquet_metadata_cache = true")
-    _database.update(connection=sandboxed(connection, tuple(sorted(allowed))), folders=allowed)
-    return _database["connection"]
+    roots = (c.storage.root for c in registered_now())
+    return frozenset(local_path(r).rstrip("/") + "/" for r in roots if is_local(r))
+
+
+open_first_for(_local_roots)
 
 
 @dataclass
@@ -91,8 +81,8 @@ def database(tables: Mapping[str, OpenTable]) -> Iterator[Scans]:
     """The process's database, for this thread alone, able to read the files of ``tables``;
     what the block registers on ``Scans`` is dropped when it ends."""
     folders = {_root_folder(t) for t in tables.values() if is_local(t.loc.catalog.storage.root)}
-    with _LOCK:
-        scans = Scans(_connection(folders))
+    with DATABASE_LOCK:
+        scans = Scans(process_database(frozenset(folders)))
         try:
             yield scans
         finally:
