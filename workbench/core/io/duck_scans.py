@@ -250,6 +250,8 @@ def _one_schema(con: Any, paths: list[str], store: str) -> bool:
     at each bind (a view's and its query's: about 3 ms for 80 files) and a little per scan."""
     import hashlib
 
+    if len(paths) < 2:
+        return True
     digests = {path: _FILE_SCHEMAS.get((store, path)) for path in paths}
     unknown = [path for path, digest in digests.items() if digest is None]
     if unknown:
