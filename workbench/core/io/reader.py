@@ -13,7 +13,7 @@ from workbench.core.base.errors import (
 )
 from workbench.core.base.types import DatasetType
 from workbench.core.catalog.locations import OpenTable, locate, reading
-from workbench.core.catalog.scope import branch_scope
+from workbench.core.catalog.scope import branch_scope, get_catalog
 from workbench.core.data.datasets import from_pyarrow, parse_dataset_type
 from workbench.core.data.engine import engine_for_dataset_type, require_vectors_applied
 from workbench.core.data.manifest import manifest_view, manifest_view_columns
@@ -23,6 +23,7 @@ from workbench.core.filters.duck import filter_rows
 from workbench.core.filters.expression import Literal
 from workbench.core.filters.table_filter import TableFilter, table_filter
 from workbench.core.io.scan_plan import narrowed
+from workbench.core.transactions.read_ahead import read_ahead_of_check
 from workbench.core.transactions.table_versions import open_table
 
 
@@ -70,9 +71,28 @@ def read(
         raise InvalidArgumentError(
             f"file_path_column={file_path_column!r} must be a column name (a non-empty str)."
         )
-    with branch_scope(branch, catalog):
-        loc = locate(table, namespace, catalog)
-    opened = open_table(loc, version, as_of, table_version)
+
+    def run() -> Any:
+        with branch_scope(branch, catalog):
+            loc = locate(table, namespace, catalog)
+        opened = open_table(loc, version, as_of, table_version)
+        return _read(opened, read_as, columns, limit, file_path_column, filter, request.no_rows)
+
+    if version is not None or as_of is not None:
+        return run()
+    return read_ahead_of_check(get_catalog(catalog), run)
+
+
+def _read(
+    opened: OpenTable,
+    read_as: DatasetType,
+    columns: Any,
+    limit: int | None,
+    file_path_column: str | None,
+    filter: Any,
+    no_rows: bool,
+) -> Any:
+    """``read`` of the table version ``opened``, its arguments checked."""
     names = manifest_view_columns(opened.schema.names) if opened.schemaless else opened.schema.names
     if columns is not None:
         columns = _check_columns(opened, names, columns, file_path_column)
@@ -81,7 +101,7 @@ def read(
             f"file_path_column={file_path_column!r} is already a column of "
             f"{opened.loc.qualified!r}; choose another name."
         )
-    asked_rows = filter is not None or request.no_rows
+    asked_rows = filter is not None or no_rows
     if read_as is DatasetType.PYARROW_PARQUET and (
         columns is not None or limit is not None or asked_rows
     ):
@@ -97,13 +117,13 @@ def read(
             )
         manifest = manifest_view(opened, columns)
         if asked_rows:
-            manifest = filter_rows(manifest, _row_filter(opened, filter, request.no_rows, manifest))
+            manifest = filter_rows(manifest, _row_filter(opened, filter, no_rows, manifest))
         return from_pyarrow(manifest, read_as)
     engine = engine_for_dataset_type(read_as)
     require_vectors_applied(engine, opened, "read")
     row_filter = None
     if asked_rows:
-        row_filter = _row_filter(opened, filter, request.no_rows)
+        row_filter = _row_filter(opened, filter, no_rows)
         opened, _ = narrowed(opened, row_filter.predicate)
     with reading(opened), opened.loc.catalog.storage.access_errors():
         return engine.read(opened, read_as, columns, limit, file_path_column, row_filter)
