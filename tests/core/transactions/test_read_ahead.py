@@ -74,3 +74,20 @@ def test_a_query_fails_when_the_check_cannot_reach_the_store():
         server.cut()
         with pytest.raises(dc.StorageUnreachableError, match="transactions/_delta_log"):
             _count()
+
+
+def test_an_interrupted_read_leaves_later_views_checking_the_log(s3_catalog, monkeypatch):
+    dc.write(pa.table({"id": [1, 2, 3]}), "t")
+    assert _count() == 3
+    run = sql_module._run
+
+    def interrupted(*args):
+        assert read_ahead.unchecked(s3_catalog)  # the read runs on the log as last read
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sql_module, "_run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _count()
+    monkeypatch.setattr(sql_module, "_run", run)
+    assert not read_ahead.unchecked(s3_catalog)  # else no view would check the log again
+    assert _count() == 3

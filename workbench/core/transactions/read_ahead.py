@@ -26,7 +26,7 @@ T = TypeVar("T")
 
 # the log lines (``Catalog.line_key``) whose views may use the log as last read, for this call
 _unchecked: ContextVar[frozenset[str]] = ContextVar("workbench_unchecked", default=frozenset())
-_checkers: list[ThreadPoolExecutor] = []
+_checkers: list[tuple[int, ThreadPoolExecutor]] = []  # (process id, its threads)
 _checkers_lock = threading.Lock()
 
 
@@ -46,16 +46,23 @@ def read_ahead_of_check(catalog: Catalog, read: Callable[[], T]) -> T:
         return read()
     seen = entries.version
     checking = _checker().submit(roll_forward, catalog)
-    token = _unchecked.set(_unchecked.get() | {catalog.line_key})
     try:
-        answer = read()
+        answer = _unchecked_read(catalog, read)
     except Exception:
-        _unchecked.reset(token)
         if _moved(checking, entries, seen):
             return read()  # the error may be the stale log's (a table made meanwhile)
         raise
-    _unchecked.reset(token)
     return read() if _moved(checking, entries, seen) else answer
+
+
+def _unchecked_read(catalog: Catalog, read: Callable[[], T]) -> T:
+    """``read()`` with ``catalog``'s views on its log as last read (after it, even when
+    interrupted, views check again)."""
+    token = _unchecked.set(_unchecked.get() | {catalog.line_key})
+    try:
+        return read()
+    finally:
+        _unchecked.reset(token)
 
 
 def _moved(checking: Future, entries: TransactionLog, seen: int) -> bool:
@@ -66,9 +73,13 @@ def _moved(checking: Future, entries: TransactionLog, seen: int) -> bool:
 
 
 def _checker() -> ThreadPoolExecutor:
+    """The threads that check logs, this process's own (a forked child starts its own: the
+    parent's threads are not in it)."""
+    import os
     from concurrent.futures import ThreadPoolExecutor
 
     with _checkers_lock:
-        if not _checkers:
-            _checkers.append(ThreadPoolExecutor(2, thread_name_prefix="workbench-log-check"))
-        return _checkers[0]
+        if not _checkers or _checkers[0][0] != os.getpid():
+            pool = ThreadPoolExecutor(2, thread_name_prefix="workbench-log-check")
+            _checkers[:] = [(os.getpid(), pool)]
+        return _checkers[0][1]
