@@ -72,7 +72,7 @@ from benchmarks.io_counters import FileOpens, io_counters
 from benchmarks.timing import progress, seconds
 
 SEED = 20261201
-LAYOUT = 3  # in the cache folder's name: bump it when the built tables change (3: Bloom filters)
+LAYOUT = 4  # in the cache folder's name: bump it when the built tables change (4: steps)
 NAMESPACE = "default"
 TABLE = "big"
 DEFAULT_TABLE = "big_default"
