@@ -34,7 +34,7 @@ from workbench.core.delta.clustering import (
 )
 from workbench.core.delta.commits import commit_key
 from workbench.core.delta.compaction_plan import CompactionSettings
-from workbench.core.delta.data_files import Rewrite, write_parts
+from workbench.core.delta.data_files import Rewrite, write_parts, written_row_bytes
 from workbench.core.delta.deletion_vectors import vector_files_of
 from workbench.core.delta.reading import live_table
 from workbench.core.ops.branch_files import (
@@ -103,7 +103,7 @@ def _cluster(txn: Transaction, change: TableChange, columns: list[str]) -> dict[
         if files:
             rows = clustered(live_table(change.table, keep=False), columns)
             target = CompactionSettings.of(change.table.properties).target_size
-            per_file = max(target * sum(f.rows for f in files) // sum(f.size for f in files), 1)
+            per_file = max(int(target / written_row_bytes(rows)), 1)
             storage = change.table.storage
             written = write_parts(rows, change.table.schema, change.table.uri, storage, per_file)
             rewrite = Rewrite(written, files)
