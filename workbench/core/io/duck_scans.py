@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     import duckdb
     import pyarrow as pa
 
+    from workbench.core.catalog.catalogs import Catalog
     from workbench.core.catalog.locations import OpenTable
 
 FILE_INDEX = "__wb_file"  # a row's file, as its place in the scan's list
@@ -50,15 +51,20 @@ _NO_LIMIT = 2**63 - 1
 process_cache("local.duck_database", close_database, forget=lambda identity: close_database())
 
 
-def _local_roots() -> frozenset[str]:
-    """The root folders of the local catalogs registered now."""
-    from workbench.core.catalog.registry import registered_now
-
-    roots = (c.storage.root for c in registered_now())
+def _local_roots(catalogs: Iterable[Catalog]) -> frozenset[str]:
+    """The root folders of the local ones of ``catalogs`` (what the database may read)."""
+    roots = (c.storage.root for c in catalogs)
     return frozenset(local_path(r).rstrip("/") + "/" for r in roots if is_local(r))
 
 
-open_first_for(_local_roots)
+def _registered_roots() -> frozenset[str]:
+    """The root folders of the local catalogs registered now."""
+    from workbench.core.catalog.registry import registered_now
+
+    return _local_roots(registered_now())
+
+
+open_first_for(_registered_roots)
 
 
 @dataclass
@@ -80,17 +86,13 @@ class Scans:
 def database(tables: Mapping[str, OpenTable]) -> Iterator[Scans]:
     """The process's database, for this thread alone, able to read the files of ``tables``;
     what the block registers on ``Scans`` is dropped when it ends."""
-    folders = {_root_folder(t) for t in tables.values() if is_local(t.loc.catalog.storage.root)}
+    folders = _local_roots(t.loc.catalog for t in tables.values())
     with DATABASE_LOCK:
-        scans = Scans(process_database(frozenset(folders)))
+        scans = Scans(process_database(folders))
         try:
             yield scans
         finally:
             scans.drop()
-
-
-def _root_folder(opened: OpenTable) -> str:
-    return local_path(opened.loc.catalog.storage.root).rstrip("/") + "/"
 
 
 def add_view(scans: Scans, name: str, opened: OpenTable) -> None:
