@@ -95,10 +95,9 @@ def database(tables: Mapping[str, OpenTable]) -> Iterator[Scans]:
             scans.drop()
 
 
-def add_view(scans: Scans, name: str, opened: OpenTable) -> None:
-    """A view ``name`` of the table version's rows (its files as given), columns as the
-    table's schema stores them."""
-    relation = scan(scans, name, opened)
+def add_view(scans: Scans, name: str, relation: str) -> None:
+    """A temporary view ``name`` of ``relation`` (a table version's ``scan``), dropped when the
+    block ends."""
     scans.connection.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {relation}")
     scans.views.append(name)
 

@@ -28,28 +28,37 @@ _DAFT_WHERE = re.compile(r"^SQL error at Line: \d+, Column: \d+\n?")
 WIDEST_LINE = 100  # characters of the query's line shown around the place the engine points at
 
 
-def engine_error(message: str, query: str, statement: str | None = None) -> SqlQueryError:
+def engine_error(
+    message: str, query: str, statement: str | None = None, added: tuple[int, str] | None = None
+) -> SqlQueryError:
     """An engine's error ``message`` about ``statement`` (the part of ``query`` it ran, by
     default all of it): the message without the engine's pointer, and the offset in ``query``
-    the pointer marks."""
+    the pointer marks. ``added``: text put into the statement at an offset before the engine
+    ran it (the tables' scans); a pointer into that text marks no place of the query."""
     statement = query if statement is None else statement
+    at, text_added = added or (0, "")
+    ran = statement[:at] + text_added + statement[at:]
     text = _DAFT_WHERE.sub("", message.strip())
     pointer = _POINTER.search(text)
     position = None
     if pointer is not None:
         text = (text[: pointer.start()] + "\n" + text[pointer.end() :]).strip()
         text = re.sub(r"(^|\n)REASON: ", r"\1", text)
-        position = _pointed(pointer, query, statement)
+        position = _pointed(pointer, ran)
+        if position is not None and position >= at:
+            position = None if position < at + len(text_added) else position - len(text_added)
+        if position is not None:
+            position = query.index(statement) + position if statement in query else None
     return SqlQueryError(f"The SQL query failed: {text}", position)
 
 
-def _pointed(pointer: re.Match[str], query: str, statement: str) -> int | None:
-    """The offset in ``query`` of the place ``pointer`` marks in ``statement`` (None when the
-    shown line is not found there)."""
+def _pointed(pointer: re.Match[str], statement: str) -> int | None:
+    """The offset in ``statement`` of the place ``pointer`` marks (None when the shown line is
+    not found there)."""
     line_number, shown = int(pointer.group(1)), pointer.group(2)
     column = len(pointer.group(3)) - len(f"LINE {line_number}: ")
     lines = statement.split("\n")
-    if statement not in query or not 0 < line_number <= len(lines) or column < 0:
+    if not 0 < line_number <= len(lines) or column < 0:
         return None
     line = lines[line_number - 1]
     first = 0  # where in the line the shown text starts
@@ -61,7 +70,7 @@ def _pointed(pointer: re.Match[str], query: str, statement: str) -> int | None:
     elif not line.startswith(shown.removesuffix("...")):
         return None  # the engine shows a rendering of the query, not its text
     before = sum(len(x) + 1 for x in lines[: line_number - 1])
-    return query.index(statement) + before + first + column
+    return before + first + column
 
 
 def in_user_terms(error: SqlQueryError, bound: BoundQuery, catalog: str | None) -> SqlQueryError:
