@@ -907,10 +907,10 @@ def cluster_missing() -> str | None:
 # default (each query's bytes read are shown beside). One column: 16 MiB (29 files, a table
 # eight times bigger). Two columns: each file covers a box of values, min to max on each column,
 # and the boxes cover every (user, category) pair, so over N files the shares a query on each
-# column opens multiply to at least 1/N; 10% on both needs N >= 100 files cut as a grid, and
-# stretches of a Hilbert curve bound boxes about 1.2 times a grid cell's side (122 files: 11%
-# each): 3 MiB (about 160 files, as a table of 20 GB has at 128 MiB). The 4 and 16 MiB layouts
-# of two columns are shown too, with their bounds.
+# column opens multiply to at least 1/N; 10% on both needs N >= 100 files cut as a grid (the
+# tiles dc.optimize cuts; a category, one of 20, lies in one slab of one or two categories):
+# 3 MiB (about 140 files, as a table of 20 GB has at 128 MiB). The 4 and 16 MiB layouts of two
+# columns are shown too, with their bounds.
 CLUSTER_FILE_SIZES = {
     ("user",): [16 * 2**20],
     ("user", "category"): [3 * 2**20, 4 * 2**20, 16 * 2**20],

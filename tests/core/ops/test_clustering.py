@@ -168,6 +168,29 @@ def test_files_of_a_clustered_table_hold_narrow_ranges(catalog, columns):
     assert dc.get_table("t").table_version.properties[CLUSTER_BY] == columns
 
 
+def test_a_column_of_few_values_is_cut_where_its_values_change(catalog):
+    """User (many values) and category (20): each value of either lies in about sqrt(N) of
+    the N files, as in a grid of tiles (along a curve, whose stretches are ragged boxes, a
+    category lay in about 1.4 sqrt(N)); the files stay near the target size."""
+    rows = 40_000
+    dc.write(events(range(rows), users=2000, categories=20), "t", auto_compact=False)
+    shrink_files(250, ["user", "category"])
+
+    dc.optimize("t", cluster_by=["user", "category"])
+
+    files = log_statistics()
+    count = len(files)
+    assert 130 <= count <= 190
+    grid = count**0.5
+    table = dc.read("t", read_as="pyarrow")
+    for column in ("user", "category"):
+        values = sorted(set(table.column(column).to_pylist()) - {None})
+        opened = [candidates(files, column, v) for v in values]
+        assert sum(opened) / len(opened) <= 1.1 * grid, (column, sum(opened) / len(opened), grid)
+    sizes = sorted(f["num_records"] for f in files)
+    assert sizes[len(sizes) // 10] >= 0.5 * 250 and sizes[-len(sizes) // 10] <= 1.5 * 250
+
+
 def test_each_file_of_a_one_column_clustering_is_sorted(catalog):
     dc.write(events(range(2000)), "t", auto_compact=False)
     dc.optimize("t", cluster_by=["user"])

@@ -7,7 +7,7 @@ import datetime
 import json
 import math
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -246,28 +246,32 @@ def write_parts(
     schema: Schema,
     folder: str,
     storage: Storage | None = None,
-    rows_per_file: int | None = None,
+    starts: Sequence[int] | None = None,
 ) -> list[WrittenFile]:
-    """Write ``data`` as parts of at most ``ROWS_PER_FILE`` rows (or of ``rows_per_file``), in
-    order; a big write is split into one part per core (each at least
-    ``ROWS_PER_PARALLEL_PART`` rows) written at once. If any part fails, the parts written are
-    deleted. ``storage``: the catalog's (by default the one ``storage_for`` finds here, before
-    the parts go to other threads)."""
+    """Write ``data`` as parts of at most ``ROWS_PER_FILE`` rows (or starting at the rows
+    ``starts`` gives, the first 0), in order; a big write is split into one part per core (each
+    at least ``ROWS_PER_PARALLEL_PART`` rows) written at once. If any part fails, the parts
+    written are deleted. ``storage``: the catalog's (by default the one ``storage_for`` finds
+    here, before the parts go to other threads)."""
     import math
     import os
     from concurrent.futures import ThreadPoolExecutor
 
     storage = storage or storage_for(folder)
     workers = min(os.cpu_count() or 1, max(data.num_rows // ROWS_PER_PARALLEL_PART, 1))
-    size = rows_per_file or min(ROWS_PER_FILE, max(math.ceil(data.num_rows / workers), 1))
-    starts = range(0, data.num_rows, size)
-    if len(starts) == 1:
+    if starts is None:
+        size = min(ROWS_PER_FILE, max(math.ceil(data.num_rows / workers), 1))
+        starts = range(0, data.num_rows, size)
+    if len(starts) <= 1:
         return [write_part(data, schema, folder, storage=storage)]
+    ends = [*starts[1:], data.num_rows]
     batch = new_batch()
     with ThreadPoolExecutor(workers) as pool:  # pyarrow writes without holding the GIL
         futures = [
-            pool.submit(write_part, data.slice(start, size), schema, folder, index, batch, storage)
-            for index, start in enumerate(starts)
+            pool.submit(
+                write_part, data.slice(start, end - start), schema, folder, index, batch, storage
+            )
+            for index, (start, end) in enumerate(zip(starts, ends, strict=True))
         ]
     try:
         return [f.result() for f in futures]
@@ -309,17 +313,13 @@ def parquet_layout(data: pa.Table) -> dict[str, Any]:
     }
 
 
-SIZE_SAMPLE_ROWS = 64 * 1024
-
-
-def written_row_bytes(rows: pa.Table) -> float:
-    """The bytes a row of ``rows`` takes on disk as workbench lays it out, from its first
-    ``SIZE_SAMPLE_ROWS`` written to memory: rows reordered (clustered) compress otherwise
-    than the files they came from, so files cut by this come out at the size asked for."""
+def written_row_bytes(sample: pa.Table) -> float:
+    """The bytes a row of ``sample`` takes on disk as workbench lays it out (written to
+    memory): rows reordered (clustered) compress otherwise than the files they came from, so
+    files cut by this come out at the size asked for."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    sample = rows.slice(0, SIZE_SAMPLE_ROWS)
     if sample.num_rows == 0:
         return 1.0
     out = pa.BufferOutputStream()

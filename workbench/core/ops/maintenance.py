@@ -27,7 +27,7 @@ from workbench.core.delta.change_data import CHANGE_DATA_FOLDER, change_files_of
 from workbench.core.delta.clustering import (
     CLUSTER_BY_PROPERTY,
     check_clustering,
-    clustered,
+    clustered_files,
     clustering_argument,
     clustering_of,
     encode_clustering,
@@ -101,11 +101,11 @@ def _cluster(txn: Transaction, change: TableChange, columns: list[str]) -> dict[
             stage_schema_and_properties(txn, change, SchemaPlan(opened.schema), setting)
         files = change.table.files
         if files:
-            rows = clustered(live_table(change.table, keep=False), columns)
             target = CompactionSettings.of(change.table.properties).target_size
-            per_file = max(int(target / written_row_bytes(rows)), 1)
+            live = live_table(change.table, keep=False)
+            rows, starts = clustered_files(live, columns, target, written_row_bytes)
             storage = change.table.storage
-            written = write_parts(rows, change.table.schema, change.table.uri, storage, per_file)
+            written = write_parts(rows, change.table.schema, change.table.uri, storage, starts)
             rewrite = Rewrite(written, files)
             made.append(rewrite)
             txn.stage(change, rewrite, in_place_of=min(f.modified for f in files))
