@@ -54,6 +54,8 @@ def _ids(query: str) -> list[int]:
         "SELECT id FROM (WITH o AS (SELECT * FROM sales.orders) SELECT * FROM o)",
         "WITH orders AS (SELECT * FROM sales.orders) SELECT id FROM orders",
         "SELECT * FROM (TABLE sales.orders) ORDER BY id",
+        "(WITH o AS (SELECT id FROM sales.orders) SELECT id FROM o)",
+        "(SELECT id FROM sales.orders) UNION (WITH o AS (SELECT 0 AS id) SELECT id FROM o)",
     ],
 )
 def test_a_query_form_reads_the_live_rows(orders, query):
@@ -61,6 +63,7 @@ def test_a_query_form_reads_the_live_rows(orders, query):
 
 
 def test_forms_without_a_with_clause_read_views(orders):
+    """SUMMARIZE, DESCRIBE and a parenthesized query of its own WITH clause take none."""
     summary = dc.sql("SUMMARIZE sales.orders")
     assert summary.set_index("column_name").loc["id", "count"] == len(orders)
     described = dc.sql("DESCRIBE sales.orders")
@@ -70,6 +73,8 @@ def test_forms_without_a_with_clause_read_views(orders):
 def test_an_explain_statement_and_explain_true_show_the_plan(orders):
     plan = dc.sql("EXPLAIN SELECT id FROM sales.orders WHERE id = 4")
     assert "READ_PARQUET" in "\n".join(plan["explain_value"]).upper()
+    analyzed = dc.sql("EXPLAIN ANALYZE SELECT id FROM sales.orders WHERE id = 4")
+    assert "READ_PARQUET" in "\n".join(analyzed["explain_value"]).upper()
     explained = dc.sql("SELECT id FROM sales.orders WHERE id = 4", explain=True)
     assert "sales.orders" in str(explained)
 

@@ -59,8 +59,9 @@ def run(query: str, tables: Mapping[str, OpenTable], explain: bool = False) -> p
 _BLANKS = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)*", re.DOTALL)
 _EXPLAIN = re.compile(r"EXPLAIN(?:\s+ANALYZE)?\b", re.IGNORECASE)
 _OWN_WITH = re.compile(r"WITH(?:\s+RECURSIVE)?\b", re.IGNORECASE)
-# Query forms a WITH clause may precede (SUMMARIZE, DESCRIBE and SHOW take none).
-_TAKES_WITH = re.compile(r"(?:(?:SELECT|FROM|VALUES|TABLE|UNPIVOT)\b|\()", re.IGNORECASE)
+# Query forms a WITH clause may precede, in parentheses or not (SUMMARIZE, DESCRIBE and SHOW
+# take none, nor does DuckDB's parser take one before a parenthesized query of its own WITH).
+_TAKES_WITH = re.compile(r"(?:\(\s*)*(?:SELECT|FROM|VALUES|TABLE|UNPIVOT)\b", re.IGNORECASE)
 
 
 def _scans_in_front(statement: str, selects: Mapping[str, str]) -> tuple[int, str] | None:
