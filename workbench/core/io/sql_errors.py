@@ -37,7 +37,7 @@ def engine_error(
     ran it (the tables' scans); a pointer into that text marks no place of the query."""
     statement = query if statement is None else statement
     at, text_added = added or (0, "")
-    ran = statement[:at] + text_added + statement[at:]
+    ran = with_added(statement, added)
     text = _DAFT_WHERE.sub("", message.strip())
     pointer = _POINTER.search(text)
     position = None
@@ -50,6 +50,14 @@ def engine_error(
         if position is not None:
             position = query.index(statement) + position if statement in query else None
     return SqlQueryError(f"The SQL query failed: {text}", position)
+
+
+def with_added(statement: str, added: tuple[int, str] | None) -> str:
+    """``statement`` with ``added``'s text put in at its offset (as the engine ran it)."""
+    if added is None:
+        return statement
+    at, text = added
+    return statement[:at] + text + statement[at:]
 
 
 def _pointed(pointer: re.Match[str], statement: str) -> int | None:

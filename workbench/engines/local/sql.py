@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.core.base.errors import InvalidArgumentError, brief
 from workbench.core.catalog.locations import reading, vacuumed
 from workbench.core.io.duck_scans import add_view, database, gone_file, result, scan
-from workbench.core.io.sql_errors import engine_error
+from workbench.core.io.sql_errors import engine_error, with_added
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -43,8 +43,7 @@ def run(query: str, tables: Mapping[str, OpenTable], explain: bool = False) -> p
             if added is None:
                 for name, select in selects.items():
                     add_view(scans, name, select)
-            at, text = added or (0, "")
-            ran = statement[:at] + text + statement[at:]
+            ran = with_added(statement, added)
             if explain:
                 plan = scans.connection.execute(f"EXPLAIN {ran}").fetchall()
                 return pa.table({"plan": ["\n".join(row[1] for row in plan)]})
