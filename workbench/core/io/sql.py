@@ -1,10 +1,10 @@
 """SQL over catalog tables named ``namespace.table``, on any engine that runs SQL.
 
 Each ``namespace.table`` (or ``catalog.namespace.table``) in the query, outside string
-literals, quoted text and comments, is replaced by a plain view name before the engine parses
-the query, so every valid name works unquoted, reserved words (``default``, ``order``) and
-hyphens included. The views read the tables at the catalog state the query should see: the open
-transaction's snapshot, or ``as_of`` a past point.
+literals, quoted text and comments, is replaced by a plain name before the engine parses the
+query (a view's, or on DuckDB a WITH clause's), so every valid name works unquoted, reserved
+words (``default``, ``order``) and hyphens included. The names read the tables at the catalog
+state the query should see: the open transaction's snapshot, or ``as_of`` a past point.
 """
 
 from __future__ import annotations
