@@ -191,6 +191,19 @@ def test_a_column_of_few_values_is_cut_where_its_values_change(catalog):
     assert sizes[len(sizes) // 10] >= 0.5 * 250 and sizes[-len(sizes) // 10] <= 1.5 * 250
 
 
+def test_columns_of_one_value_still_cut_files_of_the_target_size(catalog):
+    """No value change to cut at (one user, every category null): the tiles are cut evenly."""
+    rows = events(range(5000))
+    rows = rows.set_column(1, "user", pa.array(["same"] * 5000))
+    rows = rows.set_column(2, "category", pa.nulls(5000, pa.int64()))
+    dc.write(rows, "t", auto_compact=False)
+    shrink_files(250, ["user", "category"])
+    dc.optimize("t", cluster_by=["user", "category"])
+    sizes = [f["num_records"] for f in log_statistics()]
+    assert sum(sizes) == 5000 and len(sizes) >= 15
+    assert all(0.5 * 250 <= n <= 1.5 * 250 for n in sizes), sizes
+
+
 def test_each_file_of_a_one_column_clustering_is_sorted(catalog):
     dc.write(events(range(2000)), "t", auto_compact=False)
     dc.optimize("t", cluster_by=["user"])

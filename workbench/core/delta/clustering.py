@@ -171,6 +171,8 @@ def clustered_files(
     import numpy as np
     import pyarrow.compute as pc
 
+    if data.num_rows < 2:
+        return data, [0]
     ranks = {name: _ranks(data.column(name)) for name in columns}
     order = np.argsort(_curve(list(ranks.values()), data.num_rows), kind="stable")
     sample = data.take(order[:SAMPLE_ROWS])
@@ -183,9 +185,13 @@ def clustered_files(
     fewest_first = sorted(columns, key=lambda name: pc.count_distinct(data.column(name)).as_py())
     tiles: list[np.ndarray] = []
     _tile(np.arange(data.num_rows), [ranks[n] for n in fewest_first], files, rows_per_file, tiles)
-    tiles = [tile[np.argsort(place[tile], kind="stable")] for tile in tiles]
-    starts = np.cumsum([0] + [len(t) for t in tiles[:-1]]).tolist()
-    return data.take(np.concatenate(tiles)), starts
+    ordered = np.concatenate([tile[np.argsort(place[tile], kind="stable")] for tile in tiles])
+    starts, at = [], 0
+    for tile in tiles:  # a tile no value change could cut (a column of one value) cut evenly
+        pieces = max(round(len(tile) / rows_per_file), 1)
+        starts += [at + len(tile) * k // pieces for k in range(pieces)]
+        at += len(tile)
+    return data.take(ordered), starts
 
 
 SAMPLE_ROWS = 64 * 1024  # rows along the curve a file's bytes a row are asked of
