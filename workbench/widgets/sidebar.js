@@ -385,10 +385,28 @@ function render({ model, el }) {
       draw();
     }, FILTER_MS);
   });
-  model.on("change:tree", draw);
-  model.on("change:columns", draw);
-  model.on("change:stats", draw);
-  model.on("change:selected", draw);
+  // A redraw while a button is held on the tree would split a click across two trees (the
+  // press on one, the release on the next) and lose it: an update waits for the release.
+  let held = false;
+  let waiting = false;
+  tree.addEventListener("pointerdown", () => { held = true; });
+  const onRelease = () => {
+    held = false;
+    if (waiting) {
+      waiting = false;
+      setTimeout(draw, 0); // after the click this release makes
+    }
+  };
+  const releases = ["pointerup", "pointercancel", "dragend"]; // a drag into a cell cancels
+  for (const kind of releases) document.addEventListener(kind, onRelease, true);
+  const redraw = () => {
+    if (held) waiting = true;
+    else draw();
+  };
+  model.on("change:tree", redraw);
+  model.on("change:columns", redraw);
+  model.on("change:stats", redraw);
+  model.on("change:selected", redraw);
   model.on("change:detail", drawDetail);
   draw();
   drawDetail();
@@ -444,6 +462,7 @@ function render({ model, el }) {
     clearInterval(replaced);
     clearInterval(widen);
     document.removeEventListener("pointerdown", onOutside, true);
+    for (const kind of releases) document.removeEventListener(kind, onRelease, true);
     document.removeEventListener("keydown", onKey, true);
     closeMenu();
     markStopped(true);
