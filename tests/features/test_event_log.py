@@ -609,3 +609,31 @@ def test_an_empty_folder_or_file_becomes_a_run_log(tmp_path: Path):
         log = open_event_log(uri)
         log.append(Event("run-1", E.RUN_STARTED, {"name": "n", "kind": "pipeline"}))
         assert [r.run_id for r in open_event_log(uri).runs()] == ["run-1"]
+
+
+def test_threads_opening_a_new_sqlite_run_log_at_once_all_open_it(tmp_path: Path):
+    """The switch to WAL meets another thread's lock and SQLite refuses it at once (no busy
+    wait): each open retries it, so none fails with "database is locked" (4 of 60 rounds did)."""
+    import threading
+
+    from workbench.core.events.sqlite import SqliteEventLog
+
+    for round_ in range(40):
+        path = tmp_path / f"runs-{round_}.db"
+        start, failed = threading.Barrier(8), []
+
+        def open_it() -> None:
+            start.wait()
+            try:
+                SqliteEventLog(path).close()
+            except sqlite3.Error as e:
+                failed.append(e)
+
+        threads = [threading.Thread(target=open_it) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failed == [], failed
+    with sqlite3.connect(tmp_path / "runs-0.db") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -100,6 +101,22 @@ _TOUCHING = f"""s.run_id IN (
     WHERE t.event_type = '{_COMMITTED}' AND j.value = ?)"""
 
 
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Put the file in WAL mode (once; after that a no-op). The switch needs the file to itself,
+    and SQLite answers a switch that meets another connection's lock with "database is
+    locked" at once, without the busy wait: retried here within the busy timeout (threads
+    opening a new run log together)."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 class SqliteEventLog:
     """The run log in a SQLite file at ``path`` (created on first open)."""
 
@@ -114,7 +131,7 @@ class SqliteEventLog:
         )
         self._db.row_factory = sqlite3.Row
         try:
-            self._db.execute("PRAGMA journal_mode=WAL")
+            _use_wal(self._db)
             self._prepare()
         except BaseException:
             self._db.close()
