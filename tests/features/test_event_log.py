@@ -622,14 +622,14 @@ def test_threads_opening_a_new_sqlite_run_log_at_once_all_open_it(tmp_path: Path
         path = tmp_path / f"runs-{round_}.db"
         start, failed = threading.Barrier(8), []
 
-        def open_it() -> None:
+        def open_it(path: Path, start: threading.Barrier, failed: list) -> None:
             start.wait()
             try:
                 SqliteEventLog(path).close()
             except sqlite3.Error as e:
                 failed.append(e)
 
-        threads = [threading.Thread(target=open_it) for _ in range(8)]
+        threads = [threading.Thread(target=open_it, args=(path, start, failed)) for _ in range(8)]
         for thread in threads:
             thread.start()
         for thread in threads:
