@@ -56,6 +56,16 @@ def _completions(page) -> list[str]:
     return found
 
 
+def _box(locator, within: float = 10.0) -> dict:
+    """``locator``'s bounding box. The tree is drawn anew when sizes arrive, so an element found
+    just before a redraw is measured detached (no box): it is found again and measured."""
+    deadline = time.monotonic() + within
+    while (box := locator.bounding_box()) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert box is not None, f"{locator} has no box (hidden) for {within} s"
+    return box
+
+
 def _run_cell(page) -> None:
     page.keyboard.press("Shift+Enter")
 
@@ -171,8 +181,8 @@ def test_a_thousand_tables_start_collapsed_and_a_picked_tables_detail_is_in_view
         expect(detail).to_contain_text("ns9.t0999", timeout=30_000)
         height = page.viewport_size["height"]
         for part in (detail.locator("h4"), sidebar.locator(".wb-sb-toolbar")):
-            box = part.bounding_box()
-            assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
+            box = _box(part)
+            assert box["y"] >= 0 and box["y"] + box["height"] <= height
         bulk = sidebar.locator('[data-namespace="bulk"]')
         bulk.locator("> .wb-sb-head").click()
         expect(bulk.locator(".wb-sb-table")).to_have_count(200, timeout=30_000)
@@ -183,9 +193,8 @@ def test_a_thousand_tables_start_collapsed_and_a_picked_tables_detail_is_in_view
         sidebar.locator('[data-table="ns9.t0999"] > .wb-sb-head').click()  # its columns
         column_type = sidebar.locator(".wb-sb-type", has_text="timestamp[us, tz=UTC]")
         expect(column_type).to_be_visible(timeout=30_000)
-        panel = page.locator(PANEL).bounding_box()
-        for box in (column_type.bounding_box(), detail.locator("table").first.bounding_box()):
-            assert box is not None and panel is not None  # wrapped or scrolled, never cut off
+        panel = _box(page.locator(PANEL))
+        for box in (_box(column_type), _box(detail.locator("table").first)):
             assert box["x"] + box["width"] <= panel["x"] + panel["width"] + 1, (box, panel)
     assert aborted == [], "the page tried to load from outside 127.0.0.1"
 
