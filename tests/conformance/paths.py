@@ -23,6 +23,7 @@ from tests.conformance.shapes import (
     DIFF,
     FILTER,
     FILTERED,
+    FORMS,
     JOIN,
     JOINED,
     LIMIT,
@@ -434,19 +435,49 @@ def sql_for(
     ]
 
 
-class Sql(Path):
-    """``dc.sql`` on one engine (DuckDB, Daft or Spark)."""
+def query_forms(state: TableState, table: str) -> dict[str, str]:
+    """The filter shape's query in each form DuckDB's SQL has that a scan is put in front of
+    (see ``engines/local/sql.py``): its own WITH, a CTE named like the table, FROM first,
+    set operations and parentheses, subqueries, a leading comment and a closing semicolon."""
+    cols = ", ".join(quote_identifier(c, '"') for c in FILTERED)
+    kept = f"id < {filter_bound(state)}"
+    bare = quote_identifier(state.table, '"')
+    return {
+        "own_with": f"WITH k AS (SELECT {cols}, id FROM {table}) SELECT {cols} FROM k WHERE {kept}",
+        "with_recursive": f"WITH RECURSIVE k AS (SELECT {cols} FROM {table} WHERE {kept}) "
+        "SELECT * FROM k",
+        "cte_named_like_the_table": f"WITH {bare} AS (SELECT {cols}, id FROM {table}) "
+        f"SELECT {cols} FROM {bare} WHERE {kept}",
+        "from_first": f"-- the filter, FROM first\nFROM {table} SELECT {cols} WHERE {kept};",
+        "set_operation": f"(SELECT {cols} FROM {table} WHERE {kept}) UNION ALL "
+        f"(SELECT {cols} FROM {table} WHERE false)",
+        "parenthesized_with": f"(WITH k AS (SELECT {cols}, id FROM {table}) "
+        f"SELECT {cols} FROM k WHERE {kept})",
+        "subquery": f"\n  select {cols} from (select * from {table}) where {kept}",
+        "in_subquery": f"SELECT {cols} FROM {table} WHERE id IN "
+        f"(SELECT id FROM {table} WHERE {kept})",
+    }
 
-    shapes = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, JOIN, REPEATED, FILTERS)
+
+class Sql(Path):
+    """``dc.sql`` on one engine (DuckDB, Daft or Spark); on DuckDB, each form of a query too."""
+
+    shapes = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, JOIN, REPEATED, FILTERS, FORMS)
     addresses = (LATEST, AS_OF, ON_BRANCH)  # SQL names no Delta version
 
     def __init__(self, engine: str):
         self.engine, self.name = engine, f"sql:{engine}"
         self.marks = ("spark",) if engine == "spark" else ()
 
+    def applies(self, traits: Traits, shape: str) -> bool:
+        return super().applies(traits, shape) and (shape != FORMS or self.engine == "local")
+
     def run(self, where: Where, state: TableState, shape: str) -> Any:
         if shape == FILTERS:
             return self._filtered(where, state)
+        if shape == FORMS:
+            forms = query_forms(state, f"{NAMESPACE}.{state.table}")
+            return {f: rows_of(self._sql(where, state, q), FILTERED) for f, q in forms.items()}
         query, columns = sql_for(
             state,
             shape,

@@ -21,7 +21,8 @@ LIMIT = "limit"
 JOIN = "join"  # with the partner table, on id
 REPEATED = "repeated"  # the aggregate three times in a row
 DIFF = "diff"  # rows added, removed and changed since the first point
-SHAPES = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, JOIN, REPEATED, DIFF)
+FORMS = "forms"  # the filter's rows asked in each form of a query (its own WITH, FROM first...)
+SHAPES = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, JOIN, REPEATED, DIFF, FORMS)
 
 PROJECTED = ["s", "n"]
 FILTERED = ["n", "s"]
@@ -43,7 +44,7 @@ def expected(state: TableState, shape: str, partner: list[Row]) -> Any:
         return [tuple(r[c] for c in state.columns) for r in rows]
     if shape == PROJECT:
         return [tuple(r[c] for c in PROJECTED) for r in rows]
-    if shape == FILTER:
+    if shape in (FILTER, FORMS):  # each form of the query: the filter's rows
         bound = filter_bound(state)
         return [tuple(r[c] for c in FILTERED) for r in rows if r["id"] < bound]
     if shape in (AGGREGATE, REPEATED):
@@ -142,6 +143,11 @@ def check(
     """Assert ``answer`` is what the model says, with a message naming the difference;
     ``ordered``: a table without keys must come back in write order (a limit: its start)."""
     want = expected(state, shape, partner)
+    if shape == FORMS:  # {form: rows}, each the filter's rows
+        assert answer, "no query form was asked"
+        for form, rows in answer.items():
+            _same_rows(normal(want), normal(rows), f"{form}: ")
+        return
     if ordered and not state.keyed and shape in (ALL, LIMIT):
         got = [tuple(_value(v) for v in row) for row in answer]
         first = [tuple(_value(v) for v in row) for row in want][: len(got)]
@@ -158,9 +164,12 @@ def check(
         extra = got - normal(want)
         assert not extra, f"rows not in the table: {list(extra)[:3]}"
         return
-    want = normal(want)
+    _same_rows(normal(want), got)
+
+
+def _same_rows(want: Counter, got: Counter, context: str = "") -> None:
     missing, extra = want - got, got - want
     assert not missing and not extra, (
-        f"{sum(missing.values())} row(s) missing, e.g. {list(missing)[:3]}; "
+        f"{context}{sum(missing.values())} row(s) missing, e.g. {list(missing)[:3]}; "
         f"{sum(extra.values())} row(s) extra, e.g. {list(extra)[:3]}"
     )
