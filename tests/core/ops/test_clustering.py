@@ -55,7 +55,9 @@ def files_of(table: str = "t") -> list:
 
 def log_statistics(table: str = "t") -> list[dict]:
     """Each file's statistics as the table's Delta log gives them to other readers."""
-    return pa.table(DeltaTable(dc.get_table(table).uri).get_add_actions(flatten=True)).to_pylist()
+    options = dc.get_catalog().properties.storage_options  # none for a local folder
+    direct = DeltaTable(dc.get_table(table).uri, storage_options=options or None)
+    return pa.table(direct.get_add_actions(flatten=True)).to_pylist()
 
 
 def candidates(files: list[dict], column: str, value) -> int:
@@ -189,6 +191,28 @@ def test_a_column_of_few_values_is_cut_where_its_values_change(catalog):
         assert sum(opened) / len(opened) <= 1.1 * grid, (column, sum(opened) / len(opened), grid)
     sizes = sorted(f["num_records"] for f in files)
     assert sizes[len(sizes) // 10] >= 0.5 * 250 and sizes[-len(sizes) // 10] <= 1.5 * 250
+
+
+def test_a_two_column_clustering_on_s3_keeps_every_row_and_skips_by_either_column(s3_catalog):
+    """The tiles on an object store: every row kept, each value of either column in about
+    sqrt(N) of the N files, and a SQL query on either column reads only its candidates."""
+    written = events(range(8000), users=400, categories=10)
+    dc.write(written, "t", auto_compact=False)
+    shrink_files(200, ["user", "category"])
+
+    dc.optimize("t", cluster_by=["user", "category"])
+
+    files = log_statistics()
+    assert 25 <= len(files) <= 60
+    assert as_multiset(dc.read("t", read_as="pyarrow")) == as_multiset(written)
+    for column, value in (("user", "user-00007"), ("category", 3)):
+        opened = candidates(files, column, value)
+        assert opened <= 1.1 * len(files) ** 0.5 + 1, (column, opened, len(files))
+        query = f"SELECT count(*) AS n FROM default.t WHERE {column} = {value!r}"
+        want = sum(1 for v in written.column(column).to_pylist() if v == value)
+        assert dc.sql(query, read_as="pyarrow").column("n")[0].as_py() == want
+        explained = dc.sql(query, explain=True)
+        assert explained.kept_files == opened, explained
 
 
 def test_columns_of_one_value_still_cut_files_of_the_target_size(catalog):
