@@ -462,15 +462,14 @@ def query_forms(state: TableState, table: str) -> dict[str, str]:
 class Sql(Path):
     """``dc.sql`` on one engine (DuckDB, Daft or Spark); on DuckDB, each form of a query too."""
 
-    shapes = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, JOIN, REPEATED, FILTERS, FORMS)
+    shapes = (ALL, PROJECT, FILTER, AGGREGATE, LIMIT, JOIN, REPEATED, FILTERS)
     addresses = (LATEST, AS_OF, ON_BRANCH)  # SQL names no Delta version
 
     def __init__(self, engine: str):
         self.engine, self.name = engine, f"sql:{engine}"
         self.marks = ("spark",) if engine == "spark" else ()
-
-    def applies(self, traits: Traits, shape: str) -> bool:
-        return super().applies(traits, shape) and (shape != FORMS or self.engine == "local")
+        if engine == "local":  # the forms DuckDB's SQL has
+            self.shapes = (*Sql.shapes, FORMS)
 
     def run(self, where: Where, state: TableState, shape: str) -> Any:
         if shape == FILTERS:

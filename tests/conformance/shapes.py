@@ -145,8 +145,9 @@ def check(
     want = expected(state, shape, partner)
     if shape == FORMS:  # {form: rows}, each the filter's rows
         assert answer, "no query form was asked"
+        want = normal(want)
         for form, rows in answer.items():
-            _same_rows(normal(want), normal(rows), f"{form}: ")
+            _same_rows(want, normal(rows), f"{form}: ")
         return
     if ordered and not state.keyed and shape in (ALL, LIMIT):
         got = [tuple(_value(v) for v in row) for row in answer]
