@@ -20,14 +20,15 @@ from workbench.core.base.types import (
     TableReadOptimizationLevel,
     TableWriteMode,
 )
+from workbench.core.base.wiring import wire_later
 from workbench.exceptions import *  # noqa: F403
 from workbench.exceptions import __all__ as _errors
 from workbench.version import __version__ as __version__
 
 # Modules that register hooks when imported (compaction after each commit, runs noting their
-# writes, name caches forgotten, the built-in models dc.infer takes by name): loaded with the
-# first lazy name, before anything can commit or infer.
-_WIRING = (
+# writes, name caches forgotten, the built-in models dc.infer takes by name): loaded before
+# anything first records a change, commits or looks a model up by name (core.base.wiring).
+wire_later(
     "workbench.core.ops.compaction",
     "workbench.core.ops.names",
     "workbench.core.events.runs",
@@ -158,8 +159,6 @@ def __getattr__(name: str) -> Any:
     found = _LAZY.get(name)
     if found is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    for wiring in _WIRING:
-        importlib.import_module(wiring)
     module, attribute = found
     value = getattr(importlib.import_module(module), attribute)
     globals()[name] = value

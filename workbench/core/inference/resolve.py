@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.base.errors import InputColumnError, InvalidArgumentError, UnknownModelError
+from workbench.core.base.wiring import wire
 from workbench.core.inference.model import FunctionModel, Model
 from workbench.core.media.columns import URI_PROPERTY
 
@@ -36,6 +37,7 @@ def resolve_model(model: Model | str) -> Model:
             f"model={model!r} must be a model (dc.model(fn, outputs=...)) or a built-in "
             "model's name."
         )
+    wire()
     if not _named_models:
         raise UnknownModelError(
             f"No model is named {model!r}: no named models are registered (import workbench "

@@ -4,7 +4,6 @@ that fits the error, and the line of the user's query the engine pointed at, mar
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import TYPE_CHECKING
 
@@ -95,6 +94,8 @@ def in_user_terms(error: SqlQueryError, bound: BoundQuery, catalog: str | None) 
 
 def _table_hint(name: str, catalog: str | None) -> str:
     """How to name the table the user may have meant, from the catalog's tables."""
+    import difflib  # here: only a query naming a table that does not exist needs it
+
     from workbench.core.ops.names import catalog_names
 
     tables = catalog_names(catalog).tables

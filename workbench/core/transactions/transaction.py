@@ -31,6 +31,7 @@ from workbench.core.base.errors import (
     WorkbenchError,
     WriteFailedError,
 )
+from workbench.core.base.wiring import wire
 from workbench.core.catalog.branch_records import (
     leased_name,
 )
@@ -389,6 +390,7 @@ class Transaction:
             change.engines.append(engine)
         change.rows_added += added
         change.rows_removed += removed
+        wire()
         for listener in _change_listeners:
             listener(self)
 
@@ -466,6 +468,7 @@ class Transaction:
         finally:
             self._release()
         if rows:
+            wire()
             for listener in _commit_listeners:
                 listener(self, rows)
 

@@ -8,12 +8,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.core.base.errors import UnsupportedFeatureError
 from workbench.core.base.types import DatasetType
-from workbench.core.data import arrow_merge
 from workbench.core.data.datasets import from_pyarrow, to_pyarrow
 from workbench.core.data.engine import Engine
 from workbench.core.delta.data_files import Rewrite, WrittenFile, write_parts
 from workbench.core.delta.reading import live_table, ordered_dataset, parquet_files
-from workbench.core.inference.worker import in_batches, load
 from workbench.core.schema.conform import conform
 from workbench.core.schema.merge_keys import unique_keys
 from workbench.core.schema.table_schema import Schema
@@ -91,14 +89,20 @@ class LocalEngine(Engine):
     def merge(self, table: OpenTable, source: pa.Table, schema: Schema, keys: list[str]) -> Rewrite:
         present = Schema(f for f in schema if f.name in source.column_names)
         source = conform(source, present, fill_missing=False, table=table.loc.qualified)
+        from workbench.core.data import arrow_merge  # not imported by a process that only reads
+
         return arrow_merge.merge(table, source, schema, keys)
 
     def delete(self, table: OpenTable, source: pa.Table, keys: list[str]) -> Rewrite:
         name = table.loc.qualified
         source = conform(source.select(keys), table.schema, fill_missing=False, table=name)
+        from workbench.core.data import arrow_merge
+
         return arrow_merge.delete(table, unique_keys(source, keys, name, dedupe="first"), keys)
 
     def predict(self, source: pa.Table, model: Model, plan: PredictPlan) -> Iterator[pa.Table]:
+        from workbench.core.inference.worker import in_batches, load
+
         load(model)  # once, in this process
         return in_batches(model, source, plan)
 
