@@ -174,6 +174,33 @@ def test_local_read_paths_with_files_taken_for_big(
     conforms(lived, path, state, shape)
 
 
+# Reads whose rows DuckDB hands over in Arrow batches (``duck_scans.result``): SQL, and the
+# filtered reads of this process
+BATCHED_READS = {"sql:local", "read:pyarrow", "read:daft"}
+
+
+@pytest.mark.slow  # the same reads as test_local_read_paths, their results in many batches
+@pytest.mark.parametrize(
+    ("path", "state", "shape"),
+    [
+        case
+        for case in cases(set())
+        if str(case.values[0]) in BATCHED_READS
+        and (str(case.values[0]) == "sql:local" or case.values[2] == FILTERS)
+        and case.values[1] in TELLING_STATES
+    ],
+)
+def test_local_read_paths_with_results_in_many_batches(
+    lived, registered, path, state, shape, monkeypatch
+):
+    """The same reads with DuckDB's result batches cut to 7 rows, so every result but the
+    smallest spans batches, as a big table's does: rows, order and deletes as the model's."""
+    from workbench.core.io import duck_scans
+
+    monkeypatch.setattr(duck_scans, "RESULT_BATCH_ROWS", 7)
+    conforms(lived, path, state, shape)
+
+
 @pytest.mark.parametrize(("path", "state", "shape"), cases({"spark"}))
 def test_spark_read_paths(spark, lived, registered, path, state, shape):
     conforms(lived, path, state, shape)
