@@ -12,8 +12,6 @@ import workbench as dc
 dc.init_local(sys.argv[1])
 dc.create_table("t", schema=dc.Schema.of([pa.field("id", pa.int64())]))
 dc.write(pa.table({"id": [1, 2]}), "t", mode="append")
-
-dc.init_local(sys.argv[1])
 print(dc.sql("SELECT count(*) AS n FROM default.t", read_as="pyarrow").column(0)[0].as_py())
 print(all(h in sys.modules for h in HOOKS))
 """

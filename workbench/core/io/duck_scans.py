@@ -49,7 +49,7 @@ _NO_LIMIT = 2**63 - 1
 
 # rows per Arrow batch of a result: DuckDB's row-group size. Smaller batches than its default
 # (a million rows) let its threads convert a result in parallel: a 200,000-row range read
-# took 9.3 ms against 11.4-12.6, and a 5M-row read no longer
+# took 9.3 ms against 11.4-12.6 in DuckDB, and a 5M-row read took no longer
 RESULT_BATCH_ROWS = 122_880
 
 # a popped catalog's folders must not stay readable, nor its footers kept: open anew
